@@ -1,0 +1,341 @@
+#include "frontend/dim.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "frontend/errors.h"
+
+namespace disco {
+
+struct Dim::Poly {
+  std::vector<Term> terms;  // canonical order, no zero coefficients
+  std::string key;
+};
+
+namespace {
+
+int64_t fdiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+int64_t fmod_(int64_t a, int64_t b) { return a - fdiv(a, b) * b; }
+
+std::string mono_key(const std::vector<Atom> &atoms) {
+  std::string k;
+  for (size_t i = 0; i < atoms.size(); ++i) {
+    if (i) k += "*";
+    k += atoms[i]->key;
+  }
+  return k;
+}
+
+std::vector<Atom> merge_monos(const std::vector<Atom> &a, const std::vector<Atom> &b) {
+  std::vector<Atom> out;
+  out.reserve(a.size() + b.size());
+  std::merge(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out),
+             [](const Atom &x, const Atom &y) { return x->key < y->key; });
+  return out;
+}
+
+// True when `big` contains every atom of `small` (with multiplicity); sets rest.
+bool divide_mono(const std::vector<Atom> &big, const std::vector<Atom> &small, std::vector<Atom> *rest) {
+  std::vector<bool> used(big.size(), false);
+  for (const auto &s : small) {
+    bool found = false;
+    for (size_t i = 0; i < big.size(); ++i) {
+      if (!used[i] && big[i]->key == s->key) {
+        used[i] = found = true;
+        break;
+      }
+    }
+    if (!found) return false;
+  }
+  rest->clear();
+  for (size_t i = 0; i < big.size(); ++i)
+    if (!used[i]) rest->push_back(big[i]);
+  return true;
+}
+
+bool needs_parens(const Dim &d) { return d.terms().size() > 1; }
+
+}  // namespace
+
+Dim::Dim(int64_t c) {
+  auto p = std::make_shared<Poly>();
+  if (c != 0) p->terms.push_back({c, {}});
+  p->key = std::to_string(c);
+  p_ = p;
+}
+
+Dim Dim::from_terms(std::vector<Term> terms) {
+  std::map<std::string, Term> acc;
+  for (auto &t : terms) {
+    if (t.coeff == 0) continue;
+    auto k = mono_key(t.atoms);
+    auto it = acc.find(k);
+    if (it == acc.end())
+      acc.emplace(k, std::move(t));
+    else
+      it->second.coeff += t.coeff;
+  }
+  auto p = std::make_shared<Poly>();
+  Term constant{0, {}};
+  for (auto &[k, t] : acc) {
+    if (t.coeff == 0) continue;
+    if (t.atoms.empty())
+      constant = t;
+    else
+      p->terms.push_back(t);
+  }
+  // Higher degree first, so "batch*seq + seq + 1" reads naturally.
+  std::stable_sort(p->terms.begin(), p->terms.end(),
+                   [](const Term &a, const Term &b) { return a.atoms.size() > b.atoms.size(); });
+  if (constant.coeff != 0) p->terms.push_back(constant);
+  std::ostringstream os;
+  if (p->terms.empty()) os << "0";
+  for (size_t i = 0; i < p->terms.size(); ++i) {
+    const auto &t = p->terms[i];
+    int64_t c = t.coeff;
+    if (i) {
+      os << (c < 0 ? " - " : " + ");
+      c = c < 0 ? -c : c;
+    } else if (c < 0 && !t.atoms.empty()) {
+      os << "-";
+      c = -c;
+    }
+    if (t.atoms.empty()) {
+      os << c;
+      continue;
+    }
+    if (c != 1) os << c << "*";
+    os << mono_key(t.atoms);
+  }
+  p->key = os.str();
+  return Dim(std::shared_ptr<const Poly>(p));
+}
+
+Dim Dim::from_atom(Atom a) { return from_terms({Term{1, {std::move(a)}}}); }
+
+Dim Dim::symbol(const std::string &name) {
+  DISCO_CHECK(!name.empty(), "empty symbol name");
+  auto a = std::make_shared<AtomNode>();
+  a->kind = AtomNode::Sym;
+  a->name = name;
+  a->key = name;
+  return from_atom(a);
+}
+
+bool Dim::is_const() const {
+  return p_->terms.empty() || (p_->terms.size() == 1 && p_->terms[0].atoms.empty());
+}
+int64_t Dim::as_const() const {
+  DISCO_CHECK(is_const(), "dim '", str(), "' is not a constant");
+  return p_->terms.empty() ? 0 : p_->terms[0].coeff;
+}
+bool Dim::is_symbol() const {
+  return p_->terms.size() == 1 && p_->terms[0].coeff == 1 && p_->terms[0].atoms.size() == 1 &&
+         p_->terms[0].atoms[0]->kind == AtomNode::Sym;
+}
+const std::string &Dim::symbol_name() const {
+  DISCO_CHECK(is_symbol(), "dim '", str(), "' is not a bare symbol");
+  return p_->terms[0].atoms[0]->name;
+}
+const std::vector<Dim::Term> &Dim::terms() const { return p_->terms; }
+const std::string &Dim::str() const { return p_->key; }
+
+Dim operator+(const Dim &a, const Dim &b) {
+  auto t = a.terms();
+  t.insert(t.end(), b.terms().begin(), b.terms().end());
+  return Dim::from_terms(std::move(t));
+}
+Dim operator-(const Dim &a, const Dim &b) {
+  auto t = a.terms();
+  for (auto x : b.terms()) {
+    x.coeff = -x.coeff;
+    t.push_back(std::move(x));
+  }
+  return Dim::from_terms(std::move(t));
+}
+Dim operator*(const Dim &a, const Dim &b) {
+  std::vector<Dim::Term> t;
+  for (const auto &x : a.terms())
+    for (const auto &y : b.terms()) t.push_back({x.coeff * y.coeff, merge_monos(x.atoms, y.atoms)});
+  return Dim::from_terms(std::move(t));
+}
+
+namespace {
+Atom make_binary(AtomNode::Kind k, const Dim &a, const Dim &b) {
+  auto n = std::make_shared<AtomNode>();
+  n->kind = k;
+  n->a = a;
+  n->b = b;
+  auto wrap = [](const Dim &d) { return needs_parens(d) ? "(" + d.str() + ")" : d.str(); };
+  switch (k) {
+    case AtomNode::FloorDiv: n->key = wrap(a) + "/" + wrap(b); break;
+    case AtomNode::Mod: n->key = wrap(a) + "%" + wrap(b); break;
+    case AtomNode::Min: n->key = "min(" + a.str() + ", " + b.str() + ")"; break;
+    case AtomNode::Max: n->key = "max(" + a.str() + ", " + b.str() + ")"; break;
+    default: break;
+  }
+  return n;
+}
+
+// Splits a = c*q + r with every coefficient of r in [0, c).
+void split_by_const(const Dim &a, int64_t c, std::vector<Dim::Term> *q, std::vector<Dim::Term> *r) {
+  for (const auto &t : a.terms()) {
+    int64_t qc = fdiv(t.coeff, c), rc = fmod_(t.coeff, c);
+    if (qc) q->push_back({qc, t.atoms});
+    if (rc) r->push_back({rc, t.atoms});
+  }
+}
+
+// a / b exactly when b is one term dividing every term of a.
+std::optional<Dim> exact_div(const Dim &a, const Dim &b) {
+  if (b.terms().size() != 1) return std::nullopt;
+  const auto &bt = b.terms()[0];
+  std::vector<Dim::Term> out;
+  for (const auto &t : a.terms()) {
+    Dim::Term q;
+    if (t.coeff % bt.coeff != 0 || !divide_mono(t.atoms, bt.atoms, &q.atoms)) return std::nullopt;
+    q.coeff = t.coeff / bt.coeff;
+    out.push_back(std::move(q));
+  }
+  return Dim::from_terms(std::move(out));
+}
+}  // namespace
+
+
+Dim floor_div(const Dim &a, const Dim &b) {
+  if (b.is_const()) {
+    int64_t c = b.as_const();
+    DISCO_CHECK(c != 0, "division by zero in shape expression ", a.str(), " / 0");
+    if (c < 0) return floor_div(-a, Dim(-c));
+    if (c == 1) return a;
+    std::vector<Dim::Term> q, r;
+    split_by_const(a, c, &q, &r);
+    Dim qd = Dim::from_terms(std::move(q)), rd = Dim::from_terms(std::move(r));
+    if (rd.is_const()) return qd + Dim(fdiv(rd.as_const(), c));
+    return qd + Dim::from_atom(make_binary(AtomNode::FloorDiv, rd, b));
+  }
+  if (auto e = exact_div(a, b)) return *e;
+  return Dim::from_atom(make_binary(AtomNode::FloorDiv, a, b));
+}
+
+Dim floor_mod(const Dim &a, const Dim &b) {
+  if (b.is_const()) {
+    int64_t c = b.as_const();
+    DISCO_CHECK(c != 0, "modulo by zero in shape expression ", a.str(), " % 0");
+    if (c < 0) return -floor_mod(-a, Dim(-c));
+    std::vector<Dim::Term> q, r;
+    split_by_const(a, c, &q, &r);
+    Dim rd = Dim::from_terms(std::move(r));
+    if (rd.is_const()) return Dim(fmod_(rd.as_const(), c));
+    return Dim::from_atom(make_binary(AtomNode::Mod, rd, b));
+  }
+  if (exact_div(a, b)) return Dim(0);
+  return Dim::from_atom(make_binary(AtomNode::Mod, a, b));
+}
+
+namespace {
+Dim min_max(const Dim &a, const Dim &b, bool is_min) {
+  if (a == b) return a;
+  Dim d = a - b;
+  if (d.is_const()) return (d.as_const() < 0) == is_min ? a : b;
+  const Dim &x = a < b ? a : b, &y = a < b ? b : a;
+  return Dim::from_terms({Dim::Term{1, {make_binary(is_min ? AtomNode::Min : AtomNode::Max, x, y)}}});
+}
+}  // namespace
+
+Dim min(const Dim &a, const Dim &b) { return min_max(a, b, true); }
+Dim max(const Dim &a, const Dim &b) { return min_max(a, b, false); }
+
+namespace {
+int64_t eval_atom(const AtomNode &n, const SymbolValues &v) {
+  switch (n.kind) {
+    case AtomNode::Sym: {
+      auto it = v.find(n.name);
+      DISCO_CHECK(it != v.end(), "symbol '", n.name, "' has no value");
+      return it->second;
+    }
+    case AtomNode::FloorDiv: {
+      int64_t d = n.b.eval(v);
+      DISCO_CHECK(d != 0, "division by zero evaluating ", n.key);
+      return fdiv(n.a.eval(v), d);
+    }
+    case AtomNode::Mod: {
+      int64_t d = n.b.eval(v);
+      DISCO_CHECK(d != 0, "modulo by zero evaluating ", n.key);
+      return fmod_(n.a.eval(v), d);
+    }
+    case AtomNode::Min: return std::min(n.a.eval(v), n.b.eval(v));
+    case AtomNode::Max: return std::max(n.a.eval(v), n.b.eval(v));
+  }
+  return 0;
+}
+}  // namespace
+
+int64_t Dim::eval(const SymbolValues &values) const {
+  int64_t sum = 0;
+  for (const auto &t : terms()) {
+    int64_t p = t.coeff;
+    for (const auto &a : t.atoms) p *= eval_atom(*a, values);
+    sum += p;
+  }
+  return sum;
+}
+
+void Dim::collect_symbols(std::set<std::string> &out) const {
+  for (const auto &t : terms())
+    for (const auto &a : t.atoms) {
+      if (a->kind == AtomNode::Sym) {
+        out.insert(a->name);
+      } else {
+        a->a.collect_symbols(out);
+        a->b.collect_symbols(out);
+      }
+    }
+}
+
+Dim Dim::substitute(const std::function<std::optional<Dim>(const std::string &)> &f) const {
+  Dim sum(0);
+  for (const auto &t : terms()) {
+    Dim p(t.coeff);
+    for (const auto &a : t.atoms) {
+      switch (a->kind) {
+        case AtomNode::Sym: {
+          auto r = f(a->name);
+          p = p * (r ? *r : Dim::from_atom(a));
+          break;
+        }
+        case AtomNode::FloorDiv: p = p * floor_div(a->a.substitute(f), a->b.substitute(f)); break;
+        case AtomNode::Mod: p = p * floor_mod(a->a.substitute(f), a->b.substitute(f)); break;
+        case AtomNode::Min: p = p * min(a->a.substitute(f), a->b.substitute(f)); break;
+        case AtomNode::Max: p = p * max(a->a.substitute(f), a->b.substitute(f)); break;
+      }
+    }
+    sum = sum + p;
+  }
+  return sum;
+}
+
+std::string shape_str(const Shape &s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + s[i].str();
+  return out + "]";
+}
+
+Dim num_elements(const Shape &s) {
+  Dim n(1);
+  for (const auto &d : s) n = n * d;
+  return n;
+}
+
+std::vector<int64_t> eval_shape(const Shape &s, const SymbolValues &values) {
+  std::vector<int64_t> out;
+  out.reserve(s.size());
+  for (const auto &d : s) out.push_back(d.eval(values));
+  return out;
+}
+
+}  // namespace disco

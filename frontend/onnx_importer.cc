@@ -1,0 +1,220 @@
+#include "frontend/onnx_importer.h"
+
+#include <google/protobuf/io/coded_stream.h>
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "frontend/errors.h"
+#include "onnx/onnx_pb.h"
+
+namespace disco {
+
+namespace {
+
+std::string read_file(const std::string &path) {
+  std::ifstream f(path, std::ios::binary);
+  DISCO_CHECK(f.good(), "cannot open '", path, "'");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::string dir_of(const std::string &path) {
+  auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+template <typename Src, typename Dst>
+void copy_elements(const Src &src, TensorData &t, const std::string &name) {
+  DISCO_CHECK(static_cast<int64_t>(src.size()) == t.num_elements(), "tensor '", name, "' has ", src.size(),
+              " elements, its shape needs ", t.num_elements());
+  Dst *out = t.mutable_as<Dst>();
+  for (int i = 0; i < src.size(); ++i) out[i] = static_cast<Dst>(src.Get(i));
+}
+
+TensorData read_tensor(const onnx::TensorProto &p, const std::string &base_dir) {
+  const std::string name = p.name().empty() ? "<unnamed>" : p.name();
+  std::vector<int64_t> dims(p.dims().begin(), p.dims().end());
+  for (auto d : dims) DISCO_CHECK(d >= 0, "tensor '", name, "' has a negative dim");
+  TensorData t(dtype_from_onnx(p.data_type()), dims);
+  const size_t nbytes = t.num_bytes();
+  if (p.data_location() == onnx::TensorProto::EXTERNAL) {
+    std::string location;
+    int64_t offset = 0, length = -1;
+    for (const auto &kv : p.external_data()) {
+      if (kv.key() == "location") location = kv.value();
+      if (kv.key() == "offset") offset = std::stoll(kv.value());
+      if (kv.key() == "length") length = std::stoll(kv.value());
+    }
+    DISCO_CHECK(!location.empty(), "tensor '", name, "': external data without a location");
+    DISCO_CHECK(location.find("..") == std::string::npos && location[0] != '/', "tensor '", name,
+                "': external data location '", location, "' must stay inside the model's folder");
+    std::ifstream f(base_dir + "/" + location, std::ios::binary);
+    DISCO_CHECK(f.good(), "tensor '", name, "': cannot open external data file '", base_dir, "/", location, "'");
+    DISCO_CHECK(length < 0 || static_cast<size_t>(length) == nbytes, "tensor '", name, "': external length ",
+                length, " does not match its shape (", nbytes, " bytes)");
+    f.seekg(offset);
+    f.read(reinterpret_cast<char *>(t.mutable_data()), static_cast<std::streamsize>(nbytes));
+    DISCO_CHECK(static_cast<size_t>(f.gcount()) == nbytes, "tensor '", name, "': external data file '",
+                location, "' is too short");
+    return t;
+  }
+  if (p.has_raw_data()) {
+    DISCO_CHECK(p.raw_data().size() == nbytes, "tensor '", name, "' has ", p.raw_data().size(),
+                " bytes of raw data, its shape needs ", nbytes);
+    std::memcpy(t.mutable_data(), p.raw_data().data(), nbytes);
+    return t;
+  }
+  switch (t.dtype) {
+    case DType::F32: copy_elements<decltype(p.float_data()), float>(p.float_data(), t, name); break;
+    case DType::F64: copy_elements<decltype(p.double_data()), double>(p.double_data(), t, name); break;
+    case DType::I64: copy_elements<decltype(p.int64_data()), int64_t>(p.int64_data(), t, name); break;
+    case DType::U64: copy_elements<decltype(p.uint64_data()), uint64_t>(p.uint64_data(), t, name); break;
+    case DType::U32: copy_elements<decltype(p.uint64_data()), uint32_t>(p.uint64_data(), t, name); break;
+    case DType::I32: copy_elements<decltype(p.int32_data()), int32_t>(p.int32_data(), t, name); break;
+    case DType::I16: copy_elements<decltype(p.int32_data()), int16_t>(p.int32_data(), t, name); break;
+    case DType::U16:
+    case DType::F16:
+    case DType::BF16: copy_elements<decltype(p.int32_data()), uint16_t>(p.int32_data(), t, name); break;
+    case DType::I8: copy_elements<decltype(p.int32_data()), int8_t>(p.int32_data(), t, name); break;
+    case DType::U8:
+    case DType::Bool: copy_elements<decltype(p.int32_data()), uint8_t>(p.int32_data(), t, name); break;
+    default: fail("tensor '", name, "': unsupported dtype");
+  }
+  return t;
+}
+
+Graph read_graph(const onnx::GraphProto &gp, const std::map<std::string, int> &opsets, const std::string &base_dir);
+
+Attribute read_attribute(const onnx::AttributeProto &a, const std::map<std::string, int> &opsets,
+                         const std::string &base_dir, const std::string &where) {
+  Attribute r;
+  switch (a.type()) {
+    case onnx::AttributeProto::FLOAT: r.kind = Attribute::Float; r.f = a.f(); break;
+    case onnx::AttributeProto::INT: r.kind = Attribute::Int; r.i = a.i(); break;
+    case onnx::AttributeProto::STRING: r.kind = Attribute::String; r.s = a.s(); break;
+    case onnx::AttributeProto::TENSOR: r.kind = Attribute::Tensor; r.t = read_tensor(a.t(), base_dir); break;
+    case onnx::AttributeProto::GRAPH:
+      r.kind = Attribute::GraphAttr;
+      r.g = std::make_shared<Graph>(read_graph(a.g(), opsets, base_dir));
+      break;
+    case onnx::AttributeProto::FLOATS:
+      r.kind = Attribute::Floats;
+      r.floats.assign(a.floats().begin(), a.floats().end());
+      break;
+    case onnx::AttributeProto::INTS:
+      r.kind = Attribute::Ints;
+      r.ints.assign(a.ints().begin(), a.ints().end());
+      break;
+    case onnx::AttributeProto::STRINGS:
+      r.kind = Attribute::Strings;
+      r.strings.assign(a.strings().begin(), a.strings().end());
+      break;
+    default: fail(where, ": attribute '", a.name(), "' has an unsupported type (", a.type(), ")");
+  }
+  return r;
+}
+
+DType read_elem_type(const onnx::ValueInfoProto &vi, const char *what) {
+  DISCO_CHECK(vi.type().has_tensor_type(), what, " '", vi.name(),
+              "' is not a tensor (sequence, map and optional types are not supported)");
+  return dtype_from_onnx(vi.type().tensor_type().elem_type());
+}
+
+Graph read_graph(const onnx::GraphProto &gp, const std::map<std::string, int> &opsets, const std::string &base_dir) {
+  Graph g;
+  g.name = gp.name();
+  g.opsets = opsets;
+  for (const auto &init : gp.initializer()) {
+    int id = g.add_value(init.name());
+    g.value(id).constant = read_tensor(init, base_dir);
+    g.value(id).dtype = g.value(id).constant->dtype;
+    std::vector<Dim> shape;
+    for (auto d : g.value(id).constant->shape) shape.emplace_back(d);
+    g.value(id).shape = shape;
+  }
+  for (const auto &vi : gp.input()) {
+    if (g.find_value(vi.name()) >= 0) continue;  // an initializer listed as input (IR < 4)
+    int id = g.add_value(vi.name(), read_elem_type(vi, "graph input"));
+    const auto &tt = vi.type().tensor_type();
+    if (tt.has_shape()) {
+      Shape shape;
+      for (int i = 0; i < tt.shape().dim_size(); ++i) {
+        const auto &d = tt.shape().dim(i);
+        if (d.has_dim_value()) {
+          DISCO_CHECK(d.dim_value() >= 0, "graph input '", vi.name(), "' dim ", i, " is negative");
+          shape.emplace_back(d.dim_value());
+        } else if (d.has_dim_param() && !d.dim_param().empty()) {
+          shape.push_back(Dim::symbol(d.dim_param()));
+        } else {
+          shape.push_back(Dim::symbol(vi.name() + "_dim" + std::to_string(i)));
+        }
+      }
+      g.value(id).shape = shape;
+    }
+    g.inputs.push_back(id);
+  }
+  int counter = 0;
+  for (const auto &np : gp.node()) {
+    Node n;
+    n.op_type = np.op_type();
+    n.name = np.name().empty() ? np.op_type() + "_" + std::to_string(counter) : np.name();
+    ++counter;
+    n.domain = np.domain() == "ai.onnx" ? "" : np.domain();
+    auto it = opsets.find(n.domain);
+    n.opset = it == opsets.end() ? 0 : it->second;
+    for (const auto &in : np.input()) {
+      if (in.empty()) {
+        n.inputs.push_back(-1);
+        continue;
+      }
+      int id = g.find_value(in);
+      if (id < 0) id = g.add_value(in);  // produced later, or by an enclosing graph
+      n.inputs.push_back(id);
+    }
+    for (const auto &out : np.output()) {
+      int id = out.empty() ? -1 : g.find_value(out);
+      if (id >= 0 && g.value(id).producer >= 0)
+        fail(n.where(), ": output '", out, "' is already produced by another node");
+      if (id < 0) id = g.add_value(out);
+      g.value(id).producer = static_cast<int>(g.nodes.size());
+      n.outputs.push_back(id);
+    }
+    for (const auto &a : np.attribute()) n.attrs[a.name()] = read_attribute(a, opsets, base_dir, n.where());
+    g.nodes.push_back(std::move(n));
+  }
+  for (const auto &vi : gp.output()) {
+    int id = g.find_value(vi.name());
+    DISCO_CHECK(id >= 0, "graph output '", vi.name(), "' is never produced");
+    if (g.value(id).dtype == DType::Undefined && vi.type().has_tensor_type())
+      g.value(id).dtype = read_elem_type(vi, "graph output");
+    g.outputs.push_back(id);
+  }
+  return g;
+}
+
+}  // namespace
+
+Graph load_onnx_bytes(const std::string &bytes, const std::string &base_dir, const std::string &what) {
+  onnx::ModelProto model;
+  google::protobuf::io::CodedInputStream stream(reinterpret_cast<const uint8_t *>(bytes.data()),
+                                                static_cast<int>(bytes.size()));
+  stream.SetTotalBytesLimit(INT32_MAX);
+  DISCO_CHECK(model.ParseFromCodedStream(&stream) && stream.ConsumedEntireMessage(), "'", what,
+              "' is not a valid ONNX model (the protobuf does not parse; is the file truncated?)");
+  DISCO_CHECK(model.has_graph(), "'", what, "' has no graph");
+  std::map<std::string, int> opsets;
+  for (const auto &o : model.opset_import())
+    opsets[o.domain() == "ai.onnx" ? "" : o.domain()] = static_cast<int>(o.version());
+  if (opsets.empty()) opsets[""] = 1;
+  Graph g = read_graph(model.graph(), opsets, base_dir);
+  DISCO_CHECK(!g.outputs.empty(), "'", what, "' has no outputs");
+  g.sort_nodes();
+  return g;
+}
+
+Graph load_onnx_file(const std::string &path) { return load_onnx_bytes(read_file(path), dir_of(path), path); }
+
+}  // namespace disco

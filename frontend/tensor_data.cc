@@ -1,0 +1,114 @@
+#include "frontend/tensor_data.h"
+
+#include <cstring>
+
+#include "frontend/errors.h"
+
+namespace disco {
+
+TensorData::TensorData(DType t, std::vector<int64_t> s) : dtype(t), shape(std::move(s)) {
+  bytes->assign(static_cast<size_t>(num_elements()) * dtype_size(t), 0);
+}
+
+int64_t TensorData::num_elements() const {
+  int64_t n = 1;
+  for (auto d : shape) n *= d;
+  return n;
+}
+
+float half_to_float(uint16_t h) {
+  uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
+  if (exp == 0) {
+    if (man == 0) {
+      bits = sign;
+    } else {  // subnormal: renormalize
+      exp = 127 - 15 + 1;
+      while (!(man & 0x400)) {
+        man <<= 1;
+        --exp;
+      }
+      bits = sign | (exp << 23) | ((man & 0x3ff) << 13);
+    }
+  } else if (exp == 31) {
+    bits = sign | 0x7f800000u | (man << 13);
+  } else {
+    bits = sign | ((exp + 127 - 15) << 23) | (man << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+uint16_t float_to_half(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000u;
+  int32_t exp = static_cast<int32_t>((x >> 23) & 0xff) - 127 + 15;
+  uint32_t man = x & 0x7fffff;
+  if (((x >> 23) & 0xff) == 0xff) return static_cast<uint16_t>(sign | 0x7c00u | (man ? 0x200u : 0));
+  if (exp >= 31) return static_cast<uint16_t>(sign | 0x7c00u);
+  if (exp <= 0) {
+    if (exp < -10) return static_cast<uint16_t>(sign);
+    man |= 0x800000;
+    uint32_t shift = static_cast<uint32_t>(14 - exp);
+    uint32_t half = man >> shift, rem = man & ((1u << shift) - 1), mid = 1u << (shift - 1);
+    if (rem > mid || (rem == mid && (half & 1))) ++half;
+    return static_cast<uint16_t>(sign | half);
+  }
+  uint32_t half = sign | (static_cast<uint32_t>(exp) << 10) | (man >> 13);
+  uint32_t rem = man & 0x1fff;
+  if (rem > 0x1000 || (rem == 0x1000 && (half & 1))) ++half;  // round to nearest even
+  return static_cast<uint16_t>(half);
+}
+
+namespace {
+template <typename R>
+R element(const TensorData &t, int64_t i) {
+  DISCO_CHECK(i >= 0 && i < t.num_elements(), "constant index ", i, " out of range");
+  switch (t.dtype) {
+    case DType::F32: return static_cast<R>(t.as<float>()[i]);
+    case DType::F64: return static_cast<R>(t.as<double>()[i]);
+    case DType::F16: return static_cast<R>(half_to_float(t.as<uint16_t>()[i]));
+    case DType::BF16: {
+      uint32_t b = static_cast<uint32_t>(t.as<uint16_t>()[i]) << 16;
+      float f;
+      std::memcpy(&f, &b, 4);
+      return static_cast<R>(f);
+    }
+    case DType::I8: return static_cast<R>(t.as<int8_t>()[i]);
+    case DType::I16: return static_cast<R>(t.as<int16_t>()[i]);
+    case DType::I32: return static_cast<R>(t.as<int32_t>()[i]);
+    case DType::I64: return static_cast<R>(t.as<int64_t>()[i]);
+    case DType::U8: return static_cast<R>(t.as<uint8_t>()[i]);
+    case DType::U16: return static_cast<R>(t.as<uint16_t>()[i]);
+    case DType::U32: return static_cast<R>(t.as<uint32_t>()[i]);
+    case DType::U64: return static_cast<R>(t.as<uint64_t>()[i]);
+    case DType::Bool: return static_cast<R>(t.as<uint8_t>()[i] != 0);
+    default: fail("constant of undefined dtype");
+  }
+}
+}  // namespace
+
+int64_t TensorData::int_at(int64_t i) const { return element<int64_t>(*this, i); }
+double TensorData::float_at(int64_t i) const { return element<double>(*this, i); }
+
+std::vector<int64_t> TensorData::to_int64() const {
+  std::vector<int64_t> v(static_cast<size_t>(num_elements()));
+  for (int64_t i = 0; i < num_elements(); ++i) v[i] = int_at(i);
+  return v;
+}
+
+TensorData TensorData::from_int64(const std::vector<int64_t> &v, std::vector<int64_t> shape) {
+  TensorData t(DType::I64, std::move(shape));
+  DISCO_CHECK(t.num_elements() == static_cast<int64_t>(v.size()), "from_int64: size mismatch");
+  std::memcpy(t.mutable_data(), v.data(), v.size() * 8);
+  return t;
+}
+
+TensorData TensorData::scalar_f32(float v) {
+  TensorData t(DType::F32, {});
+  t.mutable_as<float>()[0] = v;
+  return t;
+}
+
+}  // namespace disco

@@ -1,0 +1,171 @@
+#include "lowering/infer_context.h"
+
+#include "lowering/op_registry.h"
+
+namespace disco {
+
+InferContext::InferContext(Graph &g, int node_index, ShapeStore &store)
+    : g_(g), node_(g.nodes.at(node_index)), store_(store), attrs_(node_.attrs, node_.where()) {}
+
+const Value &InferContext::input(int i) const {
+  if (!has_input(i)) fail("input ", i, " is missing");
+  return g_.value(node_.inputs[i]);
+}
+
+const Shape &InferContext::shape(int i) const {
+  const Value &v = input(i);
+  if (!v.shape) fail("input '", v.name, "' has no known shape");
+  return *v.shape;
+}
+
+const TensorData *InferContext::constant(int i) const {
+  const Value &v = input(i);
+  return v.constant ? &*v.constant : nullptr;
+}
+
+std::optional<std::vector<Dim>> InferContext::dims_value(int i) const {
+  const Value &v = input(i);
+  if (v.sym_value) return v.sym_value;
+  if (v.constant && !dtype_is_float(v.constant->dtype)) {
+    std::vector<Dim> out;
+    for (auto x : v.constant->to_int64()) out.emplace_back(x);
+    return out;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::vector<int64_t>> InferContext::ints_value(int i) const {
+  auto d = dims_value(i);
+  if (!d) return std::nullopt;
+  std::vector<int64_t> out;
+  for (const auto &x : *d) {
+    Dim c = store_.canonical(x);
+    if (!c.is_const()) return std::nullopt;
+    out.push_back(c.as_const());
+  }
+  return out;
+}
+
+std::optional<std::vector<int64_t>> InferContext::ints_input_or_attr(int input, const std::string &attr) const {
+  if (has_input(input)) {
+    auto v = ints_value(input);
+    if (!v) fail("input ", input, " ('", this->input(input).name, "') must be known at compile time");
+    return v;
+  }
+  return attrs_.get_ints_opt(attr);
+}
+
+void InferContext::set_output(int i, DType t, Shape s) {
+  if (!has_output(i)) return;
+  Value &v = g_.value(node_.outputs[i]);
+  v.dtype = t;
+  v.shape = store_.canonical(s);
+}
+
+void InferContext::set_dims_value(int i, std::vector<Dim> vals) {
+  if (!has_output(i)) return;
+  Value &v = g_.value(node_.outputs[i]);
+  for (auto &d : vals) d = store_.canonical(d);
+  bool all_const = true;
+  for (const auto &d : vals) all_const = all_const && d.is_const();
+  if (all_const && v.shape) {
+    std::vector<int64_t> ints;
+    for (const auto &d : vals) ints.push_back(d.as_const());
+    std::vector<int64_t> shp;
+    for (const auto &d : *v.shape) shp.push_back(d.as_const());
+    TensorData t = TensorData::from_int64(ints, shp);
+    if (v.dtype != DType::I64) {
+      TensorData c(v.dtype, shp);
+      for (size_t k = 0; k < ints.size(); ++k) {
+        switch (v.dtype) {
+          case DType::I32: c.mutable_as<int32_t>()[k] = static_cast<int32_t>(ints[k]); break;
+          default: fail("folded shape value of dtype ", dtype_name(v.dtype));
+        }
+      }
+      t = c;
+    }
+    v.constant = t;
+  }
+  v.sym_value = std::move(vals);
+}
+
+void InferContext::set_constant(int i, TensorData t) {
+  if (!has_output(i)) return;
+  Value &v = g_.value(node_.outputs[i]);
+  v.dtype = t.dtype;
+  Shape s;
+  for (auto d : t.shape) s.emplace_back(d);
+  v.shape = s;
+  if (!dtype_is_float(t.dtype) && t.num_elements() <= 64) {
+    std::vector<Dim> dims;
+    for (auto x : t.to_int64()) dims.emplace_back(x);
+    v.sym_value = dims;
+  }
+  v.constant = std::move(t);
+}
+
+int64_t InferContext::normalize_axis(int64_t axis, int64_t rank) const {
+  if (axis < -rank || axis >= std::max<int64_t>(rank, 1)) fail("axis ", axis, " is out of range for rank ", rank);
+  return axis < 0 ? axis + rank : axis;
+}
+
+void InferContext::require_equal(const Dim &a, const Dim &b, const std::string &what) {
+  store_.assert_equal(a, b, where() + ": " + what);
+}
+
+Dim InferContext::broadcast_dim(const Dim &a0, const Dim &b0, const std::string &what) {
+  Dim a = store_.canonical(a0), b = store_.canonical(b0);
+  if (a == b) return a;
+  if (a.is_const(1)) return b;
+  if (b.is_const(1)) return a;
+  if (a.is_const() && b.is_const())
+    fail("cannot broadcast ", what, ": ", a.as_const(), " vs ", b.as_const());
+  // A side that cannot be 1 fixes the result; the other must match it or be 1.
+  std::string msg = where() + ": " + what + " must be equal or 1";
+  store_.add_check({RuntimeCheck::Broadcastable, a, b, msg});
+  if (!store_.can_be_one(a)) return a;
+  if (!store_.can_be_one(b)) return b;
+  return max(a, b);
+}
+
+Shape InferContext::broadcast(const Shape &a, const Shape &b) {
+  size_t r = std::max(a.size(), b.size());
+  Shape out(r);
+  for (size_t i = 0; i < r; ++i) {
+    bool ha = i + a.size() >= r, hb = i + b.size() >= r;
+    Dim da = ha ? a[i + a.size() - r] : Dim(1), db = hb ? b[i + b.size() - r] : Dim(1);
+    out[i] = broadcast_dim(da, db, "broadcast dim " + std::to_string(i) + " (" + da.str() + " vs " + db.str() + ")");
+  }
+  return out;
+}
+
+void infer_shapes(Graph &g, ShapeStore &store) {
+  for (int id : g.inputs) {
+    Value &v = g.value(id);
+    DISCO_CHECK(v.shape, "graph input '", v.name, "' has no shape; disco needs at least its rank");
+    for (size_t d = 0; d < v.shape->size(); ++d) {
+      std::set<std::string> syms;
+      (*v.shape)[d].collect_symbols(syms);
+      for (const auto &s : syms) store.declare_symbol(s, "input '" + v.name + "' dim " + std::to_string(d));
+    }
+  }
+  const auto &reg = OpRegistry::global();
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    const Node &node = g.nodes[n];
+    std::string why;
+    const OpDef *def = reg.find(node.domain, node.op_type, node.opset, &why);
+    if (!def) fail(node.where(), ": ", why);
+    InferContext ctx(g, static_cast<int>(n), store);
+    def->infer(ctx);
+    for (int out : node.outputs)
+      if (out >= 0 && !g.value(out).shape) fail(node.where(), ": output '", g.value(out).name, "' got no shape");
+  }
+  // Later merges can refine earlier shapes.
+  for (auto &v : g.values) {
+    if (v.shape) v.shape = store.canonical(*v.shape);
+    if (v.sym_value)
+      for (auto &d : *v.sym_value) d = store.canonical(d);
+  }
+}
+
+}  // namespace disco

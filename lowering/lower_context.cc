@@ -1,0 +1,189 @@
+#include "lowering/lower_context.h"
+
+#include <algorithm>
+
+#include "frontend/errors.h"
+
+namespace disco {
+
+using Halide::Expr;
+
+Halide::Type halide_type(DType t) {
+  switch (t) {
+    case DType::F32: return Halide::Float(32);
+    case DType::F16: return Halide::Float(16);
+    case DType::BF16: return Halide::BFloat(16);
+    case DType::F64: return Halide::Float(64);
+    case DType::I8: return Halide::Int(8);
+    case DType::I16: return Halide::Int(16);
+    case DType::I32: return Halide::Int(32);
+    case DType::I64: return Halide::Int(64);
+    case DType::U8: return Halide::UInt(8);
+    case DType::U16: return Halide::UInt(16);
+    case DType::U32: return Halide::UInt(32);
+    case DType::U64: return Halide::UInt(64);
+    case DType::Bool: return Halide::Bool();
+    default: fail("no Halide type for dtype ", dtype_name(t));
+  }
+}
+
+Expr HTensor::at(const std::vector<Expr> &idx) const {
+  std::vector<Expr> rev(idx.rbegin(), idx.rend());
+  return f(rev);
+}
+
+Expr SymbolParams::symbol(const std::string &name) {
+  auto it = params_.find(name);
+  if (it == params_.end()) {
+    std::string pname = "sym_";
+    for (char c : name) pname += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+    pname += "_" + std::to_string(params_.size());
+    it = params_.emplace(name, Halide::Param<int32_t>(pname)).first;
+  }
+  return it->second;
+}
+
+Expr SymbolParams::expr(const Dim &d) {
+  Expr sum;
+  for (const auto &t : d.terms()) {
+    Expr p = Expr(static_cast<int32_t>(t.coeff));
+    for (const auto &a : t.atoms) {
+      Expr e;
+      switch (a->kind) {
+        case AtomNode::Sym: e = symbol(a->name); break;
+        case AtomNode::FloorDiv: e = expr(a->a) / expr(a->b); break;  // Halide divides with floor
+        case AtomNode::Mod: e = expr(a->a) % expr(a->b); break;
+        case AtomNode::Min: e = Halide::min(expr(a->a), expr(a->b)); break;
+        case AtomNode::Max: e = Halide::max(expr(a->a), expr(a->b)); break;
+      }
+      p = t.coeff == 1 && !p.defined() ? e : p * e;
+    }
+    sum = sum.defined() ? sum + p : p;
+  }
+  return sum.defined() ? sum : Expr(0);
+}
+
+std::vector<std::pair<std::string, Halide::Param<int32_t>>> SymbolParams::used() const {
+  return {params_.begin(), params_.end()};
+}
+
+LowerContext::LowerContext(const Graph &g, const Node &node, const ShapeStore &store, SymbolParams &syms,
+                           std::vector<std::optional<HTensor>> inputs)
+    : g_(g), node_(node), store_(store), syms_(syms), attrs_(node.attrs, node.where()), inputs_(std::move(inputs)) {
+  outputs_.resize(node.outputs.size());
+  for (size_t i = 0; i < node.outputs.size(); ++i) {
+    if (node.outputs[i] < 0) continue;
+    const Value &v = g.value(node.outputs[i]);
+    outputs_[i].dtype = v.dtype;
+    outputs_[i].shape = *v.shape;
+  }
+}
+
+bool LowerContext::has_input(int i) const {
+  return i < static_cast<int>(node_.inputs.size()) && node_.inputs[i] >= 0;
+}
+
+const HTensor &LowerContext::in(int i) const {
+  if (!has_input(i) || !inputs_.at(i)) fail("input ", i, " is missing");
+  return *inputs_[i];
+}
+
+const Value &LowerContext::input_value(int i) const {
+  if (!has_input(i)) fail("input ", i, " is missing");
+  return g_.value(node_.inputs[i]);
+}
+
+std::optional<std::vector<Dim>> LowerContext::dims_value(int i) const {
+  const Value &v = input_value(i);
+  if (v.sym_value) return v.sym_value;
+  if (v.constant && !dtype_is_float(v.constant->dtype)) {
+    std::vector<Dim> out;
+    for (auto x : v.constant->to_int64()) out.emplace_back(x);
+    return out;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::vector<int64_t>> LowerContext::ints_value(int i) const {
+  auto d = dims_value(i);
+  if (!d) return std::nullopt;
+  std::vector<int64_t> out;
+  for (const auto &x : *d) {
+    Dim c = store_.canonical(x);
+    if (!c.is_const()) return std::nullopt;
+    out.push_back(c.as_const());
+  }
+  return out;
+}
+
+std::optional<std::vector<int64_t>> LowerContext::ints_input_or_attr(int input, const std::string &attr) const {
+  if (has_input(input)) {
+    auto v = ints_value(input);
+    if (!v) fail("input ", input, " must be known at compile time");
+    return v;
+  }
+  return attrs_.get_ints_opt(attr);
+}
+
+const Shape &LowerContext::out_shape(int i) const { return outputs_.at(i).shape; }
+DType LowerContext::out_dtype(int i) const { return outputs_.at(i).dtype; }
+
+std::vector<Halide::Var> LowerContext::vars(int rank) const {
+  std::vector<Halide::Var> v;
+  for (int i = 0; i < rank; ++i) v.emplace_back("d" + std::to_string(i));
+  return v;
+}
+
+std::vector<Expr> LowerContext::exprs(const std::vector<Halide::Var> &v) const { return {v.begin(), v.end()}; }
+
+Halide::Func LowerContext::func(const std::string &suffix) const {
+  std::string n;
+  for (char c : node_.name) n += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return Halide::Func(n + "_" + suffix);
+}
+
+void LowerContext::define_output(int i, const std::vector<Halide::Var> &v, const Expr &value) {
+  Halide::Func f = func("out" + std::to_string(i));
+  std::vector<Halide::Var> rev(v.rbegin(), v.rend());
+  f(rev) = cast_to(out_dtype(i), value);
+  set_output(i, f);
+}
+
+void LowerContext::set_output(int i, Halide::Func f) {
+  if (!has_output(i)) return;
+  outputs_.at(i).f = std::move(f);
+}
+
+Expr LowerContext::broadcast_read(int i, const std::vector<Expr> &out_idx, const Shape &oshape) {
+  const HTensor &t = in(i);
+  int r = static_cast<int>(oshape.size()), ri = t.rank();
+  if (ri > r) fail("input ", i, " has rank ", ri, " above the output's ", r);
+  std::vector<Expr> idx;
+  for (int j = 0; j < ri; ++j) {
+    const Dim &din = t.shape[j], &dout = oshape[j + r - ri];
+    Expr o = out_idx[j + r - ri];
+    if (store_.same_dim(din, dout))
+      idx.push_back(o);
+    else if (store_.canonical(din).is_const(1))
+      idx.push_back(0);
+    else if (!store_.can_be_one(din))
+      idx.push_back(o);  // a run-time check guarantees din == dout
+    else
+      idx.push_back(Halide::select(dim(din) == 1, 0, o));
+  }
+  return t.at(idx);
+}
+
+void LowerContext::add_stage(Halide::Func f, StageKind kind, int rank) { stages_.push_back({f, kind, rank}); }
+
+Expr cast_to(DType t, const Expr &e) {
+  Halide::Type ht = halide_type(t);
+  if (e.type() == ht) return e;
+  if (t == DType::Bool) return e != Halide::cast(e.type(), 0);
+  return Halide::cast(ht, e);
+}
+
+Expr zero_of(DType t) { return Halide::cast(halide_type(t), 0); }
+Expr lowest_of(DType t) { return halide_type(t).min(); }
+
+}  // namespace disco

@@ -1,0 +1,107 @@
+// What one op's Halide lowering sees. Tensors are Halide Funcs indexed in
+// ONNX order (outermost first); HTensor::at() reverses the indices, since
+// Halide's first dim is the innermost. Extents are symbolic: dim() turns a Dim
+// into a Halide Expr over the kernel's symbol parameters.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "Halide.h"
+#include "frontend/errors.h"
+#include "frontend/graph.h"
+#include "lowering/shape_store.h"
+
+namespace disco {
+
+Halide::Type halide_type(DType t);
+
+struct HTensor {
+  Halide::Func f;
+  DType dtype = DType::Undefined;
+  Shape shape;  // ONNX order
+  int rank() const { return static_cast<int>(shape.size()); }
+  Halide::Expr at(const std::vector<Halide::Expr> &idx) const;  // idx in ONNX order
+};
+
+// Maps shape symbols to the int32 scalar parameters of the kernel.
+class SymbolParams {
+ public:
+  Halide::Expr expr(const Dim &d);
+  Halide::Expr symbol(const std::string &name);
+  // The parameters used so far, in symbol-name order (the kernel ABI order).
+  std::vector<std::pair<std::string, Halide::Param<int32_t>>> used() const;
+
+ private:
+  std::map<std::string, Halide::Param<int32_t>> params_;
+};
+
+// Intermediate Funcs that a lowering creates and that must not be inlined,
+// e.g. the row max and row sum of a Softmax. The scheduler materializes them.
+enum class StageKind { RowReduction, Reduction, Padded, Other };
+struct Stage {
+  Halide::Func f;
+  StageKind kind;
+  int rank;  // number of pure dims
+};
+
+class LowerContext {
+ public:
+  LowerContext(const Graph &g, const Node &node, const ShapeStore &store, SymbolParams &syms,
+               std::vector<std::optional<HTensor>> inputs);
+
+  const Node &node() const { return node_; }
+  const AttrReader &attrs() const { return attrs_; }
+  const ShapeStore &store() const { return store_; }
+  int opset() const { return node_.opset; }
+
+  bool has_input(int i) const;
+  const HTensor &in(int i) const;  // throws naming the node if missing
+  const Value &input_value(int i) const;
+  std::optional<std::vector<Dim>> dims_value(int i) const;  // as in InferContext
+  std::optional<std::vector<int64_t>> ints_value(int i) const;
+  std::optional<std::vector<int64_t>> ints_input_or_attr(int input, const std::string &attr) const;
+
+  int num_outputs() const { return static_cast<int>(node_.outputs.size()); }
+  bool has_output(int i) const { return i < num_outputs() && node_.outputs[i] >= 0; }
+  const Shape &out_shape(int i) const;
+  DType out_dtype(int i) const;
+
+  Halide::Expr dim(const Dim &d) { return syms_.expr(store_.canonical(d)); }
+  // Fresh pure vars for a tensor of this rank, in ONNX order.
+  std::vector<Halide::Var> vars(int rank) const;
+  std::vector<Halide::Expr> exprs(const std::vector<Halide::Var> &v) const;
+  // A new Func named after this node.
+  Halide::Func func(const std::string &suffix) const;
+  // Defines output i as f(vars) = value (vars in ONNX order).
+  void define_output(int i, const std::vector<Halide::Var> &vars, const Halide::Expr &value);
+  void set_output(int i, Halide::Func f);
+  // Reads input i broadcast to the output's index space (numpy rules).
+  Halide::Expr broadcast_read(int i, const std::vector<Halide::Expr> &out_idx, const Shape &out_shape);
+  void add_stage(Halide::Func f, StageKind kind, int rank);
+
+  const std::vector<HTensor> &outputs() const { return outputs_; }
+  const std::vector<Stage> &stages() const { return stages_; }
+
+  template <typename... Args>
+  [[noreturn]] void fail(const Args &...args) const {
+    ::disco::fail(node_.where(), ": ", args...);
+  }
+
+ private:
+  const Graph &g_;
+  const Node &node_;
+  const ShapeStore &store_;
+  SymbolParams &syms_;
+  AttrReader attrs_;
+  std::vector<std::optional<HTensor>> inputs_;
+  std::vector<HTensor> outputs_;
+  std::vector<Stage> stages_;
+};
+
+// Expr helpers shared by op families.
+Halide::Expr cast_to(DType t, const Halide::Expr &e);
+Halide::Expr zero_of(DType t);
+Halide::Expr lowest_of(DType t);
+
+}  // namespace disco

@@ -1,0 +1,51 @@
+#include "lowering/op_registry.h"
+
+#include "frontend/errors.h"
+
+namespace disco {
+
+const OpRegistry &OpRegistry::global() {
+  static const OpRegistry r = [] {
+    OpRegistry reg;
+    register_elementwise_ops(reg);
+    register_shape_ops(reg);
+    register_dot_ops(reg);
+    register_reduction_ops(reg);
+    register_conv_ops(reg);
+    return reg;
+  }();
+  return r;
+}
+
+void OpRegistry::add(OpDef def) {
+  auto &v = defs_[{def.domain, def.op_type}];
+  for (const auto &d : v)
+    DISCO_CHECK(def.until < d.since || def.since > d.until, "op ", def.op_type, " registered twice for opset ",
+                def.since);
+  v.push_back(def);
+}
+
+const OpDef *OpRegistry::find(const std::string &domain, const std::string &op, int opset, std::string *why) const {
+  auto it = defs_.find({domain, op});
+  if (it == defs_.end()) {
+    if (why) *why = "unknown op '" + (domain.empty() ? op : domain + "." + op) + "'";
+    return nullptr;
+  }
+  for (const auto &d : it->second)
+    if (opset >= d.since && opset <= d.until) return &d;
+  if (why) {
+    *why = "op '" + op + "' is not supported at opset " + std::to_string(opset) + " (supported:";
+    for (const auto &d : it->second)
+      *why += " " + std::to_string(d.since) + (d.until >= (1 << 30) ? "+" : "-" + std::to_string(d.until));
+    *why += ")";
+  }
+  return nullptr;
+}
+
+std::vector<std::string> OpRegistry::op_names() const {
+  std::vector<std::string> out;
+  for (const auto &[k, v] : defs_) out.push_back(k.first.empty() ? k.second : k.first + "." + k.second);
+  return out;
+}
+
+}  // namespace disco

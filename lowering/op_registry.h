@@ -1,0 +1,53 @@
+// The one op registry: (domain, op_type, opset range) -> shape inference and
+// Halide lowering. Each op family registers itself in one file under
+// lowering/ops/; register_all_ops() lists the families.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+namespace disco {
+
+class InferContext;
+class LowerContext;
+
+// How an op touches memory; fusion decisions start from this.
+enum class OpKind {
+  Elementwise,  // out[i] depends on in[i] (with broadcasting): loop fusion
+  View,         // pure index remapping: Reshape, Transpose, Slice, Concat, Gather...
+  Reduction,    // row or axis reductions: Softmax, LayerNorm, Reduce*, pools
+  Dot,          // MatMul, Gemm, Conv
+  ShapeOnly,    // Shape, Size: outputs are always folded at compile time
+  Opaque,       // anything else: a kernel of its own
+};
+
+struct OpDef {
+  std::string domain;  // "" for ai.onnx
+  std::string op_type;
+  int since = 1;        // first opset this entry covers
+  int until = 1 << 30;  // last opset it covers
+  OpKind kind = OpKind::Opaque;
+  void (*infer)(InferContext &) = nullptr;
+  void (*lower)(LowerContext &) = nullptr;  // null: outputs are always folded
+};
+
+class OpRegistry {
+ public:
+  static const OpRegistry &global();
+  void add(OpDef def);
+  // Null when no entry covers this opset; `why` then says what exists.
+  const OpDef *find(const std::string &domain, const std::string &op, int opset, std::string *why = nullptr) const;
+  std::vector<std::string> op_names() const;
+
+ private:
+  std::map<std::pair<std::string, std::string>, std::vector<OpDef>> defs_;
+};
+
+// One per family, in lowering/ops/*.cc.
+void register_elementwise_ops(OpRegistry &r);
+void register_shape_ops(OpRegistry &r);
+void register_dot_ops(OpRegistry &r);
+void register_reduction_ops(OpRegistry &r);
+void register_conv_ops(OpRegistry &r);
+
+}  // namespace disco

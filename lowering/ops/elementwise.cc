@@ -1,0 +1,168 @@
+// Elementwise ops: unary math, binary arithmetic with numpy broadcasting,
+// Cast, Identity. Binary ops on folded shape values (Shape -> Mul -> Reshape)
+// are folded to dims at inference time.
+#include <cmath>
+
+#include "lowering/infer_context.h"
+#include "lowering/lower_context.h"
+#include "lowering/op_registry.h"
+
+namespace disco {
+namespace {
+
+using Halide::Expr;
+
+// ---- inference -------------------------------------------------------------
+
+void infer_unary(InferContext &c) { c.set_output(0, c.dtype(0), c.shape(0)); }
+
+void infer_binary(InferContext &c) {
+  if (c.dtype(0) != c.dtype(1) && c.node().op_type != "Pow")
+    c.fail("inputs have different dtypes: ", dtype_name(c.dtype(0)), " and ", dtype_name(c.dtype(1)));
+  Shape out = c.broadcast(c.shape(0), c.shape(1));
+  c.set_output(0, c.dtype(0), out);
+  // Fold arithmetic on shape values.
+  const std::string &op = c.node().op_type;
+  auto a = c.dims_value(0), b = c.dims_value(1);
+  if (!a || !b || out.size() > 1 || dtype_is_float(c.dtype(0))) return;
+  size_t n = std::max(a->size(), b->size());
+  if ((a->size() != n && a->size() != 1) || (b->size() != n && b->size() != 1)) return;
+  std::vector<Dim> r;
+  for (size_t i = 0; i < n; ++i) {
+    const Dim &x = (*a)[a->size() == 1 ? 0 : i], &y = (*b)[b->size() == 1 ? 0 : i];
+    if (op == "Add") r.push_back(x + y);
+    else if (op == "Sub") r.push_back(x - y);
+    else if (op == "Mul") r.push_back(x * y);
+    else if (op == "Div") {
+      // ONNX integer Div truncates; floor equals it for the non-negative dims seen here.
+      if (y.is_const(0)) return;
+      r.push_back(floor_div(x, y));
+    } else return;
+  }
+  c.set_dims_value(0, r);
+}
+
+void infer_cast(InferContext &c) {
+  DType to = dtype_from_onnx(static_cast<int>(c.attrs().get_int("to")));
+  c.set_output(0, to, c.shape(0));
+  if (auto v = c.dims_value(0); v && !dtype_is_float(to) && to != DType::Bool && !dtype_is_float(c.dtype(0)))
+    c.set_dims_value(0, *v);
+}
+
+void infer_identity(InferContext &c) {
+  c.set_output(0, c.dtype(0), c.shape(0));
+  if (auto v = c.dims_value(0)) c.set_dims_value(0, *v);
+}
+
+// ---- lowering --------------------------------------------------------------
+
+Expr float_math(DType t, const Expr &x, Expr (*fn)(const Expr &)) {
+  // Halide's transcendental functions want float32 or float64.
+  if (t == DType::F32 || t == DType::F64) return fn(x);
+  return Halide::cast(x.type(), fn(Halide::cast(Halide::Float(32), x)));
+}
+
+Expr erf_approx(const Expr &x) {
+  // Abramowitz-Stegun 7.1.26 is too coarse (1.5e-7 abs is fine, but relative
+  // error near 0 matters for GELU); use the float32 polynomial from Cephes.
+  Expr ax = Halide::abs(x);
+  Expr t = 1.0f / (1.0f + 0.5f * ax);
+  Expr y = t * Halide::exp(-ax * ax - 1.26551223f +
+                           t * (1.00002368f +
+                                t * (0.37409196f +
+                                     t * (0.09678418f +
+                                          t * (-0.18628806f +
+                                               t * (0.27886807f +
+                                                    t * (-1.13520398f +
+                                                         t * (1.48851587f + t * (-0.82215223f + t * 0.17087277f)))))))));
+  return Halide::select(x >= 0, 1.0f - y, y - 1.0f);
+}
+
+Expr apply_unary(const std::string &op, const LowerContext &c, DType t, const Expr &x) {
+  Halide::Type ty = x.type();
+  auto f32 = [&](Expr (*fn)(const Expr &)) { return float_math(t, x, fn); };
+  if (op == "Relu") return Halide::max(x, Halide::cast(ty, 0));
+  if (op == "Neg") return -x;
+  if (op == "Abs") return ty.is_uint() ? x : Halide::cast(ty, Halide::abs(x));
+  if (op == "Exp") return f32([](const Expr &e) { return Halide::exp(e); });
+  if (op == "Log") return f32([](const Expr &e) { return Halide::log(e); });
+  if (op == "Sqrt") return f32([](const Expr &e) { return Halide::sqrt(e); });
+  if (op == "Tanh") return f32([](const Expr &e) { return Halide::tanh(e); });
+  if (op == "Sin") return f32([](const Expr &e) { return Halide::sin(e); });
+  if (op == "Cos") return f32([](const Expr &e) { return Halide::cos(e); });
+  if (op == "Floor") return f32([](const Expr &e) { return Halide::floor(e); });
+  if (op == "Ceil") return f32([](const Expr &e) { return Halide::ceil(e); });
+  if (op == "Reciprocal") return Halide::cast(ty, 1) / x;
+  if (op == "Sigmoid")
+    return f32([](const Expr &e) { return 1 / (1 + Halide::exp(-e)); });
+  if (op == "Erf") {
+    if (t == DType::F64) return Halide::cast(ty, erf_approx(Halide::cast(Halide::Float(32), x)));
+    return f32([](const Expr &e) { return erf_approx(e); });
+  }
+  if (op == "Not") return !x;
+  c.fail("no lowering for unary op");
+}
+
+void lower_unary(LowerContext &c) {
+  auto v = c.vars(c.in(0).rank());
+  c.define_output(0, v, apply_unary(c.node().op_type, c, c.in(0).dtype, c.in(0).at(c.exprs(v))));
+}
+
+Expr apply_binary(const std::string &op, DType t, const Expr &a, const Expr &b) {
+  if (op == "Add") return a + b;
+  if (op == "Sub") return a - b;
+  if (op == "Mul") return a * b;
+  if (op == "Div") {
+    if (dtype_is_float(t)) return a / b;
+    // ONNX integer division truncates toward zero; Halide's floors.
+    Expr q = a / b;
+    return Halide::select(b == 0, Halide::cast(a.type(), 0),
+                          Halide::select((a % b != 0) && ((a < 0) != (b < 0)), q + 1, q));
+  }
+  if (op == "Pow") {
+    if (dtype_is_float(t)) {
+      Halide::Type ft = t == DType::F64 ? Halide::Float(64) : Halide::Float(32);
+      return Halide::cast(a.type(), Halide::pow(Halide::cast(ft, a), Halide::cast(ft, b)));
+    }
+    return Halide::cast(a.type(), Halide::pow(Halide::cast(Halide::Float(64), a), Halide::cast(Halide::Float(64), b)));
+  }
+  return Expr();
+}
+
+void lower_binary(LowerContext &c) {
+  const Shape &os = c.out_shape(0);
+  auto v = c.vars(static_cast<int>(os.size()));
+  auto idx = c.exprs(v);
+  Expr a = c.broadcast_read(0, idx, os), b = c.broadcast_read(1, idx, os);
+  if (b.type() != a.type()) b = Halide::cast(a.type(), b);  // Pow's exponent may differ
+  Expr r = apply_binary(c.node().op_type, c.in(0).dtype, a, b);
+  if (!r.defined()) c.fail("no lowering for binary op");
+  c.define_output(0, v, r);
+}
+
+void lower_cast(LowerContext &c) {
+  auto v = c.vars(c.in(0).rank());
+  Expr x = c.in(0).at(c.exprs(v));
+  DType to = c.out_dtype(0);
+  if (dtype_is_float(c.in(0).dtype) && !dtype_is_float(to) && to != DType::Bool) {
+    // Float to int truncates toward zero, through a wide type to avoid UB.
+    x = Halide::cast(Halide::Int(64), Halide::trunc(Halide::cast(Halide::Float(64), x)));
+  }
+  c.define_output(0, v, cast_to(to, x));
+}
+
+void lower_identity(LowerContext &c) { c.set_output(0, c.in(0).f); }
+
+}  // namespace
+
+void register_elementwise_ops(OpRegistry &r) {
+  for (const char *op : {"Relu", "Neg", "Abs", "Exp", "Log", "Sqrt", "Tanh", "Sigmoid", "Erf", "Floor", "Ceil",
+                         "Reciprocal", "Sin", "Cos", "Not"})
+    r.add({"", op, 1, 1 << 30, OpKind::Elementwise, infer_unary, lower_unary});
+  for (const char *op : {"Add", "Sub", "Mul", "Div", "Pow"})
+    r.add({"", op, 7, 1 << 30, OpKind::Elementwise, infer_binary, lower_binary});
+  r.add({"", "Cast", 6, 1 << 30, OpKind::Elementwise, infer_cast, lower_cast});
+  r.add({"", "Identity", 1, 1 << 30, OpKind::Elementwise, infer_identity, lower_identity});
+}
+
+}  // namespace disco

@@ -1,0 +1,82 @@
+// The shape-constraint store, after DISC's SymbolicDimMgr. It learns facts
+// while shapes are inferred and answers the questions that fusion and
+// specialization ask; nothing downstream looks at raw dims.
+//
+//  - union-find over symbols (and symbols pinned to constants), learned from
+//    broadcasting, MatMul's K, Concat's other axes and the like;
+//  - product equalities, such as a Reshape's element counts;
+//  - per-symbol facts: lower bound, divisibility, known-not-1, likely values;
+//  - run-time checks that keep what was assumed honest. Each carries the
+//    message a user sees when an input breaks it.
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "frontend/dim.h"
+
+namespace disco {
+
+struct RuntimeCheck {
+  enum Kind { Equal, Broadcastable, Divisible, AtLeast } kind;
+  Dim a, b;             // Equal: a == b; Broadcastable: a == b || a == 1 || b == 1;
+                        // Divisible: a % b == 0; AtLeast: a >= b
+  std::string message;  // names the node or input, the dims and the relation
+  bool holds(const SymbolValues &v) const;
+  std::string describe(const SymbolValues &v) const;  // message plus the values seen
+};
+
+struct SymbolFacts {
+  int64_t min = 0;
+  int64_t divisor = 1;  // the symbol is a multiple of this
+  bool not_one = false;
+  std::vector<int64_t> likely;  // hints, e.g. --hint seq=128
+  std::string origin;           // "input 'x' dim 1" or the node that made it
+};
+
+class ShapeStore {
+ public:
+  // Symbols: creation, facts, union-find.
+  Dim fresh_symbol(const std::string &prefix, const std::string &origin);
+  void declare_symbol(const std::string &name, const std::string &origin);
+  bool has_symbol(const std::string &name) const { return facts_.count(name) != 0; }
+  SymbolFacts &facts(const std::string &sym);
+  const SymbolFacts &facts(const std::string &sym) const;
+  const std::map<std::string, SymbolFacts> &all_symbols() const { return facts_; }
+
+  // Records a == b. Symbols are merged (a symbol equal to a constant is pinned
+  // to it); a run-time check with `why` is added unless the equality is already
+  // structural. Throws if two different constants are asserted equal.
+  void assert_equal(const Dim &a, const Dim &b, const std::string &why);
+  void add_check(RuntimeCheck c);
+  void add_product_equal(const Dim &a, const Dim &b);
+  const std::vector<RuntimeCheck> &checks() const { return checks_; }
+
+  // Rewrites a dim with every symbol replaced by its class representative.
+  Dim canonical(const Dim &d) const;
+  Shape canonical(const Shape &s) const;
+
+  // The queries fusion and specialization use.
+  bool same_dim(const Dim &a, const Dim &b) const;
+  bool same_shape(const Shape &a, const Shape &b) const;
+  bool same_num_elements(const Shape &a, const Shape &b) const;
+  bool is_divisible(const Dim &d, int64_t k) const;
+  bool can_be_one(const Dim &d) const;
+
+  // Lines for `disco inspect`: equalities, product facts, symbol facts, checks.
+  std::vector<std::string> describe() const;
+
+ private:
+  std::optional<Dim> representative(const std::string &sym) const;
+  std::string find(const std::string &sym) const;
+  std::map<std::string, SymbolFacts> facts_;
+  std::map<std::string, std::string> parent_;  // union-find over symbols
+  std::map<std::string, int64_t> pinned_;      // root symbol -> constant
+  std::vector<std::pair<Dim, Dim>> products_;
+  std::vector<RuntimeCheck> checks_;
+  std::vector<std::string> equal_log_;
+  int fresh_ = 0;
+};
+
+}  // namespace disco

@@ -1,0 +1,60 @@
+#include "frontend/dim.h"
+
+#include <gtest/gtest.h>
+
+#include "frontend/errors.h"
+
+namespace disco {
+namespace {
+
+const Dim b = Dim::symbol("batch"), s = Dim::symbol("seq"), h = Dim::symbol("H");
+
+TEST(Dim, ProductsAreCommutativeAndPrintedCanonically) {
+  EXPECT_EQ(b * s * 768, Dim(768) * s * b);
+  EXPECT_EQ((b * s).str(), "batch*seq");
+  EXPECT_EQ((b * s * 768 + 3).str(), "768*batch*seq + 3");
+}
+
+TEST(Dim, ConstantsFold) {
+  EXPECT_TRUE((Dim(3) * 4 - 12).is_const(0));
+  EXPECT_EQ(floor_div(Dim(-7), Dim(2)).as_const(), -4);
+  EXPECT_EQ(floor_mod(Dim(-7), Dim(2)).as_const(), 1);
+}
+
+TEST(Dim, ExactDivisionCancels) {
+  EXPECT_EQ(floor_div(b * s * 768, Dim(768)), b * s);
+  EXPECT_EQ(floor_div(b * s * 768, s * 768), b);
+  EXPECT_TRUE(floor_mod(b * 768, Dim(256)).is_const(0));
+}
+
+TEST(Dim, ConvOutputSizeSimplifies) {
+  // (H + 2*1 - 3)/1 + 1 == H
+  EXPECT_EQ(floor_div(h + 2 - 3, Dim(1)) + 1, h);
+  // stride 2 keeps one floor-div atom
+  Dim o = floor_div(h + 2 - 3, Dim(2)) + 1;
+  EXPECT_FALSE(o.is_const());
+  EXPECT_EQ(o.eval({{"H", 40}}), 20);
+  EXPECT_EQ(o.eval({{"H", 41}}), 21);
+}
+
+TEST(Dim, MinMaxFoldWhenTheDifferenceIsConstant) {
+  EXPECT_EQ(min(s, s + 3), s);
+  EXPECT_EQ(max(s, s + 3), s + 3);
+  EXPECT_EQ(min(s, b), min(b, s));
+}
+
+TEST(Dim, EvaluatesAndReportsMissingSymbols) {
+  EXPECT_EQ((b * s + 1).eval({{"batch", 2}, {"seq", 5}}), 11);
+  EXPECT_THROW((b * s).eval({{"batch", 2}}), Error);
+}
+
+TEST(Dim, SubstitutesSymbols) {
+  Dim d = (b * s + s).substitute([](const std::string &n) -> std::optional<Dim> {
+    if (n == "seq") return Dim(4);
+    return std::nullopt;
+  });
+  EXPECT_EQ(d, b * 4 + 4);
+}
+
+}  // namespace
+}  // namespace disco
