@@ -1,5 +1,7 @@
 #include "lowering/infer_context.h"
 
+#include <set>
+
 #include "lowering/op_registry.h"
 
 namespace disco {
@@ -160,9 +162,12 @@ void infer_shapes(Graph &g, ShapeStore &store) {
     for (int out : node.outputs)
       if (out >= 0 && !g.value(out).shape) fail(node.where(), ": output '", g.value(out).name, "' got no shape");
   }
-  // Later merges can refine earlier shapes.
-  for (auto &v : g.values) {
-    if (v.shape) v.shape = store.canonical(*v.shape);
+  // Later merges can refine earlier shapes. Graph inputs keep their declared
+  // shapes: the run-time binder reads symbols from them.
+  std::set<int> inputs(g.inputs.begin(), g.inputs.end());
+  for (size_t id = 0; id < g.values.size(); ++id) {
+    Value &v = g.values[id];
+    if (v.shape && !inputs.count(static_cast<int>(id))) v.shape = store.canonical(*v.shape);
     if (v.sym_value)
       for (auto &d : *v.sym_value) d = store.canonical(d);
   }

@@ -1,0 +1,135 @@
+#include "lowering/lower_graph.h"
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+
+#include "lowering/op_registry.h"
+
+namespace disco {
+
+namespace {
+
+std::string sanitize(const std::string &s) {
+  std::string out;
+  for (char c : s) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "v_" + out;
+  return out;
+}
+
+HTensor constant_tensor(const Value &v) {
+  const TensorData &t = *v.constant;
+  std::vector<int> sizes;
+  for (auto it = t.shape.rbegin(); it != t.shape.rend(); ++it) sizes.push_back(static_cast<int>(*it));
+  Halide::Buffer<> buf(halide_type(t.dtype), sizes, "c_" + sanitize(v.name));
+  if (t.num_bytes()) std::memcpy(buf.data(), t.data(), t.num_bytes());
+  HTensor h;
+  h.dtype = t.dtype;
+  h.shape = *v.shape;
+  h.f = Halide::Func("const_" + sanitize(v.name));
+  std::vector<Halide::Var> vars;
+  for (size_t i = 0; i < sizes.size(); ++i) vars.emplace_back("c" + std::to_string(i));
+  std::vector<Halide::Expr> args(vars.begin(), vars.end());
+  h.f(vars) = buf(args);
+  return h;
+}
+
+HTensor folded_tensor(const Value &v, SymbolParams &syms, const ShapeStore &store) {
+  HTensor h;
+  h.dtype = v.dtype;
+  h.shape = *v.shape;
+  h.f = Halide::Func("folded_" + sanitize(v.name));
+  const auto &vals = *v.sym_value;
+  Halide::Type t = halide_type(v.dtype);
+  if (h.shape.empty()) {
+    h.f() = Halide::cast(t, syms.expr(store.canonical(vals.at(0))));
+    return h;
+  }
+  Halide::Var i("i");
+  Halide::Expr e = Halide::cast(t, 0);
+  for (size_t k = vals.size(); k-- > 0;)
+    e = Halide::select(i == static_cast<int>(k), Halide::cast(t, syms.expr(store.canonical(vals[k]))), e);
+  h.f(i) = e;
+  return h;
+}
+
+}  // namespace
+
+LoweredKernel lower_nodes(const Graph &g, const ShapeStore &store, const std::vector<int> &nodes,
+                          const std::vector<int> &outputs) {
+  LoweredKernel k;
+  std::set<int> produced;
+  for (int n : nodes)
+    for (int o : g.nodes[n].outputs)
+      if (o >= 0) produced.insert(o);
+  auto tensor_for = [&](int vid) -> HTensor {
+    auto it = k.tensors.find(vid);
+    if (it != k.tensors.end()) return it->second;
+    const Value &v = g.value(vid);
+    HTensor h;
+    if (v.constant) {
+      h = constant_tensor(v);
+    } else if (v.sym_value && v.producer >= 0) {
+      h = folded_tensor(v, k.syms, store);
+    } else {
+      DISCO_CHECK(!produced.count(vid), "internal: value '", v.name, "' used before it is defined");
+      Halide::ImageParam p(halide_type(v.dtype), static_cast<int>(v.shape->size()), "in_" + sanitize(v.name));
+      for (int d = 0; d < p.dimensions(); ++d) p.dim(d).set_min(0);
+      k.input_values.push_back(vid);
+      k.input_params.push_back(p);
+      h.f = Halide::Func(p);
+      h.dtype = v.dtype;
+      h.shape = *v.shape;
+    }
+    k.tensors[vid] = h;
+    return h;
+  };
+  // Outputs of the kernel that are folded or constant still need a Func.
+  for (int n : nodes) {
+    const Node &node = g.nodes[n];
+    const OpDef *def = OpRegistry::global().find(node.domain, node.op_type, node.opset);
+    DISCO_CHECK(def, node.where(), ": no lowering registered");
+    bool all_folded = true;
+    for (int o : node.outputs) all_folded = all_folded && (o < 0 || g.value(o).constant || g.value(o).sym_value);
+    if (all_folded || !def->lower) {
+      for (int o : node.outputs)
+        if (o >= 0) {
+          DISCO_CHECK(g.value(o).constant || g.value(o).sym_value, node.where(),
+                      ": output is neither folded nor lowered");
+          tensor_for(o);
+        }
+      continue;
+    }
+    std::vector<std::optional<HTensor>> ins;
+    for (int in : node.inputs) ins.push_back(in >= 0 ? std::optional<HTensor>(tensor_for(in)) : std::nullopt);
+    LowerContext ctx(g, node, store, k.syms, std::move(ins));
+    def->lower(ctx);
+    for (size_t i = 0; i < node.outputs.size(); ++i) {
+      int o = node.outputs[i];
+      if (o < 0) continue;
+      const HTensor &t = ctx.outputs()[i];
+      DISCO_CHECK(t.f.defined(), node.where(), ": lowering did not define output ", i);
+      k.tensors[o] = t;
+      k.node_of_value[o] = n;
+    }
+    for (const auto &s : ctx.stages()) k.stages.push_back(s);
+  }
+  for (int o : outputs) {
+    HTensor t = tensor_for(o);
+    // An output must be a Func of its own: wrap inputs, constants and aliases.
+    bool is_param = std::find(k.input_values.begin(), k.input_values.end(), o) != k.input_values.end();
+    bool reused = std::count(outputs.begin(), outputs.end(), o) > 1;
+    for (const auto &f : k.outputs) reused = reused || f.name() == t.f.name();
+    if (is_param || reused || !t.f.defined() || g.value(o).constant || g.value(o).sym_value ||
+        k.node_of_value.count(o) == 0 || t.f.name().rfind("in_", 0) == 0) {
+      Halide::Func w("out_" + sanitize(g.value(o).name));
+      w(Halide::_) = t.f(Halide::_);
+      t.f = w;
+    }
+    k.output_values.push_back(o);
+    k.outputs.push_back(t.f);
+  }
+  return k;
+}
+
+}  // namespace disco

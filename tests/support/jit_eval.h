@@ -1,0 +1,16 @@
+// Test support: runs a whole graph through shape inference and lowering, and
+// realizes it with Halide's in-process JIT. Op tests use it to compare an op's
+// numbers with reference values, independent of disco's kernel compiler.
+#pragma once
+#include <vector>
+
+#include "frontend/graph.h"
+
+namespace disco::testing {
+
+std::vector<TensorData> jit_eval(Graph g, const std::vector<TensorData> &inputs);
+
+// Max |a - b| / (atol + rtol * |b|) over all elements; <= 1 means close.
+double closeness(const TensorData &a, const TensorData &b, double rtol = 1e-4, double atol = 1e-5);
+
+}  // namespace disco::testing
