@@ -1,0 +1,38 @@
+// Runs a Plan: binds symbols from the input shapes, verifies every check,
+// evaluates buffer sizes, allocates (reusing memory across runs) and calls the
+// kernels of the shared library in order. It links neither Halide nor ONNX,
+// so it also serves processes that must not load libHalide (OpenCL on PoCL).
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "frontend/tensor_data.h"
+#include "runtime/plan.h"
+
+namespace disco {
+
+class KernelLibrary;
+
+class Executor {
+ public:
+  // `library_path` is the shared library holding the plan's kernels.
+  Executor(Plan plan, const std::string &library_path);
+  ~Executor();
+
+  // Inputs in the plan's input order. Throws disco::Error naming the input
+  // and dim on a shape or dtype mismatch, before any kernel runs.
+  std::vector<TensorData> run(const std::vector<TensorData> &inputs);
+  const Plan &plan() const { return plan_; }
+  const SymbolValues &last_symbols() const { return symbols_; }
+  void set_num_threads(int n);
+
+ private:
+  Plan plan_;
+  std::unique_ptr<KernelLibrary> lib_;
+  std::vector<int (*)(void **)> kernels_;
+  std::vector<std::vector<uint8_t>> temps_;  // kept across runs: fresh pages are slow to touch
+  SymbolValues symbols_;
+};
+
+}  // namespace disco

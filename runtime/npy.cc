@@ -1,0 +1,106 @@
+#include "runtime/npy.h"
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "frontend/errors.h"
+
+namespace disco {
+
+namespace {
+
+struct Descr {
+  const char *text;
+  DType dtype;
+};
+constexpr Descr kDescrs[] = {
+    {"<f4", DType::F32}, {"<f2", DType::F16}, {"<f8", DType::F64}, {"|i1", DType::I8},  {"<i2", DType::I16},
+    {"<i4", DType::I32}, {"<i8", DType::I64}, {"|u1", DType::U8},  {"<u2", DType::U16}, {"<u4", DType::U32},
+    {"<u8", DType::U64}, {"|b1", DType::Bool},
+};
+
+std::string field(const std::string &header, const std::string &key, const std::string &path) {
+  size_t k = header.find("'" + key + "'");
+  DISCO_CHECK(k != std::string::npos, "'", path, "': .npy header has no '", key, "'");
+  size_t colon = header.find(':', k);
+  DISCO_CHECK(colon != std::string::npos, "'", path, "': bad .npy header");
+  return header.substr(colon + 1);
+}
+
+}  // namespace
+
+TensorData read_npy(const std::string &path) {
+  std::ifstream f(path, std::ios::binary);
+  DISCO_CHECK(f.good(), "cannot open '", path, "'");
+  char magic[8];
+  f.read(magic, 8);
+  DISCO_CHECK(f.gcount() == 8 && std::memcmp(magic, "\x93NUMPY", 6) == 0, "'", path, "' is not a .npy file");
+  uint32_t hlen = 0;
+  if (magic[6] == 1) {
+    uint8_t b[2];
+    f.read(reinterpret_cast<char *>(b), 2);
+    hlen = b[0] | (b[1] << 8);
+  } else {
+    uint8_t b[4];
+    f.read(reinterpret_cast<char *>(b), 4);
+    hlen = b[0] | (b[1] << 8) | (b[2] << 16) | (static_cast<uint32_t>(b[3]) << 24);
+  }
+  DISCO_CHECK(f.good() && hlen < (1u << 20), "'", path, "': truncated .npy header");
+  std::string header(hlen, '\0');
+  f.read(header.data(), hlen);
+  DISCO_CHECK(f.good(), "'", path, "': truncated .npy header");
+
+  std::string descr = field(header, "descr", path);
+  size_t q1 = descr.find('\''), q2 = descr.find('\'', q1 + 1);
+  DISCO_CHECK(q1 != std::string::npos && q2 != std::string::npos, "'", path, "': bad descr");
+  std::string d = descr.substr(q1 + 1, q2 - q1 - 1);
+  if (d == "<b1" || d == "?") d = "|b1";
+  if (d == "<i1") d = "|i1";
+  if (d == "<u1") d = "|u1";
+  DType dtype = DType::Undefined;
+  for (const auto &x : kDescrs)
+    if (d == x.text) dtype = x.dtype;
+  DISCO_CHECK(dtype != DType::Undefined, "'", path, "': unsupported .npy dtype '", d, "'");
+  DISCO_CHECK(field(header, "fortran_order", path).find("False") != std::string::npos, "'", path,
+              "': Fortran-order arrays are not supported");
+  std::string shp = field(header, "shape", path);
+  size_t open = shp.find('('), close = shp.find(')');
+  DISCO_CHECK(open != std::string::npos && close != std::string::npos, "'", path, "': bad shape");
+  std::vector<int64_t> shape;
+  std::stringstream ss(shp.substr(open + 1, close - open - 1));
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (item.find_first_not_of(" ") == std::string::npos) continue;
+    shape.push_back(std::stoll(item));
+  }
+  TensorData t(dtype, shape);
+  f.read(reinterpret_cast<char *>(t.mutable_data()), static_cast<std::streamsize>(t.num_bytes()));
+  DISCO_CHECK(static_cast<size_t>(f.gcount()) == t.num_bytes(), "'", path, "' is truncated: expected ",
+              t.num_bytes(), " bytes of data");
+  return t;
+}
+
+void write_npy(const std::string &path, const TensorData &t) {
+  const char *descr = nullptr;
+  for (const auto &x : kDescrs)
+    if (x.dtype == t.dtype) descr = x.text;
+  DISCO_CHECK(descr, "cannot write dtype ", dtype_name(t.dtype), " to .npy");
+  std::string shape = "(";
+  for (size_t i = 0; i < t.shape.size(); ++i) shape += std::to_string(t.shape[i]) + (t.shape.size() == 1 ? "," : (i + 1 < t.shape.size() ? ", " : ""));
+  shape += ")";
+  std::string header = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  size_t total = 10 + header.size() + 1;
+  header += std::string((64 - total % 64) % 64, ' ') + "\n";
+  std::ofstream f(path, std::ios::binary);
+  DISCO_CHECK(f.good(), "cannot write '", path, "'");
+  f.write("\x93NUMPY\x01\x00", 8);
+  uint16_t hl = static_cast<uint16_t>(header.size());
+  char hb[2] = {static_cast<char>(hl & 0xff), static_cast<char>(hl >> 8)};
+  f.write(hb, 2);
+  f.write(header.data(), static_cast<std::streamsize>(header.size()));
+  f.write(reinterpret_cast<const char *>(t.data()), static_cast<std::streamsize>(t.num_bytes()));
+  DISCO_CHECK(f.good(), "error writing '", path, "'");
+}
+
+}  // namespace disco

@@ -1,0 +1,260 @@
+#include "runtime/plan.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "frontend/errors.h"
+
+namespace disco {
+
+namespace {
+
+// Tokens are separated by spaces; strings are written as <length>:<bytes>.
+class Writer {
+ public:
+  Writer &word(const std::string &w) { return raw(w); }
+  Writer &num(int64_t v) { return raw(std::to_string(v)); }
+  Writer &str(const std::string &s) { return raw(std::to_string(s.size()) + ":" + s); }
+  Writer &dim(const Dim &d) { return str(serialize_dim(d)); }
+  Writer &shape(const Shape &s) {
+    num(static_cast<int64_t>(s.size()));
+    for (const auto &d : s) dim(d);
+    return *this;
+  }
+  Writer &ints(const std::vector<int> &v) {
+    num(static_cast<int64_t>(v.size()));
+    for (int x : v) num(x);
+    return *this;
+  }
+  void line() { os_ << "\n"; first_ = true; }
+  std::string text() const { return os_.str(); }
+
+ private:
+  Writer &raw(const std::string &w) {
+    if (!first_) os_ << ' ';
+    os_ << w;
+    first_ = false;
+    return *this;
+  }
+  std::ostringstream os_;
+  bool first_ = true;
+};
+
+class Reader {
+ public:
+  explicit Reader(std::string text) : t_(std::move(text)) {}
+  std::string word() {
+    skip();
+    size_t b = p_;
+    while (p_ < t_.size() && !std::isspace(static_cast<unsigned char>(t_[p_]))) ++p_;
+    DISCO_CHECK(b != p_, "plan file: unexpected end");
+    return t_.substr(b, p_ - b);
+  }
+  int64_t num() { return std::stoll(word()); }
+  std::string str() {
+    skip();
+    size_t colon = t_.find(':', p_);
+    DISCO_CHECK(colon != std::string::npos, "plan file: bad string");
+    size_t n = std::stoull(t_.substr(p_, colon - p_));
+    DISCO_CHECK(colon + 1 + n <= t_.size(), "plan file: truncated string");
+    std::string s = t_.substr(colon + 1, n);
+    p_ = colon + 1 + n;
+    return s;
+  }
+  Dim dim() { return parse_dim(str()); }
+  Shape shape() {
+    Shape s(static_cast<size_t>(num()));
+    for (auto &d : s) d = dim();
+    return s;
+  }
+  std::vector<int> ints() {
+    std::vector<int> v(static_cast<size_t>(num()));
+    for (auto &x : v) x = static_cast<int>(num());
+    return v;
+  }
+  void expect(const std::string &w) {
+    std::string got = word();
+    DISCO_CHECK(got == w, "plan file: expected '", w, "', found '", got, "'");
+  }
+
+ private:
+  void skip() {
+    while (p_ < t_.size() && std::isspace(static_cast<unsigned char>(t_[p_]))) ++p_;
+  }
+  std::string t_;
+  size_t p_ = 0;
+};
+
+void write_dim(std::ostringstream &os, const Dim &d);
+
+void write_atom(std::ostringstream &os, const AtomNode &a) {
+  static const char kinds[] = {'S', 'D', 'M', 'n', 'x'};
+  os << kinds[a.kind];
+  if (a.kind == AtomNode::Sym) {
+    os << a.name.size() << ':' << a.name;
+    return;
+  }
+  write_dim(os, a.a);
+  write_dim(os, a.b);
+}
+
+void write_dim(std::ostringstream &os, const Dim &d) {
+  os << '(';
+  for (const auto &t : d.terms()) {
+    os << '[' << t.coeff;
+    for (const auto &a : t.atoms) write_atom(os, *a);
+    os << ']';
+  }
+  os << ')';
+}
+
+struct DimParser {
+  const std::string &s;
+  size_t p = 0;
+  char peek() const { return p < s.size() ? s[p] : '\0'; }
+  void eat(char c) {
+    DISCO_CHECK(peek() == c, "bad serialized dim '", s, "'");
+    ++p;
+  }
+  int64_t integer() {
+    size_t b = p;
+    if (peek() == '-') ++p;
+    while (std::isdigit(static_cast<unsigned char>(peek()))) ++p;
+    DISCO_CHECK(p > b, "bad serialized dim '", s, "'");
+    return std::stoll(s.substr(b, p - b));
+  }
+  Dim atom() {
+    char k = peek();
+    ++p;
+    if (k == 'S') {
+      size_t n = static_cast<size_t>(integer());
+      eat(':');
+      DISCO_CHECK(p + n <= s.size(), "bad serialized dim '", s, "'");
+      std::string name = s.substr(p, n);
+      p += n;
+      return Dim::symbol(name);
+    }
+    Dim a = dim(), b = dim();
+    switch (k) {
+      case 'D': return floor_div(a, b);
+      case 'M': return floor_mod(a, b);
+      case 'n': return min(a, b);
+      case 'x': return max(a, b);
+    }
+    fail("bad serialized dim '", s, "'");
+  }
+  Dim dim() {
+    eat('(');
+    Dim sum(0);
+    while (peek() == '[') {
+      ++p;
+      Dim term(integer());
+      while (peek() != ']') term = term * atom();
+      eat(']');
+      sum = sum + term;
+    }
+    eat(')');
+    return sum;
+  }
+};
+
+}  // namespace
+
+std::string serialize_dim(const Dim &d) {
+  std::ostringstream os;
+  write_dim(os, d);
+  return os.str();
+}
+
+Dim parse_dim(const std::string &text) {
+  DimParser p{text};
+  Dim d = p.dim();
+  DISCO_CHECK(p.p == text.size(), "bad serialized dim '", text, "'");
+  return d;
+}
+
+void Plan::save(const std::string &path) const {
+  Writer w;
+  w.word("disco-plan").num(1).str(name).str(library);
+  w.line();
+  w.word("inputs").num(static_cast<int64_t>(inputs.size()));
+  for (const auto &in : inputs) w.str(in.name).num(static_cast<int>(in.dtype)).shape(in.shape);
+  w.line();
+  w.word("outputs").num(static_cast<int64_t>(output_names.size()));
+  for (const auto &o : output_names) w.str(o);
+  w.line();
+  w.word("checks").num(static_cast<int64_t>(checks.size()));
+  for (const auto &c : checks) w.num(c.kind).dim(c.a).dim(c.b).str(c.message);
+  w.line();
+  w.word("buffers").num(static_cast<int64_t>(buffers.size()));
+  for (const auto &b : buffers) w.num(b.kind).str(b.name).num(static_cast<int>(b.dtype)).shape(b.shape).num(b.io_index);
+  w.line();
+  w.word("steps").num(static_cast<int64_t>(steps.size()));
+  for (const auto &s : steps) {
+    w.str(s.kernel).str(s.label).ints(s.inputs).ints(s.outputs).num(static_cast<int64_t>(s.symbols.size()));
+    for (const auto &sym : s.symbols) w.str(sym);
+  }
+  w.line();
+  w.word("io").ints(input_buffers).ints(output_buffers);
+  w.line();
+  std::ofstream f(path, std::ios::binary);
+  f << w.text();
+  DISCO_CHECK(f.good(), "cannot write plan file '", path, "'");
+}
+
+Plan Plan::load(const std::string &path) {
+  std::ifstream f(path, std::ios::binary);
+  DISCO_CHECK(f.good(), "cannot open plan file '", path, "'");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  Reader r(ss.str());
+  Plan p;
+  r.expect("disco-plan");
+  DISCO_CHECK(r.num() == 1, "plan file '", path, "' has an unknown version");
+  p.name = r.str();
+  p.library = r.str();
+  r.expect("inputs");
+  p.inputs.resize(static_cast<size_t>(r.num()));
+  for (auto &in : p.inputs) {
+    in.name = r.str();
+    in.dtype = static_cast<DType>(r.num());
+    in.shape = r.shape();
+  }
+  r.expect("outputs");
+  p.output_names.resize(static_cast<size_t>(r.num()));
+  for (auto &o : p.output_names) o = r.str();
+  r.expect("checks");
+  size_t nc = static_cast<size_t>(r.num());
+  for (size_t i = 0; i < nc; ++i) {
+    RuntimeCheck c{static_cast<RuntimeCheck::Kind>(r.num()), Dim(0), Dim(0), ""};
+    c.a = r.dim();
+    c.b = r.dim();
+    c.message = r.str();
+    p.checks.push_back(c);
+  }
+  r.expect("buffers");
+  p.buffers.resize(static_cast<size_t>(r.num()));
+  for (auto &b : p.buffers) {
+    b.kind = static_cast<PlanBuffer::Kind>(r.num());
+    b.name = r.str();
+    b.dtype = static_cast<DType>(r.num());
+    b.shape = r.shape();
+    b.io_index = static_cast<int>(r.num());
+  }
+  r.expect("steps");
+  p.steps.resize(static_cast<size_t>(r.num()));
+  for (auto &s : p.steps) {
+    s.kernel = r.str();
+    s.label = r.str();
+    s.inputs = r.ints();
+    s.outputs = r.ints();
+    s.symbols.resize(static_cast<size_t>(r.num()));
+    for (auto &sym : s.symbols) sym = r.str();
+  }
+  r.expect("io");
+  p.input_buffers = r.ints();
+  p.output_buffers = r.ints();
+  return p;
+}
+
+}  // namespace disco

@@ -1,0 +1,49 @@
+// A Plan is what the compiler hands the runtime: the inputs as declared, the
+// run-time checks, buffers with symbolic sizes, and the kernel calls in order.
+// It refers to kernels by name inside one shared library (JIT and cache) or
+// one static library (AOT). Plans serialize to a small text file so that the
+// compile cache and other processes can load them without the compiler.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "lowering/shape_store.h"
+#include "runtime/shape_binder.h"
+
+namespace disco {
+
+struct PlanBuffer {
+  enum Kind { Input, Output, Temp } kind = Temp;
+  std::string name;
+  DType dtype = DType::Undefined;
+  Shape shape;
+  int io_index = -1;  // position among the inputs or outputs
+};
+
+struct PlanStep {
+  std::string kernel;                // symbol prefix: the library exports <kernel>_argv
+  std::string label;                 // the nodes it computes, for --verbose and errors
+  std::vector<int> inputs;           // buffer ids
+  std::vector<std::string> symbols;  // int32 scalar arguments, in ABI order
+  std::vector<int> outputs;          // buffer ids
+};
+
+struct Plan {
+  std::string name;
+  std::vector<InputSpec> inputs;
+  std::vector<std::string> output_names;
+  std::vector<RuntimeCheck> checks;
+  std::vector<PlanBuffer> buffers;
+  std::vector<PlanStep> steps;
+  std::vector<int> input_buffers, output_buffers;
+  std::string library;  // file name of the kernel library, next to the plan file
+
+  void save(const std::string &path) const;
+  static Plan load(const std::string &path);
+};
+
+// Dims in a form that round-trips exactly (names may hold any character).
+std::string serialize_dim(const Dim &d);
+Dim parse_dim(const std::string &text);
+
+}  // namespace disco

@@ -1,0 +1,223 @@
+#include "targets/compile_model.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "frontend/errors.h"
+#include "frontend/onnx_importer.h"
+#include "lowering/infer_context.h"
+#include "lowering/lower_graph.h"
+#include "schedules/fusion.h"
+#include "schedules/x86_schedule.h"
+#include "targets/host/host_codegen.h"
+
+namespace disco {
+
+namespace {
+
+std::atomic<int> g_compiles{0};
+
+uint64_t fnv1a(const void *data, size_t n, uint64_t h = 1469598103934665603ull) {
+  const auto *p = static_cast<const uint8_t *>(data);
+  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+
+std::string read_file(const std::string &path) {
+  std::ifstream f(path, std::ios::binary);
+  DISCO_CHECK(f.good(), "cannot open '", path, "'");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// A change to the compiler must not reuse old kernels: hash our own binary.
+uint64_t compiler_id() {
+  static const uint64_t id = [] {
+    std::ifstream f("/proc/self/exe", std::ios::binary);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    const std::string s = ss.str();
+    return fnv1a(s.data(), s.size());
+  }();
+  return id;
+}
+
+std::string hex(uint64_t v) {
+  char b[17];
+  std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(v));
+  return b;
+}
+
+void make_dirs(const std::string &path) {
+  for (size_t p = 1; p <= path.size(); ++p) {
+    if (p == path.size() || path[p] == '/') {
+      std::string sub = path.substr(0, p);
+      if (mkdir(sub.c_str(), 0755) != 0 && errno != EEXIST) fail("cannot create directory '", sub, "'");
+    }
+  }
+}
+
+std::string cache_root(const CompileOptions &o) {
+  if (!o.cache_dir.empty()) return o.cache_dir;
+  if (const char *d = std::getenv("DISCO_CACHE_DIR"); d && *d) return d;
+  if (const char *d = std::getenv("XDG_CACHE_HOME"); d && *d) return std::string(d) + "/disco";
+  if (const char *d = std::getenv("HOME"); d && *d) return std::string(d) + "/.cache/disco";
+  return "/tmp/disco-cache";
+}
+
+bool exists(const std::string &p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0;
+}
+
+std::string sanitize(const std::string &s) {
+  std::string out;
+  for (char c : s) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "m_" + out;
+  return out;
+}
+
+std::string group_label(const Graph &g, const FusionGroup &gr) {
+  std::string s = group_kind_name(gr.kind);
+  s += ":";
+  for (int n : gr.nodes) s += " " + g.nodes[n].name;
+  if (gr.nodes.empty()) s += " " + g.value(gr.outputs[0]).name;
+  return s;
+}
+
+// Builds the plan and compiles every kernel into `dir`.
+Plan build(Graph &g, const ShapeStore &store, const std::string &name, const std::string &dir,
+           const CompileOptions &opts) {
+  auto say = [&](const std::string &s) {
+    if (opts.progress) opts.progress(s);
+  };
+  Halide::Target target = parse_target(opts.target);
+  std::vector<FusionGroup> groups = plan_fusion(g, store);
+
+  Plan plan;
+  plan.name = name;
+  plan.checks = store.checks();
+  plan.library = "kernels.so";
+  std::map<int, int> buffer_of;  // value id -> buffer id
+  auto add_buffer = [&](PlanBuffer::Kind kind, int vid, int io) {
+    const Value &v = g.value(vid);
+    plan.buffers.push_back({kind, v.name, v.dtype, *v.shape, io});
+    return static_cast<int>(plan.buffers.size()) - 1;
+  };
+  for (size_t i = 0; i < g.inputs.size(); ++i) {
+    const Value &v = g.value(g.inputs[i]);
+    plan.inputs.push_back({v.name, v.dtype, *v.shape});
+    int b = add_buffer(PlanBuffer::Input, g.inputs[i], static_cast<int>(i));
+    buffer_of[g.inputs[i]] = b;
+    plan.input_buffers.push_back(b);
+  }
+  plan.output_buffers.assign(g.outputs.size(), -1);
+  for (int o : g.outputs) plan.output_names.push_back(g.value(o).name);
+  auto output_slot = [&](int vid) {
+    for (size_t p = 0; p < g.outputs.size(); ++p)
+      if (g.outputs[p] == vid && plan.output_buffers[p] < 0) return static_cast<int>(p);
+    return -1;
+  };
+
+  std::vector<std::string> objects;
+  for (size_t gi = 0; gi < groups.size(); ++gi) {
+    const FusionGroup &gr = groups[gi];
+    const std::string kname = sanitize(name) + "_k" + std::to_string(gi);
+    const std::string label = group_label(g, gr);
+    say("[" + std::to_string(gi + 1) + "/" + std::to_string(groups.size()) + "] kernel " + kname + " (" + label + ")");
+    LoweredKernel k = lower_nodes(g, store, gr.nodes, gr.outputs);
+    schedule_x86(k, target);
+    PlanStep step;
+    step.kernel = kname;
+    step.label = label;
+    for (int vid : k.input_values) {
+      auto it = buffer_of.find(vid);
+      DISCO_CHECK(it != buffer_of.end(), "internal: kernel ", kname, " reads '", g.value(vid).name,
+                  "' before any kernel writes it");
+      step.inputs.push_back(it->second);
+    }
+    for (auto &[sym, p] : k.syms.used()) step.symbols.push_back(sym);
+    for (int vid : k.output_values) {
+      int slot = output_slot(vid);
+      int b = add_buffer(slot >= 0 ? PlanBuffer::Output : PlanBuffer::Temp, vid, slot);
+      if (slot >= 0) plan.output_buffers[slot] = b;
+      if (gr.kind != GroupKind::Copy || !buffer_of.count(vid)) buffer_of[vid] = b;
+      step.outputs.push_back(b);
+    }
+    const std::string obj = dir + "/" + kname + ".o";
+    compile_kernel_object(k, kname, obj, target);
+    objects.push_back(obj);
+    plan.steps.push_back(std::move(step));
+  }
+  for (size_t p = 0; p < g.outputs.size(); ++p)
+    DISCO_CHECK(plan.output_buffers[p] >= 0, "internal: no kernel writes output '", g.value(g.outputs[p]).name, "'");
+  say("linking " + std::to_string(objects.size()) + " kernels");
+  const std::string rt = dir + "/halide_runtime.o";
+  compile_runtime_object(rt, target);
+  objects.push_back(rt);
+  link_shared_library(objects, dir + "/" + plan.library);
+  for (const auto &o : objects) std::remove(o.c_str());
+  return plan;
+}
+
+}  // namespace
+
+int compile_count() { return g_compiles.load(); }
+
+CompiledModel compile_graph(Graph g, const std::string &name, const std::string &key, const CompileOptions &opts) {
+  auto t0 = std::chrono::steady_clock::now();
+  CompiledModel m;
+  const bool cached = opts.use_cache && !key.empty();
+  const std::string root = cache_root(opts);
+  std::string full_key = hex(fnv1a(opts.target.data(), opts.target.size(), fnv1a(key.data(), key.size()) ^ compiler_id()));
+  m.dir = root + "/" + sanitize(name) + "-" + full_key;
+  if (cached && exists(m.dir + "/plan.txt")) {
+    m.plan = Plan::load(m.dir + "/plan.txt");
+    m.library_path = m.dir + "/" + m.plan.library;
+    m.cache_hit = true;
+    m.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return m;
+  }
+  // Build in a private folder, then rename: concurrent compiles never see half a result.
+  make_dirs(root);
+  std::string tmp = root + "/tmp-XXXXXX";
+  DISCO_CHECK(mkdtemp(tmp.data()), "cannot create a folder in '", root, "'");
+  if (opts.progress) opts.progress("inferring shapes");
+  ShapeStore store;
+  infer_shapes(g, store);
+  m.plan = build(g, store, name, tmp, opts);
+  m.plan.save(tmp + "/plan.txt");
+  ++g_compiles;
+  if (cached) {
+    if (std::rename(tmp.c_str(), m.dir.c_str()) != 0) {
+      // Another process finished first; use ours anyway, it is complete.
+      m.dir = tmp;
+    }
+  } else {
+    m.dir = tmp;
+  }
+  m.library_path = m.dir + "/" + m.plan.library;
+  m.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return m;
+}
+
+CompiledModel compile_onnx(const std::string &model_path, const CompileOptions &opts) {
+  if (opts.progress) opts.progress("parsing " + model_path);
+  const std::string bytes = read_file(model_path);
+  const size_t slash = model_path.find_last_of('/');
+  Graph g = load_onnx_bytes(bytes, slash == std::string::npos ? "." : model_path.substr(0, slash), model_path);
+  std::string stem = model_path.substr(model_path.find_last_of('/') + 1);
+  stem = stem.substr(0, stem.find('.'));
+  return compile_graph(std::move(g), stem, hex(fnv1a(bytes.data(), bytes.size())), opts);
+}
+
+}  // namespace disco

@@ -1,0 +1,37 @@
+// The compile driver: ONNX or Graph in, Plan plus kernel library out.
+// frontend -> shape inference -> fusion -> lowering -> schedules -> codegen.
+// Results are cached on disk, keyed by the model bytes, the options and the
+// compiler binary, so a second run of an unchanged model compiles nothing.
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "frontend/graph.h"
+#include "runtime/plan.h"
+
+namespace disco {
+
+struct CompileOptions {
+  std::string target = "host";
+  std::string cache_dir;  // empty: $DISCO_CACHE_DIR, else $XDG_CACHE_HOME/disco, else ~/.cache/disco
+  bool use_cache = true;
+  std::function<void(const std::string &)> progress;  // one line per stage and kernel
+};
+
+struct CompiledModel {
+  Plan plan;
+  std::string dir;           // holds plan.txt and the kernel library
+  std::string library_path;
+  bool cache_hit = false;
+  double seconds = 0;
+};
+
+CompiledModel compile_onnx(const std::string &model_path, const CompileOptions &opts);
+// `key` identifies the graph for the cache (e.g. a hash of its source).
+CompiledModel compile_graph(Graph g, const std::string &name, const std::string &key, const CompileOptions &opts);
+
+// How many fresh compiles this process has run (cache hits do not count).
+int compile_count();
+
+}  // namespace disco

@@ -1,0 +1,52 @@
+#include "targets/host/host_codegen.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "frontend/errors.h"
+
+namespace disco {
+
+Halide::Target parse_target(const std::string &name) {
+  if (name.empty() || name == "host") return Halide::get_host_target();
+  DISCO_CHECK(Halide::Target::validate_target_string(name), "unknown target '", name,
+              "' (use host or a Halide target string such as x86-64-linux-avx2)");
+  return Halide::Target(name);
+}
+
+void compile_kernel_object(LoweredKernel &k, const std::string &fn_name, const std::string &object_path,
+                           const Halide::Target &target) {
+  std::vector<Halide::Argument> args;
+  for (auto &p : k.input_params) args.emplace_back(p);
+  for (auto &[name, p] : k.syms.used()) args.emplace_back(p);
+  Halide::Pipeline p(k.outputs);
+  try {
+    p.compile_to_object(object_path, args, fn_name, target.with_feature(Halide::Target::NoRuntime));
+  } catch (const Halide::Error &e) {
+    fail("Halide could not compile kernel ", fn_name, ": ", e.what());
+  }
+}
+
+void compile_runtime_object(const std::string &object_path, const Halide::Target &target) {
+  Halide::compile_standalone_runtime(object_path, target);
+}
+
+void link_shared_library(const std::vector<std::string> &objects, const std::string &out_path) {
+  std::vector<std::string> argv = {"cc", "-shared", "-o", out_path};
+  argv.insert(argv.end(), objects.begin(), objects.end());
+  for (const char *lib : {"-lpthread", "-ldl", "-lm"}) argv.emplace_back(lib);
+  std::vector<char *> cargs;
+  for (auto &a : argv) cargs.push_back(a.data());
+  cargs.push_back(nullptr);
+  pid_t pid = fork();
+  DISCO_CHECK(pid >= 0, "cannot start the linker");
+  if (pid == 0) {
+    execvp("cc", cargs.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  DISCO_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "linking '", out_path, "' failed (is a C compiler 'cc' installed?)");
+}
+
+}  // namespace disco

@@ -1,0 +1,92 @@
+// The compile driver and runtime end to end: one compile, several shapes.
+#include "targets/compile_model.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "frontend/errors.h"
+#include "frontend/graph_builder.h"
+#include "runtime/executor.h"
+
+namespace disco {
+namespace {
+
+TensorData f32(std::vector<int64_t> shape, float start) {
+  TensorData t(DType::F32, std::move(shape));
+  for (int64_t i = 0; i < t.num_elements(); ++i) t.mutable_as<float>()[i] = start + static_cast<float>(i);
+  return t;
+}
+
+Graph relu_add_graph() {
+  GraphBuilder b;
+  auto x = b.input("x", DType::F32, {Dim::symbol("n"), Dim::symbol("m")});
+  auto bias = b.constant("bias", f32({3}, -2));  // -2, -1, 0
+  auto s = b.op("Add", {x, bias});
+  auto r = b.op("Relu", {s});
+  b.output(b.op("Mul", {r, r}));
+  return b.build();
+}
+
+CompileOptions no_cache() {
+  CompileOptions o;
+  o.use_cache = false;
+  return o;
+}
+
+TEST(CompileModel, OneCompileServesSeveralShapes) {
+  int before = compile_count();
+  CompiledModel m = compile_graph(relu_add_graph(), "relu_add", "", no_cache());
+  EXPECT_EQ(compile_count(), before + 1);
+  Executor exec(m.plan, m.library_path);
+  for (int64_t rows : {1, 2, 7}) {
+    TensorData x = f32({rows, 3}, -1);
+    auto out = exec.run({x});
+    ASSERT_EQ(out[0].shape, (std::vector<int64_t>{rows, 3}));
+    for (int64_t i = 0; i < x.num_elements(); ++i) {
+      float v = x.as<float>()[i] + static_cast<float>(i % 3) - 2;
+      float want = v > 0 ? v * v : 0;
+      EXPECT_FLOAT_EQ(out[0].as<float>()[i], want) << "rows " << rows << " element " << i;
+    }
+  }
+  EXPECT_EQ(compile_count(), before + 1);
+}
+
+TEST(CompileModel, WrongInnerDimNamesTheInputAndDim) {
+  CompiledModel m = compile_graph(relu_add_graph(), "relu_add", "", no_cache());
+  Executor exec(m.plan, m.library_path);
+  try {
+    exec.run({f32({2, 4}, 0)});
+    FAIL() << "expected a shape error";
+  } catch (const Error &e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("Add_0"), std::string::npos) << msg;
+  }
+}
+
+TEST(CompileModel, WrongDtypeIsRejected) {
+  CompiledModel m = compile_graph(relu_add_graph(), "relu_add", "", no_cache());
+  Executor exec(m.plan, m.library_path);
+  TensorData bad(DType::I32, {2, 3});
+  EXPECT_THROW(exec.run({bad}), Error);
+}
+
+TEST(CompileModel, SecondCompileOfTheSameKeyComesFromTheCache) {
+  char tmpl[] = "/tmp/disco-cache-test-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  CompileOptions o;
+  o.cache_dir = tmpl;
+  CompiledModel a = compile_graph(relu_add_graph(), "relu_add", "key1", o);
+  int count = compile_count();
+  CompiledModel b = compile_graph(relu_add_graph(), "relu_add", "key1", o);
+  EXPECT_FALSE(a.cache_hit);
+  EXPECT_TRUE(b.cache_hit);
+  EXPECT_EQ(compile_count(), count);
+  Executor exec(b.plan, b.library_path);
+  auto out = exec.run({f32({1, 3}, 2)});  // 0, 2, 4 -> relu -> squares
+  EXPECT_FLOAT_EQ(out[0].as<float>()[2], 16.0f);
+  std::system(("rm -rf " + std::string(tmpl)).c_str());
+}
+
+}  // namespace
+}  // namespace disco

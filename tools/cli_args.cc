@@ -1,0 +1,92 @@
+#include "tools/cli_args.h"
+
+namespace disco {
+
+CliArgs::CliArgs(int argc, char **argv, int first, const std::set<std::string> &flags,
+                 const std::set<std::string> &options) {
+  for (int i = first; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.rfind("--", 0) != 0 || a == "--") {
+      positional_.push_back(a);
+      continue;
+    }
+    std::string name = a.substr(2), value;
+    bool has_value = false;
+    if (auto eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+      has_value = true;
+    }
+    if (flags.count(name)) {
+      if (has_value) throw UsageError("--" + name + " takes no value");
+      flags_.insert(name);
+    } else if (options.count(name)) {
+      if (!has_value) {
+        if (i + 1 >= argc) throw UsageError("--" + name + " needs a value");
+        value = argv[++i];
+      }
+      options_[name].push_back(value);
+    } else {
+      throw UsageError("unknown option '" + a + "'");
+    }
+  }
+}
+
+std::vector<std::string> CliArgs::all(const std::string &name) const {
+  auto it = options_.find(name);
+  return it == options_.end() ? std::vector<std::string>{} : it->second;
+}
+
+std::string CliArgs::get(const std::string &name, const std::string &dflt) const {
+  auto v = all(name);
+  if (v.size() > 1) throw UsageError("--" + name + " given more than once");
+  return v.empty() ? dflt : v[0];
+}
+
+int CliArgs::get_int(const std::string &name, int dflt) const {
+  std::string v = get(name, "");
+  if (v.empty()) return dflt;
+  try {
+    size_t used = 0;
+    int x = std::stoi(v, &used);
+    if (used != v.size()) throw std::invalid_argument(v);
+    return x;
+  } catch (const std::exception &) {
+    throw UsageError("--" + name + " needs an integer, got '" + v + "'");
+  }
+}
+
+double CliArgs::get_double(const std::string &name, double dflt) const {
+  std::string v = get(name, "");
+  if (v.empty()) return dflt;
+  try {
+    return std::stod(v);
+  } catch (const std::exception &) {
+    throw UsageError("--" + name + " needs a number, got '" + v + "'");
+  }
+}
+
+std::pair<std::string, std::string> split_assignment(const std::string &text, const std::string &option) {
+  auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+    throw UsageError("--" + option + " expects NAME=VALUE, got '" + text + "'");
+  return {text.substr(0, eq), text.substr(eq + 1)};
+}
+
+std::vector<int64_t> parse_shape(const std::string &text) {
+  std::vector<int64_t> dims;
+  if (text == "scalar") return dims;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t x = text.find('x', start);
+    std::string part = text.substr(start, x == std::string::npos ? std::string::npos : x - start);
+    if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos)
+      throw UsageError("bad shape '" + text + "' (expected e.g. 2x128x768)");
+    dims.push_back(std::stoll(part));
+    if (x == std::string::npos) break;
+    start = x + 1;
+  }
+  return dims;
+}
+
+}  // namespace disco

@@ -1,0 +1,40 @@
+// A small argument parser for the disco tools: positional arguments, flags
+// and repeatable --name VALUE / --name=VALUE options, with usage errors that
+// say which option is wrong.
+#pragma once
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace disco {
+
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class CliArgs {
+ public:
+  // `flags` take no value; `options` take one and may repeat.
+  CliArgs(int argc, char **argv, int first, const std::set<std::string> &flags,
+          const std::set<std::string> &options);
+  bool flag(const std::string &name) const { return flags_.count(name) != 0; }
+  std::vector<std::string> all(const std::string &name) const;
+  std::string get(const std::string &name, const std::string &dflt) const;
+  int get_int(const std::string &name, int dflt) const;
+  double get_double(const std::string &name, double dflt) const;
+  const std::vector<std::string> &positional() const { return positional_; }
+
+ private:
+  std::set<std::string> flags_;
+  std::map<std::string, std::vector<std::string>> options_;
+  std::vector<std::string> positional_;
+};
+
+// "x=2x128x768" -> {"x", "2x128x768"}; throws UsageError naming the option.
+std::pair<std::string, std::string> split_assignment(const std::string &text, const std::string &option);
+std::vector<int64_t> parse_shape(const std::string &text);  // "2x128x768"
+
+}  // namespace disco

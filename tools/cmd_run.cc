@@ -1,0 +1,220 @@
+// disco run: compile once, run one or more input sets, write and check outputs.
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include "frontend/errors.h"
+#include "runtime/executor.h"
+#include "runtime/npy.h"
+#include "targets/compile_model.h"
+#include "tools/cli_args.h"
+#include "tools/commands.h"
+
+namespace disco {
+
+namespace {
+
+const char *kRunHelp =
+    "usage: disco run MODEL.onnx [options]\n"
+    "\n"
+    "Compiles MODEL once, with its symbolic dims, and runs it. Give an input more than\n"
+    "once to run several input sets with the same compiled model.\n"
+    "\n"
+    "  --input NAME=FILE.npy   input data (float32, float16, float64, int8-64, uint8-64, bool)\n"
+    "  --shape NAME=2x128x768  fill input NAME with deterministic random data of this shape\n"
+    "  --output-dir DIR        write DIR/<output>.npy (DIR/run<k>/<output>.npy for several runs)\n"
+    "  --expect NAME=FILE.npy  compare output NAME with a reference; exit 1 if it differs\n"
+    "  --rtol X, --atol X      tolerances for --expect (default 1e-4, 1e-5)\n"
+    "  --repeat N              time N runs of each input set and print the median (default 1)\n"
+    "  --threads N             worker threads (default: all cores)\n"
+    "  --target T              host (default) or a Halide target string, e.g. x86-64-linux-avx2\n"
+    "  --no-cache              compile even if the compile cache has this model\n"
+    "  --verbose               print compile progress, cache use and the compile count\n";
+
+TensorData random_tensor(DType t, const std::vector<int64_t> &shape, uint64_t seed) {
+  TensorData d(t, shape);
+  uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
+  auto next = [&s] {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    return s;
+  };
+  for (int64_t i = 0; i < d.num_elements(); ++i) {
+    double u = static_cast<double>(next() >> 11) / 9007199254740992.0;  // [0, 1)
+    switch (t) {
+      case DType::F32: d.mutable_as<float>()[i] = static_cast<float>(2 * u - 1); break;
+      case DType::F64: d.mutable_as<double>()[i] = 2 * u - 1; break;
+      case DType::F16: d.mutable_as<uint16_t>()[i] = float_to_half(static_cast<float>(2 * u - 1)); break;
+      case DType::Bool: d.mutable_as<uint8_t>()[i] = u < 0.5; break;
+      case DType::I64: d.mutable_as<int64_t>()[i] = static_cast<int64_t>(u * 10); break;
+      case DType::I32: d.mutable_as<int32_t>()[i] = static_cast<int32_t>(u * 10); break;
+      case DType::I8: d.mutable_as<int8_t>()[i] = static_cast<int8_t>(u * 10); break;
+      case DType::U8: d.mutable_as<uint8_t>()[i] = static_cast<uint8_t>(u * 10); break;
+      default: fail("--shape cannot fill dtype ", dtype_name(t), "; give the input with --input");
+    }
+  }
+  return d;
+}
+
+std::string shape_text(const std::vector<int64_t> &s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? "," : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+// Largest |a-b| / (atol + rtol*|b|); NaN equals NaN.
+double worst_error(const TensorData &a, const TensorData &b, double rtol, double atol, double *max_abs) {
+  double worst = 0;
+  *max_abs = 0;
+  for (int64_t i = 0; i < a.num_elements(); ++i) {
+    double x = a.float_at(i), y = b.float_at(i);
+    if (std::isnan(x) && std::isnan(y)) continue;
+    double d = std::fabs(x - y);
+    if (std::isnan(d)) d = INFINITY;
+    *max_abs = std::max(*max_abs, d);
+    worst = std::max(worst, d / (atol + rtol * std::fabs(y)));
+  }
+  return worst;
+}
+
+// Output names may hold '/' or ':' (exporters like "/fc/Gemm_output_0").
+std::string file_name(const std::string &name) {
+  std::string out;
+  for (char c : name) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_') ? c : '_';
+  return out.empty() || out[0] == '.' ? "_" + out : out;
+}
+
+void make_dir(const std::string &d) {
+  if (mkdir(d.c_str(), 0755) != 0 && errno != EEXIST) fail("cannot create directory '", d, "'");
+}
+
+}  // namespace
+
+int cmd_run(int argc, char **argv) {
+  CliArgs args(argc, argv, 2, {"help", "no-cache", "verbose"},
+               {"input", "shape", "output-dir", "expect", "rtol", "atol", "repeat", "threads", "target"});
+  if (args.flag("help")) {
+    std::fputs(kRunHelp, stdout);
+    return 0;
+  }
+  if (args.positional().size() != 1) throw UsageError("expected exactly one MODEL");
+  const std::string model = args.positional()[0];
+  const bool verbose = args.flag("verbose");
+  const int repeat = args.get_int("repeat", 1);
+  if (repeat < 1) throw UsageError("--repeat must be at least 1");
+  const double rtol = args.get_double("rtol", 1e-4), atol = args.get_double("atol", 1e-5);
+
+  // Input sets: the k-th occurrence of a name belongs to run k.
+  std::map<std::string, std::vector<std::pair<bool, std::string>>> given;  // name -> (is_file, text)
+  for (const auto &a : args.all("input")) {
+    auto [n, v] = split_assignment(a, "input");
+    given[n].push_back({true, v});
+  }
+  for (const auto &a : args.all("shape")) {
+    auto [n, v] = split_assignment(a, "shape");
+    parse_shape(v);
+    given[n].push_back({false, v});
+  }
+  std::map<std::string, std::vector<std::string>> expects;
+  for (const auto &a : args.all("expect")) {
+    auto [n, v] = split_assignment(a, "expect");
+    expects[n].push_back(v);
+  }
+
+  CompileOptions opts;
+  opts.target = args.get("target", "host");
+  opts.use_cache = !args.flag("no-cache");
+  if (verbose) opts.progress = [](const std::string &s) { std::fprintf(stderr, "  %s\n", s.c_str()); };
+  CompiledModel cm = compile_onnx(model, opts);
+  Executor exec(cm.plan, cm.library_path);
+  if (int t = args.get_int("threads", 0); t > 0) exec.set_num_threads(t);
+  const Plan &plan = exec.plan();
+  std::printf("compile: %.3f s (%zu kernels%s)\n", cm.seconds, plan.steps.size(),
+              cm.cache_hit ? ", from the compile cache" : "");
+  if (verbose)
+    std::fprintf(stderr, "  compiles in this process: %d%s\n  cache: %s\n", compile_count(),
+                 cm.cache_hit ? " (cache hit: nothing compiled)" : "", cm.dir.c_str());
+
+  for (const auto &[n, v] : given) {
+    bool known = false;
+    for (const auto &in : plan.inputs) known = known || in.name == n;
+    if (!known) fail("model has no input named '", n, "'");
+  }
+  size_t runs = 1;
+  for (const auto &[n, v] : given) runs = std::max(runs, v.size());
+  for (const auto &[n, v] : given)
+    if (v.size() != 1 && v.size() != runs)
+      throw UsageError("input '" + n + "' is given " + std::to_string(v.size()) + " times, others " +
+                       std::to_string(runs) + " times");
+  for (const auto &[n, v] : expects) {
+    bool known = std::find(plan.output_names.begin(), plan.output_names.end(), n) != plan.output_names.end();
+    if (!known) fail("model has no output named '", n, "'");
+    if (v.size() != 1 && v.size() != runs) throw UsageError("--expect for '" + n + "' does not match the run count");
+  }
+
+  std::vector<std::vector<TensorData>> results;
+  bool all_ok = true;
+  for (size_t r = 0; r < runs; ++r) {
+    std::vector<TensorData> inputs;
+    for (size_t i = 0; i < plan.inputs.size(); ++i) {
+      const InputSpec &spec = plan.inputs[i];
+      auto it = given.find(spec.name);
+      if (it == given.end())
+        fail("input '", spec.name, "' ", shape_str(spec.shape), " is not given; use --input ", spec.name,
+             "=FILE.npy or --shape ", spec.name, "=...");
+      const auto &[is_file, text] = it->second[it->second.size() == 1 ? 0 : r];
+      inputs.push_back(is_file ? read_npy(text) : random_tensor(spec.dtype, parse_shape(text), 1234 + i));
+    }
+    std::vector<double> times;
+    std::vector<TensorData> outs;
+    for (int k = 0; k < repeat; ++k) {
+      auto t0 = std::chrono::steady_clock::now();
+      outs = exec.run(inputs);
+      times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::sort(times.begin(), times.end());
+    std::string desc;
+    for (size_t i = 0; i < inputs.size(); ++i) desc += (i ? " " : "") + plan.inputs[i].name + shape_text(inputs[i].shape);
+    desc += " ->";
+    for (size_t i = 0; i < outs.size(); ++i) desc += " " + plan.output_names[i] + shape_text(outs[i].shape);
+    std::printf("run %zu: %s  median %.3f ms over %d\n", r + 1, desc.c_str(), times[times.size() / 2], repeat);
+    if (verbose) {
+      std::string syms;
+      for (const auto &[s, v] : exec.last_symbols()) syms += " " + s + "=" + std::to_string(v);
+      std::fprintf(stderr, "  symbols:%s\n", syms.c_str());
+    }
+    for (const auto &[n, files] : expects) {
+      size_t oi = std::find(plan.output_names.begin(), plan.output_names.end(), n) - plan.output_names.begin();
+      TensorData ref = read_npy(files[files.size() == 1 ? 0 : r]);
+      bool ok = ref.shape == outs[oi].shape;
+      double max_abs = 0, worst = ok ? worst_error(outs[oi], ref, rtol, atol, &max_abs) : INFINITY;
+      ok = ok && worst <= 1.0;
+      all_ok = all_ok && ok;
+      if (ref.shape != outs[oi].shape)
+        std::printf("  check %s: FAIL, shape %s, reference %s\n", n.c_str(), shape_text(outs[oi].shape).c_str(),
+                    shape_text(ref.shape).c_str());
+      else
+        std::printf("  check %s: %s (max abs error %.3g, rtol %g, atol %g)\n", n.c_str(), ok ? "ok" : "FAIL", max_abs,
+                    rtol, atol);
+    }
+    results.push_back(std::move(outs));
+  }
+  // Outputs are written only once every run has succeeded.
+  if (std::string dir = args.get("output-dir", ""); !dir.empty()) {
+    make_dir(dir);
+    for (size_t r = 0; r < results.size(); ++r) {
+      std::string d = runs == 1 ? dir : dir + "/run" + std::to_string(r + 1);
+      make_dir(d);
+      for (size_t i = 0; i < results[r].size(); ++i) write_npy(d + "/" + file_name(plan.output_names[i]) + ".npy", results[r][i]);
+    }
+    std::printf("wrote outputs to %s\n", dir.c_str());
+  }
+  return all_ok ? 0 : 1;
+}
+
+}  // namespace disco
