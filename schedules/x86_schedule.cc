@@ -47,7 +47,10 @@ void schedule_pure(Func f, int lanes, bool parallel) {
 void schedule_updates(Func f, int lanes, bool parallel) {
   auto args = f.args();
   for (int u = 0; u < f.num_update_definitions(); ++u) {
-    if (args.empty() || !update_writes_pure_vars(f, u)) continue;
+    if (args.empty() || !update_writes_pure_vars(f, u)) {
+      f.update(u).unscheduled();  // scatter-like updates keep Halide's default order
+      continue;
+    }
     auto stage = f.update(u);
     std::vector<VarOrRVar> order;
     Var inner_o(args[0].name() + "_vo"), inner_i(args[0].name() + "_vi");
@@ -70,6 +73,7 @@ void schedule_x86(LoweredKernel &k, const Halide::Target &target) {
   for (auto &s : k.stages) {
     s.f.compute_root();
     schedule_pure(s.f, 1, true);
+    schedule_updates(s.f, 1, true);
   }
   for (auto &f : k.outputs) {
     int lanes = vector_lanes(f.output_types()[0], target);

@@ -1,0 +1,50 @@
+// Every benchmark model, compiled once with symbolic dims, matches PyTorch's
+// outputs at its reference shape and at three other shapes.
+#include <gtest/gtest.h>
+
+#include "runtime/executor.h"
+#include "runtime/npy.h"
+#include "targets/compile_model.h"
+#include "tests/support/jit_eval.h"
+#include "tests/support/model_files.h"
+
+namespace disco {
+namespace {
+
+class ModelTest : public ::testing::TestWithParam<std::string> {};
+
+// convnet_bn has convnet's weights with BatchNormalization kept; same references.
+std::string reference_name(const std::string &model) { return model == "convnet_bn" ? "convnet" : model; }
+
+void expect_close(const TensorData &got, const TensorData &want, const std::string &what) {
+  ASSERT_EQ(got.shape, want.shape) << what;
+  EXPECT_LE(testing::closeness(got, want, 1e-4, 1e-5), 1.0) << what << ": outside rtol 1e-4, atol 1e-5";
+}
+
+TEST_P(ModelTest, MatchesReferencesAtFourShapesWithOneCompile) {
+  const std::string name = GetParam();
+  const std::string path = testing::find_model(name);
+  if (path.empty()) GTEST_SKIP() << name << ".onnx is neither in ../shared/models nor in examples/models";
+  int before = compile_count();
+  CompiledModel m = compile_onnx(path, CompileOptions{});
+  Executor exec(m.plan, m.library_path);
+  const std::string ref = reference_name(name);
+  if (const std::string shared = testing::shared_models_dir(); !shared.empty()) {
+    auto out = exec.run({read_npy(shared + "/" + ref + ".input.npy")});
+    expect_close(out[0], read_npy(shared + "/" + ref + ".output.npy"), name + " at the reference shape");
+  }
+  for (int k = 1; k <= 3; ++k) {
+    const std::string base = testing::references_dir() + "/" + ref + "." + std::to_string(k);
+    TensorData x = read_npy(base + ".input.npy");
+    auto out = exec.run({x});
+    expect_close(out[0], read_npy(base + ".output.npy"), name + " at shape set " + std::to_string(k));
+  }
+  EXPECT_LE(compile_count(), before + 1) << "one compile must serve every shape";
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, ModelTest,
+                         ::testing::Values("mlp", "bert_layer", "bert_small4", "convnet", "convnet_bn",
+                                           "layernorm_softmax"));
+
+}  // namespace
+}  // namespace disco
