@@ -95,8 +95,19 @@ std::string group_label(const Graph &g, const FusionGroup &gr) {
 }
 
 // Builds the plan and compiles every kernel into `dir`.
+// Halide's runtime is the same for every model of a target: build it once per cache.
+std::string runtime_object(const std::string &root, const Halide::Target &target) {
+  const std::string t = target.to_string();
+  const std::string path = root + "/halide_runtime-" + hex(fnv1a(t.data(), t.size()) ^ compiler_id()) + ".o";
+  if (exists(path)) return path;
+  const std::string tmp = path + ".tmp" + std::to_string(getpid());
+  compile_runtime_object(tmp, target);
+  std::rename(tmp.c_str(), path.c_str());
+  return path;
+}
+
 Plan build(Graph &g, const ShapeStore &store, const std::string &name, const std::string &dir,
-           const CompileOptions &opts) {
+           const std::string &runtime_obj, const CompileOptions &opts) {
   auto say = [&](const std::string &s) {
     if (opts.progress) opts.progress(s);
   };
@@ -128,7 +139,7 @@ Plan build(Graph &g, const ShapeStore &store, const std::string &name, const std
     return -1;
   };
 
-  std::vector<std::string> objects;
+  std::vector<std::string> objects, kernel_objects_to_remove;
   for (size_t gi = 0; gi < groups.size(); ++gi) {
     const FusionGroup &gr = groups[gi];
     const std::string kname = sanitize(name) + "_k" + std::to_string(gi);
@@ -161,11 +172,10 @@ Plan build(Graph &g, const ShapeStore &store, const std::string &name, const std
   for (size_t p = 0; p < g.outputs.size(); ++p)
     DISCO_CHECK(plan.output_buffers[p] >= 0, "internal: no kernel writes output '", g.value(g.outputs[p]).name, "'");
   say("linking " + std::to_string(objects.size()) + " kernels");
-  const std::string rt = dir + "/halide_runtime.o";
-  compile_runtime_object(rt, target);
-  objects.push_back(rt);
+  for (const auto &o : objects) kernel_objects_to_remove.push_back(o);
+  objects.push_back(runtime_obj);
   link_shared_library(objects, dir + "/" + plan.library);
-  for (const auto &o : objects) std::remove(o.c_str());
+  for (const auto &o : kernel_objects_to_remove) std::remove(o.c_str());
   return plan;
 }
 
@@ -194,7 +204,7 @@ CompiledModel compile_graph(Graph g, const std::string &name, const std::string 
   if (opts.progress) opts.progress("inferring shapes");
   ShapeStore store;
   infer_shapes(g, store);
-  m.plan = build(g, store, name, tmp, opts);
+  m.plan = build(g, store, name, tmp, runtime_object(root, parse_target(opts.target)), opts);
   m.plan.save(tmp + "/plan.txt");
   ++g_compiles;
   if (cached) {

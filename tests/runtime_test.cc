@@ -1,0 +1,120 @@
+// The runtime's pieces without a compiler: plan files round-trip, the symbol
+// binder reports mismatches by input and dim, and .npy files round-trip.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "frontend/errors.h"
+#include "runtime/npy.h"
+#include "runtime/plan.h"
+#include "runtime/shape_binder.h"
+
+namespace disco {
+namespace {
+
+const Dim b = Dim::symbol("batch"), s = Dim::symbol("seq len"), h = Dim::symbol("H");
+
+TEST(PlanFile, DimsRoundTripExactly) {
+  for (const Dim &d : {Dim(0), Dim(-3), b * s * 768 + 1, floor_div(h - 1, Dim(2)) + 1, min(b, s) * max(h, b + 2),
+                       floor_mod(b * 3 + 1, Dim(4))})
+    EXPECT_EQ(parse_dim(serialize_dim(d)), d) << d.str();
+}
+
+TEST(PlanFile, PlansRoundTrip) {
+  Plan p;
+  p.name = "m";
+  p.library = "kernels.so";
+  p.inputs = {{"x", DType::F32, {b, s, 768}}};
+  p.output_names = {"y"};
+  p.checks = {{RuntimeCheck::Equal, s, Dim(768), "node 'n' (Op): a message with spaces"}};
+  p.buffers = {{PlanBuffer::Input, "x", DType::F32, {b, s, 768}, 0}, {PlanBuffer::Output, "y", DType::F16, {b * s}, 0}};
+  p.steps = {{"m_k0", "loop: a b", {0}, {"batch", "seq len"}, {1}}};
+  p.input_buffers = {0};
+  p.output_buffers = {1};
+  std::string path = std::string(::testing::TempDir()) + "/plan.txt";
+  p.save(path);
+  Plan q = Plan::load(path);
+  EXPECT_EQ(q.inputs[0].shape, p.inputs[0].shape);
+  EXPECT_EQ(q.checks[0].message, p.checks[0].message);
+  EXPECT_EQ(q.buffers[1].dtype, DType::F16);
+  EXPECT_EQ(q.buffers[1].shape[0], b * s);
+  EXPECT_EQ(q.steps[0].symbols, p.steps[0].symbols);
+  EXPECT_EQ(q.steps[0].label, "loop: a b");
+  EXPECT_EQ(q.output_buffers, p.output_buffers);
+}
+
+std::string bind_error(const std::vector<InputSpec> &specs, const std::vector<std::vector<int64_t>> &shapes,
+                       const std::vector<RuntimeCheck> &checks = {}) {
+  std::vector<DType> dtypes(specs.size(), DType::F32);
+  try {
+    bind_symbols(specs, shapes, dtypes, checks);
+  } catch (const Error &e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ShapeBinder, BindsSymbolsFromTheirFirstUse) {
+  SymbolValues v = bind_symbols({{"x", DType::F32, {b, s, 768}}}, {{3, 20, 768}}, {DType::F32}, {});
+  EXPECT_EQ(v.at("batch"), 3);
+  EXPECT_EQ(v.at("seq len"), 20);
+}
+
+TEST(ShapeBinder, AFixedDimThatDiffersNamesTheInputAndDim) {
+  EXPECT_EQ(bind_error({{"x", DType::F32, {b, s, 768}}}, {{3, 20, 767}}),
+            "input 'x' dim 2 is 767, expected 768 (fixed by the model)");
+}
+
+TEST(ShapeBinder, ASharedSymbolMustAgreeAcrossInputs) {
+  std::string e = bind_error({{"a", DType::F32, {b}}, {"c", DType::F32, {b}}}, {{3}, {4}});
+  EXPECT_NE(e.find("input 'c' dim 0 is 4, expected 3 (symbol 'batch', the same as input 'a' dim 0)"),
+            std::string::npos)
+      << e;
+}
+
+TEST(ShapeBinder, RankAndCheckViolationsAreReported) {
+  EXPECT_NE(bind_error({{"x", DType::F32, {b, 4}}}, {{3}}).find("rank 1"), std::string::npos);
+  std::string e = bind_error({{"x", DType::F32, {b, h}}}, {{3, 5}},
+                             {{RuntimeCheck::Divisible, h, Dim(2), "node 'r' (Reshape): H must be even"}});
+  EXPECT_NE(e.find("node 'r' (Reshape): H must be even"), std::string::npos) << e;
+  EXPECT_NE(e.find("H = 5"), std::string::npos) << e;
+}
+
+TEST(ShapeBinder, WrongDtypeIsNamed) {
+  try {
+    bind_symbols({{"x", DType::F32, {b}}}, {{3}}, {DType::I32}, {});
+    FAIL();
+  } catch (const Error &e) {
+    EXPECT_STREQ(e.what(), "input 'x' has dtype int32, expected float32");
+  }
+}
+
+TEST(Npy, RoundTripsEveryDtype) {
+  for (DType t : {DType::F32, DType::F16, DType::F64, DType::I8, DType::I16, DType::I32, DType::I64, DType::U8,
+                  DType::U16, DType::U32, DType::U64, DType::Bool}) {
+    TensorData x(t, {2, 3});
+    for (size_t i = 0; i < x.num_bytes(); ++i) x.mutable_data()[i] = static_cast<uint8_t>(t == DType::Bool ? i % 2 : i * 7);
+    std::string path = std::string(::testing::TempDir()) + "/x.npy";
+    write_npy(path, x);
+    TensorData y = read_npy(path);
+    EXPECT_EQ(y.dtype, t);
+    EXPECT_EQ(y.shape, x.shape);
+    EXPECT_EQ(*y.bytes, *x.bytes) << dtype_name(t);
+  }
+}
+
+TEST(Npy, TruncatedFileIsAnError) {
+  TensorData x(DType::F32, {100});
+  std::string path = std::string(::testing::TempDir()) + "/t.npy";
+  write_npy(path, x);
+  std::FILE *f = std::fopen(path.c_str(), "r+");
+  ASSERT_NE(f, nullptr);
+  std::fclose(f);
+  ASSERT_EQ(truncate(path.c_str(), 200), 0);
+  EXPECT_THROW(read_npy(path), Error);
+}
+
+}  // namespace
+}  // namespace disco
