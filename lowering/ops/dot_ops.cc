@@ -1,5 +1,200 @@
+// Dot ops: MatMul (numpy semantics: 1-D operands, broadcast batch dims) and
+// Gemm. Both lower to one Func with a pure init and an update over an RDom on
+// K; half-precision inputs accumulate in float32 and are cast back in a final
+// pure Func.
+#include <functional>
+
+#include "lowering/infer_context.h"
+#include "lowering/lower_context.h"
 #include "lowering/op_registry.h"
 
 namespace disco {
-void register_dot_ops(OpRegistry &r) {}
+namespace {
+
+using Halide::Expr;
+using Halide::Func;
+using Halide::Var;
+
+// ---- shared ----------------------------------------------------------------
+
+// Half types lose too much precision when summed in their own type.
+Halide::Type acc_type(DType t) {
+  if (t == DType::F16 || t == DType::BF16) return Halide::Float(32);
+  return halide_type(t);
+}
+
+std::vector<Var> reversed(const std::vector<Var> &v) { return {v.rbegin(), v.rend()}; }
+
+void require_same_dtype(InferContext &c, int a, int b) {
+  if (c.dtype(a) != c.dtype(b))
+    c.fail("inputs ", a, " and ", b, " have different dtypes: ", dtype_name(c.dtype(a)), " and ",
+           dtype_name(c.dtype(b)));
+}
+
+// Output `out_vars` = epilogue(sum over k < K of product(k)). The sum is the
+// output Func itself when no epilogue or cast is needed; otherwise it is a
+// materialized stage and the output a pure Func over it.
+void define_dot(LowerContext &c, const std::vector<Var> &out_vars, const Dim &k_extent,
+                const std::function<Expr(const Expr &k)> &product, const std::function<Expr(const Expr &sum)> &epilogue,
+                Expr init) {
+  Halide::Type acc = acc_type(c.out_dtype(0));
+  bool direct = !epilogue && acc == halide_type(c.out_dtype(0));
+  Func sum = direct ? c.func("out0") : c.func("dot");
+  auto lhs = reversed(out_vars);
+  sum(lhs) = init.defined() ? Halide::cast(acc, init) : Halide::cast(acc, 0);
+  Halide::RDom k(0, c.dim(k_extent));
+  sum(lhs) += Halide::cast(acc, product(k.x));
+  if (direct) {
+    c.set_output(0, sum);
+    return;
+  }
+  c.add_stage(sum, StageKind::Reduction, static_cast<int>(out_vars.size()));
+  Expr s = sum(lhs);
+  c.define_output(0, out_vars, epilogue ? epilogue(s) : s);
+}
+
+// ---- MatMul ----------------------------------------------------------------
+
+void infer_matmul(InferContext &c) {
+  require_same_dtype(c, 0, 1);
+  const Shape &a = c.shape(0), &b = c.shape(1);
+  if (a.empty() || b.empty()) c.fail("MatMul operands must have rank >= 1, got ranks ", a.size(), " and ", b.size());
+  // numpy: a 1-D A is a row [1, K], a 1-D B a column [K, 1]; the 1 is dropped.
+  Dim ka = a.back(), kb = b.size() == 1 ? b[0] : b[b.size() - 2];
+  c.require_equal(ka, kb,
+                  "MatMul inner dims must match (A " + shape_str(a) + " dim -1 vs B " + shape_str(b) + " dim " +
+                      (b.size() == 1 ? "0" : "-2") + ")");
+  Shape batch_a(a.begin(), a.end() - std::min<size_t>(a.size(), 2));
+  Shape batch_b(b.begin(), b.end() - std::min<size_t>(b.size(), 2));
+  Shape out = c.broadcast(batch_a, batch_b);
+  if (a.size() >= 2) out.push_back(a[a.size() - 2]);
+  if (b.size() >= 2) out.push_back(b.back());
+  c.set_output(0, c.dtype(0), out);
+}
+
+// Index of operand `i` at the output's batch index plus its own last two
+// indices `tail` (one index for a 1-D operand).
+Expr matmul_read(LowerContext &c, int i, const std::vector<Expr> &batch_idx, const Shape &batch_shape,
+                 const std::vector<Expr> &tail) {
+  const HTensor &t = c.in(i);
+  if (t.rank() == 1) return t.at(tail);
+  Shape shape = batch_shape;
+  shape.push_back(t.shape[t.rank() - 2]);
+  shape.push_back(t.shape[t.rank() - 1]);
+  std::vector<Expr> idx = batch_idx;
+  idx.insert(idx.end(), tail.begin(), tail.end());
+  return c.broadcast_read(i, idx, shape);
+}
+
+void lower_matmul(LowerContext &c) {
+  const HTensor &a = c.in(0), &b = c.in(1);
+  const Shape &out = c.out_shape(0);
+  int rank = static_cast<int>(out.size());
+  int batch_rank = rank - (a.rank() >= 2) - (b.rank() >= 2);
+  auto v = c.vars(rank);
+  auto idx = c.exprs(v);
+  std::vector<Expr> batch(idx.begin(), idx.begin() + batch_rank);
+  Shape batch_shape(out.begin(), out.begin() + batch_rank);
+  Expr m = a.rank() >= 2 ? idx[batch_rank] : Expr();
+  Expr n = b.rank() >= 2 ? idx.back() : Expr();
+  auto product = [&](const Expr &k) {
+    std::vector<Expr> ta = a.rank() >= 2 ? std::vector<Expr>{m, k} : std::vector<Expr>{k};
+    std::vector<Expr> tb = b.rank() >= 2 ? std::vector<Expr>{k, n} : std::vector<Expr>{k};
+    Halide::Type acc = acc_type(c.out_dtype(0));
+    return Halide::cast(acc, matmul_read(c, 0, batch, batch_shape, ta)) *
+           Halide::cast(acc, matmul_read(c, 1, batch, batch_shape, tb));
+  };
+  define_dot(c, v, a.shape.back(), product, nullptr, Expr());
+}
+
+// ---- Gemm ------------------------------------------------------------------
+
+struct GemmAttrs {
+  bool trans_a, trans_b;
+  float alpha, beta;
+};
+
+GemmAttrs gemm_attrs(const AttrReader &r) {
+  return {r.get_int("transA", 0) != 0, r.get_int("transB", 0) != 0, r.get_float("alpha", 1.0f),
+          r.get_float("beta", 1.0f)};
+}
+
+// C broadcasts one way only: each of its dims equals the output's or is 1.
+void require_broadcasts_to(InferContext &c, const Shape &from, const Shape &to, const std::string &what) {
+  if (from.size() > to.size()) c.fail(what, " has rank ", from.size(), " above ", to.size());
+  for (size_t i = 0; i < from.size(); ++i) {
+    const Dim &d = from[i], &o = to[i + to.size() - from.size()];
+    if (c.store().same_dim(d, o) || c.store().canonical(d).is_const(1)) continue;
+    std::string desc = what + " dim " + std::to_string(i) + " (" + d.str() + ") and output dim (" + o.str() + ")";
+    c.broadcast_dim(d, o, desc);
+    // Broadcastable also admits o == 1 < d, which would grow the output.
+    if (c.store().can_be_one(o))
+      c.store().add_check(
+          {RuntimeCheck::AtLeast, o, d, c.where() + ": " + desc + ": C's dim must be 1 or the output's"});
+  }
+}
+
+void infer_gemm(InferContext &c) {
+  require_same_dtype(c, 0, 1);
+  GemmAttrs g = gemm_attrs(c.attrs());
+  const Shape &a = c.shape(0), &b = c.shape(1);
+  if (a.size() != 2 || b.size() != 2) c.fail("Gemm operands must be 2-D, got ", shape_str(a), " and ", shape_str(b));
+  Dim m = g.trans_a ? a[1] : a[0], ka = g.trans_a ? a[0] : a[1];
+  Dim kb = g.trans_b ? b[1] : b[0], n = g.trans_b ? b[0] : b[1];
+  c.require_equal(ka, kb,
+                  "Gemm inner dims must match (A " + shape_str(a) + (g.trans_a ? " transposed" : "") + ", B " +
+                      shape_str(b) + (g.trans_b ? " transposed" : "") + ")");
+  Shape out{m, n};
+  if (c.has_input(2)) {
+    require_same_dtype(c, 0, 2);
+    // Before opset 7, C broadcasts only when the `broadcast` attribute says so.
+    if (c.opset() < 7 && c.attrs().get_int("broadcast", 0) == 0) {
+      if (c.rank(2) != 2) c.fail("C must be [M, N] when broadcast=0, got ", shape_str(c.shape(2)));
+      c.require_equal(c.shape(2)[0], m, "Gemm C dim 0 must equal M");
+      c.require_equal(c.shape(2)[1], n, "Gemm C dim 1 must equal N");
+    } else {
+      require_broadcasts_to(c, c.shape(2), out, "Gemm C " + shape_str(c.shape(2)));
+    }
+  } else if (c.opset() < 11) {
+    c.fail("input C is required before opset 11");
+  }
+  c.set_output(0, c.dtype(0), out);
+}
+
+void lower_gemm(LowerContext &c) {
+  GemmAttrs g = gemm_attrs(c.attrs());
+  const HTensor &a = c.in(0), &b = c.in(1);
+  auto v = c.vars(2);
+  Expr m = v[0], n = v[1];
+  Halide::Type acc = acc_type(c.out_dtype(0));
+  auto product = [&](const Expr &k) {
+    Expr x = g.trans_a ? a.at({k, m}) : a.at({m, k});
+    Expr y = g.trans_b ? b.at({n, k}) : b.at({k, n});
+    return Halide::cast(acc, x) * Halide::cast(acc, y);
+  };
+  Dim k_extent = g.trans_a ? a.shape[0] : a.shape[1];
+  bool has_c = c.has_input(2) && g.beta != 0.0f;
+  // Integer Gemm scales in double so that fractional alpha/beta are honoured.
+  Halide::Type scale_t = acc.is_float() ? acc : Halide::Float(64);
+  Expr c_term = has_c ? c.broadcast_read(2, {m, n}, c.out_shape(0)) : Expr();
+  std::function<Expr(const Expr &)> epilogue;
+  if (g.alpha != 1.0f || (has_c && g.beta != 1.0f)) {
+    epilogue = [&](const Expr &sum) {
+      Expr r = Halide::cast(scale_t, g.alpha) * Halide::cast(scale_t, sum);
+      if (has_c) r = r + Halide::cast(scale_t, g.beta) * Halide::cast(scale_t, c_term);
+      return r;
+    };
+  }
+  // alpha == beta == 1: C seeds the accumulator and no epilogue is needed.
+  Expr init = has_c && !epilogue ? c_term : Expr();
+  define_dot(c, v, k_extent, product, epilogue, init);
+}
+
+}  // namespace
+
+void register_dot_ops(OpRegistry &r) {
+  r.add({"", "MatMul", 1, 1 << 30, OpKind::Dot, infer_matmul, lower_matmul});
+  r.add({"", "Gemm", 1, 1 << 30, OpKind::Dot, infer_gemm, lower_gemm});
+}
+
 }  // namespace disco

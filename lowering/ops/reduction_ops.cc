@@ -1,5 +1,389 @@
+// Reductions over some axes of a tensor: Softmax / LogSoftmax,
+// LayerNormalization, the Reduce* family and ArgMax / ArgMin. Each reduction
+// is an explicit Func over the kept axes with an RDom over the reduced ones,
+// registered as a stage so that the scheduler materializes it once instead of
+// recomputing it for every consumer element.
+#include <cmath>
+#include <functional>
+
+#include "lowering/infer_context.h"
+#include "lowering/lower_context.h"
 #include "lowering/op_registry.h"
 
 namespace disco {
-void register_reduction_ops(OpRegistry &r) {}
+namespace {
+
+using Halide::Expr;
+using Halide::Func;
+using Halide::Var;
+
+// ---- shared ----------------------------------------------------------------
+
+// Half types lose too much precision when summed in their own type.
+Halide::Type acc_type(DType t) {
+  if (t == DType::F16 || t == DType::BF16) return Halide::Float(32);
+  return halide_type(t);
+}
+
+std::vector<Var> reversed(const std::vector<Var> &v) { return {v.rbegin(), v.rend()}; }
+
+// Calls a Func with an index in ONNX order.
+Expr call(const Func &f, const std::vector<Expr> &idx) { return f(std::vector<Expr>(idx.rbegin(), idx.rend())); }
+
+// Which axes of a tensor a reduction folds. The Funcs built over it are
+// indexed by the kept axes only, in ONNX order.
+struct AxisReduction {
+  Shape shape;
+  std::vector<bool> reduced;
+
+  int kept_rank() const {
+    int n = 0;
+    for (bool r : reduced) n += !r;
+    return n;
+  }
+  // Reductions over a suffix of the axes read contiguous rows.
+  StageKind stage_kind() const {
+    size_t i = reduced.size();
+    while (i > 0 && reduced[i - 1]) --i;
+    for (size_t j = 0; j < i; ++j)
+      if (reduced[j]) return StageKind::Reduction;
+    return StageKind::RowReduction;
+  }
+  std::vector<Dim> reduced_extents() const {
+    std::vector<Dim> e;
+    for (size_t i = 0; i < shape.size(); ++i)
+      if (reduced[i]) e.push_back(shape[i]);
+    return e;
+  }
+  // The kept entries of a full index.
+  std::vector<Expr> kept(const std::vector<Expr> &full) const {
+    std::vector<Expr> k;
+    for (size_t i = 0; i < full.size(); ++i)
+      if (!reduced[i]) k.push_back(full[i]);
+    return k;
+  }
+  // A full index from the kept entries and the reduced ones, each in order.
+  std::vector<Expr> merge(const std::vector<Expr> &kept, const std::vector<Expr> &red) const {
+    std::vector<Expr> full;
+    size_t k = 0, r = 0;
+    for (bool is_red : reduced) full.push_back(is_red ? red.at(r++) : kept.at(k++));
+    return full;
+  }
+  Expr count(LowerContext &c) const {
+    Expr n = 1;
+    for (const auto &d : reduced_extents()) n = n * c.dim(d);
+    return n;
+  }
+};
+
+AxisReduction axes_from(const Shape &shape, int64_t first, int64_t last) {
+  AxisReduction ax{shape, std::vector<bool>(shape.size(), false)};
+  for (int64_t i = first; i < last; ++i) ax.reduced[i] = true;
+  return ax;
+}
+
+// The RDom over the reduced axes, its variables returned in ONNX order.
+std::vector<Expr> reduction_vars(LowerContext &c, const AxisReduction &ax) {
+  std::vector<Halide::Range> ranges;
+  auto extents = ax.reduced_extents();
+  for (auto it = extents.rbegin(); it != extents.rend(); ++it) ranges.emplace_back(0, c.dim(*it));
+  Halide::RDom r(ranges);
+  std::vector<Expr> v;
+  for (int i = r.dimensions() - 1; i >= 0; --i) v.push_back(r[i]);
+  return v;
+}
+
+using Combine = std::function<Expr(const Expr &acc, const Expr &v)>;
+using ValueAt = std::function<Expr(const std::vector<Expr> &full_idx)>;
+
+// f(kept) = combine(...combine(init, value(i0))..., value(in)) over the
+// reduced positions; registered as a stage.
+Func fold(LowerContext &c, const AxisReduction &ax, const std::string &name, const Expr &init, const Combine &combine,
+          const ValueAt &value) {
+  auto kv = c.vars(ax.kept_rank());
+  auto kept = c.exprs(kv);
+  auto lhs = reversed(kv);
+  Func f = c.func(name);
+  if (ax.reduced_extents().empty()) {
+    f(lhs) = combine(init, value(kept));
+  } else {
+    f(lhs) = init;
+    f(lhs) = combine(f(lhs), value(ax.merge(kept, reduction_vars(c, ax))));
+  }
+  c.add_stage(f, ax.stage_kind(), ax.kept_rank());
+  return f;
+}
+
+Expr add(const Expr &a, const Expr &b) { return a + b; }
+Expr mul(const Expr &a, const Expr &b) { return a * b; }
+Expr max_of(const Expr &a, const Expr &b) { return Halide::max(a, b); }
+Expr min_of(const Expr &a, const Expr &b) { return Halide::min(a, b); }
+
+// Transcendentals want a float type; integer tensors go through double.
+Expr as_float(const Expr &e) { return e.type().is_float() ? e : Halide::cast(Halide::Float(64), e); }
+
+template <class Ctx>
+int64_t axis_in_range(const Ctx &c, int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank) c.fail("axis ", axis, " is out of range for rank ", rank);
+  return axis < 0 ? axis + rank : axis;
+}
+
+void require_float(InferContext &c) {
+  if (!dtype_is_float(c.dtype(0))) c.fail("input must be a float tensor, got ", dtype_name(c.dtype(0)));
+}
+
+// ---- Softmax / LogSoftmax --------------------------------------------------
+
+// Before opset 13 the input is coerced to 2-D at `axis` (default 1) and each
+// row of the trailing block normalized; from 13 on only `axis` (default -1).
+template <class Ctx>
+AxisReduction softmax_axes(const Ctx &c, const Shape &shape) {
+  int64_t rank = static_cast<int64_t>(shape.size());
+  if (rank == 0) c.fail("input must have rank >= 1");
+  bool coerce = c.opset() < 13;
+  int64_t axis = axis_in_range(c, c.attrs().get_int("axis", coerce ? 1 : -1), rank);
+  return axes_from(shape, axis, coerce ? rank : axis + 1);
+}
+
+void infer_softmax(InferContext &c) {
+  require_float(c);
+  softmax_axes(c, c.shape(0));
+  c.set_output(0, c.dtype(0), c.shape(0));
+}
+
+void lower_softmax(LowerContext &c) {
+  const HTensor &in = c.in(0);
+  AxisReduction ax = softmax_axes(c, in.shape);
+  Halide::Type t = acc_type(in.dtype);
+  auto x = [&](const std::vector<Expr> &i) { return Halide::cast(t, in.at(i)); };
+  // Subtracting the row max keeps exp() from overflowing.
+  Func mx = fold(c, ax, "max", t.min(), max_of, x);
+  auto shifted = [&](const std::vector<Expr> &i) { return x(i) - call(mx, ax.kept(i)); };
+  Func sum =
+      fold(c, ax, "sum", Halide::cast(t, 0), add, [&](const std::vector<Expr> &i) { return Halide::exp(shifted(i)); });
+  auto v = c.vars(in.rank());
+  auto idx = c.exprs(v);
+  Expr s = call(sum, ax.kept(idx));
+  if (c.node().op_type == "LogSoftmax")
+    c.define_output(0, v, shifted(idx) - Halide::log(s));
+  else
+    c.define_output(0, v, Halide::exp(shifted(idx)) / s);
+}
+
+// ---- LayerNormalization ----------------------------------------------------
+
+struct LayerNormAttrs {
+  int64_t axis;
+  float epsilon;
+  DType stash;
+};
+
+template <class Ctx>
+LayerNormAttrs layernorm_attrs(const Ctx &c, int64_t rank) {
+  if (rank == 0) c.fail("input must have rank >= 1");
+  LayerNormAttrs a;
+  a.axis = axis_in_range(c, c.attrs().get_int("axis", -1), rank);
+  a.epsilon = c.attrs().get_float("epsilon", 1e-5f);
+  a.stash = dtype_from_onnx(static_cast<int>(c.attrs().get_int("stash_type", 1)));
+  if (!dtype_is_float(a.stash)) c.fail("stash_type must name a float type");
+  return a;
+}
+
+// Scale and B cover the normalized axes, numpy-broadcast from the right.
+void require_normalized_shape(InferContext &c, int i, int64_t axis) {
+  const Shape &x = c.shape(0), &p = c.shape(i);
+  std::string name = i == 1 ? "Scale" : "B";
+  if (static_cast<int64_t>(p.size()) > static_cast<int64_t>(x.size()) - axis)
+    c.fail(name, " ", shape_str(p), " has more dims than the normalized axes of ", shape_str(x));
+  for (size_t j = 0; j < p.size(); ++j) {
+    const Dim &d = x[j + x.size() - p.size()];
+    if (!c.store().canonical(p[j]).is_const(1))
+      c.require_equal(p[j], d, name + " dim " + std::to_string(j) + " must match the input's");
+  }
+}
+
+void infer_layernorm(InferContext &c) {
+  require_float(c);
+  LayerNormAttrs a = layernorm_attrs(c, c.rank(0));
+  require_normalized_shape(c, 1, a.axis);
+  if (c.has_input(2)) require_normalized_shape(c, 2, a.axis);
+  c.set_output(0, c.dtype(0), c.shape(0));
+  // Mean and InvStdDev keep the normalized axes as 1s.
+  Shape stat = c.shape(0);
+  for (size_t i = a.axis; i < stat.size(); ++i) stat[i] = 1;
+  c.set_output(1, a.stash, stat);
+  c.set_output(2, a.stash, stat);
+}
+
+void lower_layernorm(LowerContext &c) {
+  const HTensor &in = c.in(0);
+  LayerNormAttrs a = layernorm_attrs(c, in.rank());
+  AxisReduction ax = axes_from(in.shape, a.axis, in.rank());
+  Halide::Type t = acc_type(in.dtype);
+  if (a.stash == DType::F64) t = Halide::Float(64);
+  auto x = [&](const std::vector<Expr> &i) { return Halide::cast(t, in.at(i)); };
+  Expr n = Halide::cast(t, ax.count(c));
+  Func sum = fold(c, ax, "sum", Halide::cast(t, 0), add, x);
+  auto mean = [&](const std::vector<Expr> &i) { return call(sum, ax.kept(i)) / n; };
+  // Two passes: the variance of the centred values, not E[x^2] - E[x]^2.
+  Func sq = fold(c, ax, "sqsum", Halide::cast(t, 0), add, [&](const std::vector<Expr> &i) {
+    Expr d = x(i) - mean(i);
+    return d * d;
+  });
+  auto inv_std = [&](const std::vector<Expr> &i) {
+    return Halide::cast(t, 1) / Halide::sqrt(call(sq, ax.kept(i)) / n + Halide::cast(t, a.epsilon));
+  };
+  auto v = c.vars(in.rank());
+  auto idx = c.exprs(v);
+  const Shape &out = c.out_shape(0);
+  Expr y = (x(idx) - mean(idx)) * inv_std(idx) * Halide::cast(t, c.broadcast_read(1, idx, out));
+  if (c.has_input(2)) y = y + Halide::cast(t, c.broadcast_read(2, idx, out));
+  c.define_output(0, v, y);
+  if (c.has_output(1)) c.define_output(1, v, mean(idx));
+  if (c.has_output(2)) c.define_output(2, v, inv_std(idx));
+}
+
+// ---- Reduce* ---------------------------------------------------------------
+
+struct ReduceSpec {
+  AxisReduction axes;
+  bool keepdims;
+  bool noop;  // empty axes with noop_with_empty_axes: the input unchanged
+};
+
+// Axes come from the `axes` input where the opset has it (ReduceSum 13+, the
+// others 18+), else from the attribute; none means all axes.
+template <class Ctx>
+ReduceSpec reduce_spec(const Ctx &c, const Shape &shape) {
+  int64_t rank = static_cast<int64_t>(shape.size());
+  ReduceSpec s{{shape, std::vector<bool>(shape.size(), false)}, c.attrs().get_int("keepdims", 1) != 0, false};
+  auto axes = c.ints_input_or_attr(1, "axes").value_or(std::vector<int64_t>{});
+  if (axes.empty()) {
+    s.noop = c.attrs().get_int("noop_with_empty_axes", 0) != 0;
+    if (!s.noop) s.axes.reduced.assign(shape.size(), true);
+    return s;
+  }
+  for (int64_t a : axes) {
+    int64_t i = axis_in_range(c, a, rank);
+    if (s.axes.reduced[i]) c.fail("axis ", a, " is listed twice in axes");
+    s.axes.reduced[i] = true;
+  }
+  return s;
+}
+
+Shape reduced_shape(const ReduceSpec &s) {
+  if (s.noop) return s.axes.shape;
+  Shape out;
+  for (size_t i = 0; i < s.axes.shape.size(); ++i) {
+    if (!s.axes.reduced[i] || s.keepdims) out.push_back(s.axes.reduced[i] ? Dim(1) : s.axes.shape[i]);
+  }
+  return out;
+}
+
+void infer_reduce(InferContext &c) {
+  ReduceSpec s = reduce_spec(c, c.shape(0));
+  c.set_output(0, c.dtype(0), reduced_shape(s));
+}
+
+// The reduced value at the kept index `k`, per op. `x` reads the input in
+// the accumulation type.
+Expr reduce_value(LowerContext &c, const AxisReduction &ax, Halide::Type t, const ValueAt &x,
+                  const std::vector<Expr> &k) {
+  const std::string &op = c.node().op_type;
+  auto sum_of = [&](const std::string &name, const ValueAt &v) {
+    return call(fold(c, ax, name, Halide::cast(t, 0), add, v), k);
+  };
+  auto square = [&](const std::vector<Expr> &i) { return x(i) * x(i); };
+  if (op == "ReduceSum") return sum_of("sum", x);
+  if (op == "ReduceMean") return sum_of("sum", x) / Halide::cast(t, ax.count(c));
+  if (op == "ReduceSumSquare") return sum_of("sumsq", square);
+  if (op == "ReduceL2") return Halide::sqrt(as_float(sum_of("sumsq", square)));
+  if (op == "ReduceL1")
+    return sum_of("sumabs", [&](const std::vector<Expr> &i) { return Halide::cast(t, Halide::abs(x(i))); });
+  if (op == "ReduceLogSum") return Halide::log(as_float(sum_of("sum", x)));
+  if (op == "ReduceMax") return call(fold(c, ax, "max", t.min(), max_of, x), k);
+  if (op == "ReduceMin") return call(fold(c, ax, "min", t.max(), min_of, x), k);
+  if (op == "ReduceProd") return call(fold(c, ax, "prod", Halide::cast(t, 1), mul, x), k);
+  if (op == "ReduceLogSumExp") {
+    // log(sum(exp(x - m))) + m with m the max: exp() cannot overflow.
+    auto xf = [&](const std::vector<Expr> &i) { return as_float(x(i)); };
+    Halide::Type ft = as_float(Halide::cast(t, 0)).type();
+    Func mx = fold(c, ax, "max", ft.min(), max_of, xf);
+    Func s = fold(c, ax, "sumexp", Halide::cast(ft, 0), add,
+                  [&](const std::vector<Expr> &i) { return Halide::exp(xf(i) - call(mx, ax.kept(i))); });
+    return Halide::log(call(s, k)) + call(mx, k);
+  }
+  c.fail("no lowering for this reduction");
+}
+
+void lower_reduce(LowerContext &c) {
+  const HTensor &in = c.in(0);
+  ReduceSpec s = reduce_spec(c, in.shape);
+  const Shape &out = c.out_shape(0);
+  auto v = c.vars(static_cast<int>(out.size()));
+  auto idx = c.exprs(v);
+  if (s.noop) {
+    c.define_output(0, v, in.at(idx));
+    return;
+  }
+  Halide::Type t = acc_type(in.dtype);
+  auto x = [&](const std::vector<Expr> &i) { return Halide::cast(t, in.at(i)); };
+  std::vector<Expr> k = s.keepdims ? s.axes.kept(idx) : idx;
+  c.define_output(0, v, reduce_value(c, s.axes, t, x, k));
+}
+
+// ---- ArgMax / ArgMin -------------------------------------------------------
+
+template <class Ctx>
+AxisReduction arg_axis(const Ctx &c, const Shape &shape) {
+  int64_t rank = static_cast<int64_t>(shape.size());
+  if (rank == 0) c.fail("input must have rank >= 1");
+  int64_t axis = axis_in_range(c, c.attrs().get_int("axis", 0), rank);
+  return axes_from(shape, axis, axis + 1);
+}
+
+void infer_arg(InferContext &c) {
+  AxisReduction ax = arg_axis(c, c.shape(0));
+  ReduceSpec s{ax, c.attrs().get_int("keepdims", 1) != 0, false};
+  c.set_output(0, DType::I64, reduced_shape(s));
+}
+
+void lower_arg(LowerContext &c) {
+  const HTensor &in = c.in(0);
+  AxisReduction ax = arg_axis(c, in.shape);
+  bool is_max = c.node().op_type == "ArgMax";
+  bool last = c.attrs().get_int("select_last_index", 0) != 0;
+  auto kv = c.vars(ax.kept_rank());
+  auto kept = c.exprs(kv);
+  auto lhs = reversed(kv);
+  // (best value, its index), seeded with element 0 so that ties and
+  // infinities need no sentinel.
+  Func f = c.func(is_max ? "argmax" : "argmin");
+  f(lhs) = Halide::Tuple(in.at(ax.merge(kept, {0})), Halide::cast(Halide::Int(64), 0));
+  std::vector<Expr> r = reduction_vars(c, ax);
+  Expr x = in.at(ax.merge(kept, r));
+  Expr best = f(lhs)[0];
+  Expr better = is_max ? (last ? x >= best : x > best) : (last ? x <= best : x < best);
+  f(lhs) = Halide::Tuple(Halide::select(better, x, best),
+                         Halide::select(better, Halide::cast(Halide::Int(64), r[0]), f(lhs)[1]));
+  c.add_stage(f, ax.stage_kind(), ax.kept_rank());
+  auto v = c.vars(static_cast<int>(c.out_shape(0).size()));
+  auto idx = c.exprs(v);
+  bool keepdims = c.attrs().get_int("keepdims", 1) != 0;
+  std::vector<Expr> k = keepdims ? ax.kept(idx) : idx;
+  c.define_output(0, v, f(std::vector<Expr>(k.rbegin(), k.rend()))[1]);
+}
+
+}  // namespace
+
+void register_reduction_ops(OpRegistry &r) {
+  for (const char *op : {"Softmax", "LogSoftmax"})
+    r.add({"", op, 1, 1 << 30, OpKind::Reduction, infer_softmax, lower_softmax});
+  r.add({"", "LayerNormalization", 17, 1 << 30, OpKind::Reduction, infer_layernorm, lower_layernorm});
+  for (const char *op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+                         "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp"})
+    r.add({"", op, 1, 1 << 30, OpKind::Reduction, infer_reduce, lower_reduce});
+  for (const char *op : {"ArgMax", "ArgMin"}) r.add({"", op, 1, 1 << 30, OpKind::Reduction, infer_arg, lower_arg});
+}
+
 }  // namespace disco
