@@ -1,0 +1,530 @@
+// The constraint store (union-find, product equalities, symbol facts,
+// run-time checks) tested directly, and symbolic shape inference tested
+// through graphs: the Shape -> Gather -> Unsqueeze -> Concat -> Reshape chains
+// of exported transformers, reshape round trips, and the facts each op records.
+#include <gtest/gtest.h>
+
+#include <limits>
+
+#include "frontend/errors.h"
+#include "frontend/graph_builder.h"
+#include "lowering/infer_context.h"
+#include "lowering/shape_store.h"
+
+namespace disco {
+namespace {
+
+const Dim b = Dim::symbol("b"), s = Dim::symbol("s"), n = Dim::symbol("n");
+constexpr int64_t kIntMax = std::numeric_limits<int64_t>::max();
+constexpr int64_t kIntMin = std::numeric_limits<int64_t>::min();
+
+TensorData i64(std::vector<int64_t> shape, std::vector<int64_t> v) { return TensorData::from_int64(v, shape); }
+
+Attributes attrs(std::initializer_list<std::pair<const std::string, Attribute>> a) { return Attributes(a); }
+
+struct Inferred {
+  Graph g;
+  ShapeStore store;
+  const Shape &shape(const std::string &value) const { return *g.value(g.find_value(value)).shape; }
+  bool has_check(RuntimeCheck::Kind kind, const Dim &a, const Dim &b) const {
+    for (const auto &c : store.checks())
+      if (c.kind == kind && store.canonical(c.a) == store.canonical(a) && store.canonical(c.b) == store.canonical(b))
+        return true;
+    return false;
+  }
+};
+
+Inferred infer(GraphBuilder &gb, ShapeStore store = {}) {
+  Inferred r{gb.build(), std::move(store)};
+  infer_shapes(r.g, r.store);
+  return r;
+}
+
+void expect_infer_error(GraphBuilder &gb, const std::string &node, const std::string &what) {
+  try {
+    infer(gb);
+    FAIL() << "expected an error mentioning " << what;
+  } catch (const Error &e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find(node), std::string::npos) << msg;
+    EXPECT_NE(msg.find(what), std::string::npos) << msg;
+  }
+}
+
+// dim `index` of the input's shape, as a 1-element tensor, the way torch exports `x.size(i)`.
+std::string size_of(GraphBuilder &gb, const std::string &x, int64_t index, int opset) {
+  auto shp = gb.op("Shape", {x});
+  auto d = gb.op("Gather", {shp, gb.constant(x + "_i" + std::to_string(index), i64({}, {index}))});
+  if (opset >= 13) return gb.op("Unsqueeze", {d, gb.constant(x + "_ax" + std::to_string(index), i64({1}, {0}))});
+  return gb.op("Unsqueeze", {d}, attrs({{"axes", attr_ints({0})}}));
+}
+
+// ---- ShapeStore: union-find -------------------------------------------------------
+
+TEST(ShapeStore, AssertingTwoSymbolsEqualMergesTheirClasses) {
+  ShapeStore st;
+  st.declare_symbol("b", "input 'x' dim 0");
+  st.declare_symbol("t", "node 'MatMul_0'");
+  st.assert_equal(Dim::symbol("t"), b, "matmul K");
+  EXPECT_TRUE(st.same_dim(Dim::symbol("t"), b));
+  // The input's symbol stays the representative, so shapes read in user names.
+  EXPECT_EQ(st.canonical(Dim::symbol("t") * 2 + 1), b * 2 + 1);
+  ASSERT_EQ(st.checks().size(), 1u);
+  EXPECT_EQ(st.checks()[0].kind, RuntimeCheck::Equal);
+  EXPECT_EQ(st.checks()[0].message, "matmul K");
+}
+
+TEST(ShapeStore, MergingIsTransitive) {
+  ShapeStore st;
+  for (const char *x : {"a", "c", "d"}) st.declare_symbol(x, std::string("input '") + x + "'");
+  st.assert_equal(Dim::symbol("a"), Dim::symbol("c"), "1");
+  st.assert_equal(Dim::symbol("c"), Dim::symbol("d"), "2");
+  EXPECT_TRUE(st.same_dim(Dim::symbol("a"), Dim::symbol("d")));
+  EXPECT_TRUE(st.same_shape({Dim::symbol("d"), 3}, {Dim::symbol("a"), 3}));
+}
+
+TEST(ShapeStore, ASymbolEqualToAConstantIsPinnedWithItsWholeClass) {
+  ShapeStore st;
+  st.declare_symbol("b", "input");
+  st.declare_symbol("s", "input");
+  st.assert_equal(b, s, "same");
+  st.assert_equal(s, 4, "fixed");
+  EXPECT_EQ(st.canonical(b * 3), Dim(12));
+  EXPECT_FALSE(st.can_be_one(b));
+}
+
+TEST(ShapeStore, TwoDifferentConstantsCannotBeEqual) {
+  ShapeStore st;
+  try {
+    st.assert_equal(Dim(3), Dim(4), "node 'Add_1' (Add): broadcast dim 0");
+    FAIL() << "expected an error";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("Add_1"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ShapeStore, StructurallyEqualDimsNeedNoCheck) {
+  ShapeStore st;
+  st.declare_symbol("b", "input");
+  st.assert_equal(b * 2, b + b, "trivial");
+  EXPECT_TRUE(st.checks().empty());
+}
+
+TEST(ShapeStore, MergingKeepsTheStrongerFacts) {
+  ShapeStore st;
+  st.declare_symbol("b", "input 'x' dim 0");
+  st.declare_symbol("t", "node");
+  st.facts("t").min = 2;
+  st.facts("t").divisor = 8;
+  st.assert_equal(b, Dim::symbol("t"), "merge");
+  EXPECT_EQ(st.facts("b").min, 2);
+  EXPECT_EQ(st.facts("b").divisor, 8);
+  EXPECT_FALSE(st.can_be_one(b));
+}
+
+// ---- ShapeStore: product equalities and queries ----------------------------------------
+
+TEST(ShapeStore, ElementCountsOfTheSameProductAreEqualWithoutFacts) {
+  ShapeStore st;
+  EXPECT_TRUE(st.same_num_elements({b, s, 768}, {b * s, 768}));
+  EXPECT_TRUE(st.same_num_elements({b, s, 768}, {b, s, 12, 64}));
+  EXPECT_FALSE(st.same_num_elements({b, s, 768}, {b, 768}));
+  EXPECT_FALSE(st.same_shape({b, s, 768}, {b * s, 768}));
+}
+
+TEST(ShapeStore, AProductEqualityMakesElementCountsEqual) {
+  ShapeStore st;
+  const Dim t = Dim::symbol("t");
+  EXPECT_FALSE(st.same_num_elements({b, s}, {t, 2}));
+  st.add_product_equal(b * s, t * 2);
+  EXPECT_TRUE(st.same_num_elements({b, s}, {t, 2}));
+  EXPECT_TRUE(st.same_num_elements({t, 2}, {b, s}));
+  // A product fact says nothing about the individual dims.
+  EXPECT_FALSE(st.same_shape({b, s}, {t, 2}));
+}
+
+TEST(ShapeStore, TwoProductFactsCombine) {
+  ShapeStore st;
+  const Dim t = Dim::symbol("t"), u = Dim::symbol("u");
+  st.add_product_equal(b * s, t);
+  st.add_product_equal(t, u * 4);
+  EXPECT_TRUE(st.same_num_elements({b, s}, {u, 4}));
+}
+
+TEST(ShapeStore, DivisibilityFollowsCoefficientsAndSymbolDivisors) {
+  ShapeStore st;
+  st.declare_symbol("b", "input");
+  EXPECT_TRUE(st.is_divisible(b * 768, 256));
+  EXPECT_FALSE(st.is_divisible(b * 768, 512));
+  EXPECT_FALSE(st.is_divisible(b, 2));
+  st.facts("b").divisor = 8;
+  EXPECT_TRUE(st.is_divisible(b, 4));
+  EXPECT_TRUE(st.is_divisible(b * 2, 16));
+  EXPECT_FALSE(st.is_divisible(b, 16));
+  EXPECT_FALSE(st.is_divisible(b + 3, 2));
+  EXPECT_FALSE(st.is_divisible(b, 0));
+}
+
+TEST(ShapeStore, ASymbolCanBeOneUnlessAFactRulesItOut) {
+  ShapeStore st;
+  for (const char *x : {"a", "c", "d", "e"}) st.declare_symbol(x, "input");
+  EXPECT_TRUE(st.can_be_one(Dim::symbol("a")));
+  st.facts("c").not_one = true;
+  st.facts("d").min = 2;
+  st.facts("e").divisor = 4;
+  EXPECT_FALSE(st.can_be_one(Dim::symbol("c")));
+  EXPECT_FALSE(st.can_be_one(Dim::symbol("d")));
+  EXPECT_FALSE(st.can_be_one(Dim::symbol("e")));
+  EXPECT_TRUE(st.can_be_one(Dim(1)));
+  EXPECT_FALSE(st.can_be_one(Dim(5)));
+  EXPECT_FALSE(st.can_be_one(Dim::symbol("a") * 2));
+}
+
+TEST(ShapeStore, RunTimeChecksEvaluateTheirRelation) {
+  SymbolValues v{{"b", 6}, {"s", 4}};
+  EXPECT_TRUE((RuntimeCheck{RuntimeCheck::Divisible, b * s, Dim(8), "m"}).holds(v));
+  EXPECT_FALSE((RuntimeCheck{RuntimeCheck::Divisible, b, Dim(4), "m"}).holds(v));
+  EXPECT_TRUE((RuntimeCheck{RuntimeCheck::AtLeast, b, s, "m"}).holds(v));
+  EXPECT_FALSE((RuntimeCheck{RuntimeCheck::AtLeast, s, b, "m"}).holds(v));
+  EXPECT_TRUE((RuntimeCheck{RuntimeCheck::Broadcastable, b, Dim(1), "m"}).holds(v));
+  EXPECT_FALSE((RuntimeCheck{RuntimeCheck::Broadcastable, b, s, "m"}).holds(v));
+  EXPECT_FALSE((RuntimeCheck{RuntimeCheck::Equal, b, s, "m"}).holds(v));
+  std::string text = RuntimeCheck{RuntimeCheck::Equal, b, s, "node 'X': dims"}.describe(v);
+  EXPECT_NE(text.find("node 'X': dims"), std::string::npos) << text;
+  EXPECT_NE(text.find("b = 6"), std::string::npos) << text;
+  EXPECT_NE(text.find("s = 4"), std::string::npos) << text;
+}
+
+TEST(ShapeStore, RepeatedChecksAreRecordedOnce) {
+  ShapeStore st;
+  st.add_check({RuntimeCheck::Divisible, n, Dim(3), "first"});
+  st.add_check({RuntimeCheck::Divisible, n, Dim(3), "second"});
+  EXPECT_EQ(st.checks().size(), 1u);
+}
+
+// ---- Graphs: symbolic reshape targets ------------------------------------------------------
+
+TEST(ShapeInference, ShapeGatherUnsqueezeConcatReshapeGivesASymbolicTarget) {
+  for (int opset : {11, 13, 17}) {
+    GraphBuilder gb(opset);
+    auto x = gb.input("x", DType::F32, {b, s, 768});
+    auto heads = gb.constant("heads", i64({2}, {12, 64}));
+    auto target = gb.op("Concat", {size_of(gb, x, 0, opset), size_of(gb, x, 1, opset), heads},
+                        attrs({{"axis", attr_int(0)}}));
+    auto y = gb.op("Reshape", {x, target});
+    gb.output(y);
+    Inferred r = infer(gb);
+    EXPECT_EQ(shape_str(r.shape(y)), "[b, s, 12, 64]") << "opset " << opset;
+    EXPECT_TRUE(r.store.same_num_elements(r.shape(x), r.shape(y)));
+    EXPECT_TRUE(r.store.checks().empty()) << "nothing to check at run time";
+  }
+}
+
+TEST(ShapeInference, ReshapeRoundTripIsProvenToKeepTheShape) {
+  GraphBuilder gb(13);
+  auto x = gb.input("x", DType::F32, {b, s, 768});
+  // [b, s, 768] -> [b*s, 768] with b*s computed by Mul on shape values.
+  auto bs = gb.op("Mul", {size_of(gb, x, 0, 13), size_of(gb, x, 1, 13)});
+  auto flat = gb.op("Reshape", {x, gb.op("Concat", {bs, gb.constant("c768", i64({1}, {768}))},
+                                         attrs({{"axis", attr_int(0)}}))});
+  auto back = gb.op("Reshape", {flat, gb.op("Shape", {x})});
+  gb.output(back);
+  Inferred r = infer(gb);
+  EXPECT_EQ(shape_str(r.shape(flat)), "[b*s, 768]");
+  EXPECT_TRUE(r.store.same_shape(r.shape(back), r.shape(x)));
+  EXPECT_TRUE(r.store.same_num_elements(r.shape(x), r.shape(flat)));
+}
+
+TEST(ShapeInference, ReshapeRoundTripWithMinusOneKeepsTheShape) {
+  GraphBuilder gb(13);
+  auto x = gb.input("x", DType::F32, {b, s, 768});
+  auto flat = gb.op("Reshape", {x, gb.constant("t1", i64({2}, {-1, 768}))});
+  // Back with the batch from x's shape and -1 for the sequence.
+  auto target = gb.op("Concat", {size_of(gb, x, 0, 13), gb.constant("t2", i64({2}, {-1, 768}))},
+                      attrs({{"axis", attr_int(0)}}));
+  auto back = gb.op("Reshape", {flat, target});
+  gb.output(back);
+  Inferred r = infer(gb);
+  EXPECT_EQ(shape_str(r.shape(flat)), "[b*s, 768]");
+  EXPECT_TRUE(r.store.same_num_elements(r.shape(x), r.shape(flat)));
+  EXPECT_TRUE(r.store.same_shape(r.shape(back), r.shape(x)));
+  EXPECT_TRUE(r.store.checks().empty()) << "768*b*s divides by 768 and by 768*b";
+}
+
+TEST(ShapeInference, MinusOneThatMayNotDivideAddsADivisibilityCheck) {
+  GraphBuilder gb(13);
+  auto x = gb.input("x", DType::F32, {n});
+  auto y = gb.op("Reshape", {x, gb.constant("t", i64({2}, {-1, 3}))});
+  gb.output(y);
+  Inferred r = infer(gb);
+  EXPECT_EQ(r.shape(y), (Shape{floor_div(n, 3), 3}));
+  EXPECT_TRUE(r.has_check(RuntimeCheck::Divisible, n, 3));
+  // 3*(n/3) equals n only because of that check; the store knows it.
+  EXPECT_TRUE(r.store.same_num_elements(r.shape(x), r.shape(y)));
+}
+
+TEST(ShapeInference, ReshapeZeroCopiesTheInputDimUnlessAllowzero) {
+  GraphBuilder gb(14);
+  auto x = gb.input("x", DType::F32, {b, 0, 4});
+  auto y = gb.op("Reshape", {x, gb.constant("t", i64({3}, {0, 4, 0}))});
+  auto z = gb.op("Reshape", {x, gb.constant("u", i64({3}, {0, 4, 0}))}, attrs({{"allowzero", attr_int(1)}}));
+  gb.output(y);
+  gb.output(z);
+  Inferred r = infer(gb);
+  EXPECT_EQ(r.shape(y), (Shape{b, 4, 4}));
+  EXPECT_EQ(r.shape(z), (Shape{0, 4, 0}));
+}
+
+TEST(ShapeInference, ReshapeToAnotherSymbolMergesTheSymbols) {
+  GraphBuilder gb(13);
+  auto x = gb.input("x", DType::F32, {n});
+  auto y = gb.input("y", DType::F32, {s});
+  auto z = gb.op("Reshape", {x, gb.op("Shape", {y})});
+  gb.output(z);
+  Inferred r = infer(gb);
+  EXPECT_TRUE(r.store.same_dim(n, s));
+  EXPECT_TRUE(r.has_check(RuntimeCheck::Equal, n, s));
+}
+
+TEST(ShapeInference, ReshapeToADifferentConstantElementCountFails) {
+  GraphBuilder gb(13);
+  auto x = gb.input("x", DType::F32, {2, 3});
+  gb.output(gb.op("Reshape", {x, gb.constant("t", i64({2}, {4, 2}))}));
+  expect_infer_error(gb, "Reshape_0", "element count");
+}
+
+TEST(ShapeInference, ReshapeWithTwoMinusOnesFails) {
+  GraphBuilder gb(13);
+  auto x = gb.input("x", DType::F32, {2, 3});
+  gb.output(gb.op("Reshape", {x, gb.constant("t", i64({2}, {-1, -1}))}));
+  expect_infer_error(gb, "Reshape_0", "more than one -1");
+}
+
+// ---- Graphs: facts recorded by other ops ---------------------------------------------------
+
+TEST(ShapeInference, ConcatMergesTheOtherDims) {
+  GraphBuilder gb(13);
+  auto x = gb.input("x", DType::F32, {b, 4});
+  auto y = gb.input("y", DType::F32, {s, 2});
+  auto z = gb.op("Concat", {x, y}, attrs({{"axis", attr_int(1)}}));
+  gb.output(z);
+  Inferred r = infer(gb);
+  EXPECT_TRUE(r.store.same_dim(b, s));
+  EXPECT_EQ(r.shape(z), (Shape{b, 6}));
+}
+
+TEST(ShapeInference, ConcatOfShapeValuesFoldsToDims) {
+  GraphBuilder gb(13);
+  auto x = gb.input("x", DType::F32, {b, s});
+  auto c = gb.op("Concat", {gb.op("Shape", {x}), gb.constant("one", i64({1}, {1}))}, attrs({{"axis", attr_int(0)}}));
+  gb.output(c);
+  Inferred r = infer(gb);
+  const Value &v = r.g.value(r.g.find_value(c));
+  ASSERT_TRUE(v.sym_value);
+  EXPECT_EQ(*v.sym_value, (std::vector<Dim>{b, s, 1}));
+}
+
+TEST(ShapeInference, SqueezingASymbolicDimPinsItToOne) {
+  GraphBuilder gb(13);
+  auto x = gb.input("x", DType::F32, {b, s});
+  auto y = gb.op("Squeeze", {x, gb.constant("axes", i64({1}, {1}))});
+  gb.output(y);
+  Inferred r = infer(gb);
+  EXPECT_EQ(r.shape(y), (Shape{b}));
+  EXPECT_EQ(r.store.canonical(s), Dim(1));
+}
+
+TEST(ShapeInference, SqueezeWithoutAxesRefusesADimThatMayBeOne) {
+  GraphBuilder gb(13);
+  auto x = gb.input("x", DType::F32, {b, 1});
+  gb.output(gb.op("Squeeze", {x}));
+  expect_infer_error(gb, "Squeeze_0", "cannot tell whether dim 0");
+}
+
+TEST(ShapeInference, GatherOnASymbolicDimChecksTheIndexAtRunTime) {
+  GraphBuilder gb(13);
+  auto x = gb.input("x", DType::F32, {b, s});
+  auto y = gb.op("Gather", {x, gb.constant("i", i64({}, {-2}))}, attrs({{"axis", attr_int(1)}}));
+  gb.output(y);
+  Inferred r = infer(gb);
+  EXPECT_EQ(r.shape(y), (Shape{b}));
+  EXPECT_TRUE(r.has_check(RuntimeCheck::AtLeast, s, 2));
+}
+
+TEST(ShapeInference, UnsqueezeWithARepeatedAxisFails) {
+  GraphBuilder gb(13);
+  auto x = gb.input("x", DType::F32, {b});
+  gb.output(gb.op("Unsqueeze", {x, gb.constant("axes", i64({2}, {0, -3}))}));
+  expect_infer_error(gb, "Unsqueeze_0", "repeated");
+}
+
+TEST(ShapeInference, SplitOfASymbolicDimChecksEvenness) {
+  GraphBuilder gb(13);
+  auto x = gb.input("x", DType::F32, {b, s});
+  auto outs = gb.op_n("Split", {x}, 3, attrs({{"axis", attr_int(1)}}));
+  gb.output(outs[0]);
+  Inferred r = infer(gb);
+  EXPECT_EQ(r.shape(outs[2]), (Shape{b, floor_div(s, 3)}));
+  EXPECT_TRUE(r.has_check(RuntimeCheck::Divisible, s, 3));
+}
+
+TEST(ShapeInference, SplitSizesMustAddUpToAFixedDim) {
+  GraphBuilder gb(13);
+  auto x = gb.input("x", DType::F32, {b, 4});
+  auto outs = gb.op_n("Split", {x, gb.constant("split", i64({2}, {1, 2}))}, 2, attrs({{"axis", attr_int(1)}}));
+  gb.output(outs[0]);
+  expect_infer_error(gb, "Split_0", "sum of the split sizes");
+}
+
+TEST(ShapeInference, ExportedExpandWithAMinusOneGuardFolds) {
+  // torch's expand(b, -1) exports as Where(Equal(sizes, -1), ones, sizes).
+  GraphBuilder gb(13);
+  auto x = gb.input("x", DType::F32, {b, s});
+  auto y = gb.input("y", DType::F32, {1, 3});
+  auto sizes = gb.op("Concat", {size_of(gb, x, 0, 13), gb.constant("m1", i64({1}, {-1}))},
+                     attrs({{"axis", attr_int(0)}}));
+  auto is_neg = gb.op("Equal", {sizes, gb.constant("neg", i64({}, {-1}))});
+  auto fixed = gb.op("Where", {is_neg, gb.op("ConstantOfShape", {gb.constant("two", i64({1}, {2}))},
+                                             attrs({{"value", attr_tensor(i64({1}, {1}))}})),
+                               sizes});
+  auto z = gb.op("Expand", {y, fixed});
+  gb.output(z);
+  Inferred r = infer(gb);
+  EXPECT_EQ(r.shape(z), (Shape{b, 3}));
+}
+
+TEST(ShapeInference, RangeUpToASymbolicLimitHasASymbolicLength) {
+  GraphBuilder gb(13);
+  auto x = gb.input("x", DType::F32, {b, s});
+  auto seq = gb.op("Gather", {gb.op("Shape", {x}), gb.constant("one", i64({}, {1}))});
+  auto r1 = gb.op("Range", {gb.constant("zero", i64({}, {0})), seq, gb.constant("d1", i64({}, {1}))});
+  auto r2 = gb.op("Range", {gb.constant("st", i64({}, {0})), seq, gb.constant("d2", i64({}, {2}))});
+  gb.output(r1);
+  gb.output(r2);
+  Inferred r = infer(gb);
+  EXPECT_EQ(r.shape(r1), (Shape{s}));
+  EXPECT_EQ(r.shape(r2), (Shape{floor_div(s + 1, 2)}));
+}
+
+TEST(ShapeInference, ConstantOfShapeTakesTheSymbolicShape) {
+  GraphBuilder gb(13);
+  auto x = gb.input("x", DType::F32, {b, s});
+  auto y = gb.op("ConstantOfShape", {gb.op("Shape", {x})});
+  gb.output(y);
+  Inferred r = infer(gb);
+  EXPECT_EQ(r.shape(y), (Shape{b, s}));
+  EXPECT_EQ(r.g.value(r.g.find_value(y)).dtype, DType::F32);
+}
+
+// ---- Graphs: Slice extents ---------------------------------------------------------------
+
+Shape slice_shape(const Dim &d, int64_t start, int64_t end, int64_t step, ShapeStore store = {}) {
+  GraphBuilder gb(13);
+  auto x = gb.input("x", DType::F32, {d});
+  auto y = gb.op("Slice", {x, gb.constant("s", i64({1}, {start})), gb.constant("e", i64({1}, {end})),
+                           gb.constant("a", i64({1}, {0})), gb.constant("st", i64({1}, {step}))});
+  gb.output(y);
+  return infer(gb, std::move(store)).shape(y);
+}
+
+TEST(ShapeInference, SliceToTheEndOfASymbolicDim) {
+  EXPECT_EQ(slice_shape(s, 0, kIntMax, 1), (Shape{s}));
+  EXPECT_EQ(slice_shape(s, -1, kIntMin, -1), (Shape{s})) << "a full reverse";
+  EXPECT_EQ(slice_shape(s, 1, kIntMax, 1), (Shape{s - min(Dim(1), s)}));
+  // A known lower bound removes the clamp.
+  ShapeStore st;
+  st.declare_symbol("s", "input 'x' dim 0");
+  st.facts("s").min = 3;
+  EXPECT_EQ(slice_shape(s, 1, kIntMax, 1, st), (Shape{s - 1}));
+  EXPECT_EQ(slice_shape(s, -3, kIntMax, 1, st), (Shape{3}));
+  EXPECT_EQ(slice_shape(s, 0, -1, 2, st), (Shape{floor_div(s, 2)}));
+}
+
+// Python's slice semantics, by enumerating the indices it visits.
+int64_t reference_slice_len(int64_t len, int64_t start, int64_t stop, int64_t step) {
+  int64_t first;
+  if (step > 0) first = start < 0 ? std::max<int64_t>(start + len, 0) : std::min(start, len);
+  else first = start < 0 ? start + len : std::min(start, len - 1);
+  int64_t last = stop < 0 && stop > -(int64_t(1) << 40) ? stop + len : stop;  // exclusive
+  int64_t count = 0;
+  for (int64_t i = first; i >= 0 && i < len; i += step) {
+    if ((step > 0 && i >= last) || (step < 0 && i <= last)) break;
+    ++count;
+  }
+  return count;
+}
+
+TEST(ShapeInference, SymbolicSliceExtentsMatchPythonSlicing) {
+  const std::vector<int64_t> bounds{kIntMin, -7, -3, -1, 0, 1, 2, 5, kIntMax};
+  for (int64_t step : {1, 2, 3, -1, -2})
+    for (int64_t start : bounds)
+      for (int64_t stop : bounds) {
+        Dim len = slice_shape(s, start, stop, step)[0];
+        for (int64_t v = 0; v <= 6; ++v)
+          EXPECT_EQ(len.eval({{"s", v}}), reference_slice_len(v, start, stop, step))
+              << "x[" << start << ":" << stop << ":" << step << "] with len(x) = " << v << ", extent " << len.str();
+      }
+}
+
+TEST(ShapeInference, ShapeAtOpset15SlicesTheDims) {
+  GraphBuilder gb(15);
+  auto x = gb.input("x", DType::F32, {b, s, 768});
+  auto y = gb.op("Shape", {x}, attrs({{"start", attr_int(1)}, {"end", attr_int(-1)}}));
+  gb.output(y);
+  Inferred r = infer(gb);
+  const Value &v = r.g.value(r.g.find_value(y));
+  EXPECT_EQ(*v.shape, (Shape{1}));
+  EXPECT_EQ(*v.sym_value, (std::vector<Dim>{s}));
+}
+
+TEST(ShapeInference, SlicesOfShapeValuesFoldToDims) {
+  GraphBuilder gb(13);
+  auto x = gb.input("x", DType::F32, {b, s, 768});
+  auto shp = gb.op("Shape", {x});
+  auto tail = gb.op("Slice", {shp, gb.constant("one", i64({1}, {1})), gb.constant("big", i64({1}, {kIntMax}))});
+  auto rev = gb.op("Slice", {shp, gb.constant("m1", i64({1}, {-1})), gb.constant("min", i64({1}, {kIntMin})),
+                             gb.constant("ax", i64({1}, {0})), gb.constant("st", i64({1}, {-2}))});
+  gb.output(tail);
+  gb.output(rev);
+  Inferred r = infer(gb);
+  EXPECT_EQ(*r.g.value(r.g.find_value(tail)).sym_value, (std::vector<Dim>{s, 768}));
+  EXPECT_EQ(*r.g.value(r.g.find_value(rev)).sym_value, (std::vector<Dim>{768, b}));
+}
+
+TEST(ShapeInference, FlattenAndTileKeepSymbolicProducts) {
+  GraphBuilder gb(13);
+  auto x = gb.input("x", DType::F32, {b, s, 768});
+  auto f = gb.op("Flatten", {x}, attrs({{"axis", attr_int(-1)}}));
+  auto reps = gb.op("Concat", {size_of(gb, x, 1, 13), gb.constant("ones", i64({2}, {1, 2}))},
+                    attrs({{"axis", attr_int(0)}}));
+  auto t = gb.op("Tile", {x, reps});
+  gb.output(f);
+  gb.output(t);
+  Inferred r = infer(gb);
+  EXPECT_EQ(r.shape(f), (Shape{b * s, 768}));
+  EXPECT_TRUE(r.store.same_num_elements(r.shape(f), r.shape(x)));
+  EXPECT_EQ(r.shape(t), (Shape{b * s, s, 1536}));
+}
+
+TEST(ShapeInference, LegacyAttributesOfOpset1) {
+  GraphBuilder gb(1);
+  auto x = gb.input("x", DType::F32, {b, 2});
+  auto y = gb.input("y", DType::F32, {b, 3});
+  auto c = gb.op("Concat", {x, y});  // opset 1 defaults the axis to 1
+  auto p = gb.op("Pad", {x}, attrs({{"paddings", attr_ints({1, 0, 0, 2})}}));
+  gb.output(c);
+  gb.output(p);
+  Inferred r = infer(gb);
+  EXPECT_EQ(r.shape(c), (Shape{b, 5}));
+  EXPECT_EQ(r.shape(p), (Shape{b + 1, 4}));
+}
+
+TEST(ShapeInference, OpsOutsideTheirOpsetRangeAreRejected) {
+  GraphBuilder gb(10);
+  auto x = gb.input("x", DType::I64, {b});
+  gb.output(gb.op("LessOrEqual", {x, x}));
+  expect_infer_error(gb, "LessOrEqual_0", "not supported at opset 10");
+}
+
+}  // namespace
+}  // namespace disco
