@@ -129,7 +129,7 @@ int cmd_run(int argc, char **argv) {
   CompileOptions opts;
   opts.target = args.get("target", "host");
   opts.use_cache = !args.flag("no-cache");
-  if (verbose) opts.progress = [](const std::string &s) { std::fprintf(stderr, "  %s\n", s.c_str()); };
+  if (verbose) opts.progress = [](const std::string &s) { std::printf("  %s\n", s.c_str()); std::fflush(stdout); };
   CompiledModel cm = compile_onnx(model, opts);
   Executor exec(cm.plan, cm.library_path);
   if (int t = args.get_int("threads", 0); t > 0) exec.set_num_threads(t);
@@ -137,7 +137,7 @@ int cmd_run(int argc, char **argv) {
   std::printf("compile: %.3f s (%zu kernels%s)\n", cm.seconds, plan.steps.size(),
               cm.cache_hit ? ", from the compile cache" : "");
   if (verbose)
-    std::fprintf(stderr, "  compiles in this process: %d%s\n  cache: %s\n", compile_count(),
+    std::printf("  compiles in this process: %d%s\n  cache: %s\n", compile_count(),
                  cm.cache_hit ? " (cache hit: nothing compiled)" : "", cm.dir.c_str());
 
   for (const auto &[n, v] : given) {
@@ -186,7 +186,7 @@ int cmd_run(int argc, char **argv) {
     if (verbose) {
       std::string syms;
       for (const auto &[s, v] : exec.last_symbols()) syms += " " + s + "=" + std::to_string(v);
-      std::fprintf(stderr, "  symbols:%s\n", syms.c_str());
+      std::printf("  symbols:%s\n", syms.c_str());
     }
     for (const auto &[n, files] : expects) {
       size_t oi = std::find(plan.output_names.begin(), plan.output_names.end(), n) - plan.output_names.begin();
