@@ -8,6 +8,7 @@
 #include "lowering/infer_context.h"
 #include "lowering/lower_context.h"
 #include "lowering/op_registry.h"
+#include "lowering/ops/op_helpers.h"
 
 namespace disco {
 namespace {
@@ -17,14 +18,6 @@ using Halide::Func;
 using Halide::Var;
 
 // ---- shared ----------------------------------------------------------------
-
-// Half types lose too much precision when summed in their own type.
-Halide::Type acc_type(DType t) {
-  if (t == DType::F16 || t == DType::BF16) return Halide::Float(32);
-  return halide_type(t);
-}
-
-std::vector<Var> reversed(const std::vector<Var> &v) { return {v.rbegin(), v.rend()}; }
 
 // One spatial axis of a sliding window.
 struct Window {
@@ -142,20 +135,6 @@ WindowRead window_read(LowerContext &c, const std::vector<Window> &w, const std:
     r.spatial.push_back(Halide::clamp(pos, 0, extent - 1));
   }
   return r;
-}
-
-// The variables of an RDom made by make_rdom, in ONNX order.
-std::vector<Expr> rdom_vars(const Halide::RDom &r) {
-  std::vector<Expr> v;
-  for (int i = r.dimensions() - 1; i >= 0; --i) v.push_back(r[i]);
-  return v;
-}
-
-// An RDom over `extents` given in ONNX order; Halide wants the innermost first.
-Halide::RDom make_rdom(LowerContext &c, const std::vector<Dim> &extents) {
-  std::vector<Halide::Range> ranges;
-  for (auto it = extents.rbegin(); it != extents.rend(); ++it) ranges.emplace_back(0, c.dim(*it));
-  return Halide::RDom(ranges);
 }
 
 // Output 0 over `v` as an accumulator Func that `build` defines (a pure init

@@ -7,6 +7,7 @@
 #include "lowering/infer_context.h"
 #include "lowering/lower_context.h"
 #include "lowering/op_registry.h"
+#include "lowering/ops/op_helpers.h"
 
 namespace disco {
 namespace {
@@ -16,14 +17,6 @@ using Halide::Func;
 using Halide::Var;
 
 // ---- shared ----------------------------------------------------------------
-
-// Half types lose too much precision when summed in their own type.
-Halide::Type acc_type(DType t) {
-  if (t == DType::F16 || t == DType::BF16) return Halide::Float(32);
-  return halide_type(t);
-}
-
-std::vector<Var> reversed(const std::vector<Var> &v) { return {v.rbegin(), v.rend()}; }
 
 void require_same_dtype(InferContext &c, int a, int b) {
   if (c.dtype(a) != c.dtype(b))

@@ -9,6 +9,7 @@
 #include "lowering/infer_context.h"
 #include "lowering/lower_context.h"
 #include "lowering/op_registry.h"
+#include "lowering/ops/op_helpers.h"
 
 namespace disco {
 namespace {
@@ -19,16 +20,8 @@ using Halide::Var;
 
 // ---- shared ----------------------------------------------------------------
 
-// Half types lose too much precision when summed in their own type.
-Halide::Type acc_type(DType t) {
-  if (t == DType::F16 || t == DType::BF16) return Halide::Float(32);
-  return halide_type(t);
-}
-
-std::vector<Var> reversed(const std::vector<Var> &v) { return {v.rbegin(), v.rend()}; }
-
 // Calls a Func with an index in ONNX order.
-Expr call(const Func &f, const std::vector<Expr> &idx) { return f(std::vector<Expr>(idx.rbegin(), idx.rend())); }
+Expr call(const Func &f, const std::vector<Expr> &idx) { return f(reversed(idx)); }
 
 // Which axes of a tensor a reduction folds. The Funcs built over it are
 // indexed by the kept axes only, in ONNX order.
@@ -84,13 +77,7 @@ AxisReduction axes_from(const Shape &shape, int64_t first, int64_t last) {
 
 // The RDom over the reduced axes, its variables returned in ONNX order.
 std::vector<Expr> reduction_vars(LowerContext &c, const AxisReduction &ax) {
-  std::vector<Halide::Range> ranges;
-  auto extents = ax.reduced_extents();
-  for (auto it = extents.rbegin(); it != extents.rend(); ++it) ranges.emplace_back(0, c.dim(*it));
-  Halide::RDom r(ranges);
-  std::vector<Expr> v;
-  for (int i = r.dimensions() - 1; i >= 0; --i) v.push_back(r[i]);
-  return v;
+  return rdom_vars(make_rdom(c, ax.reduced_extents()));
 }
 
 using Combine = std::function<Expr(const Expr &acc, const Expr &v)>;
@@ -122,12 +109,6 @@ Expr min_of(const Expr &a, const Expr &b) { return Halide::min(a, b); }
 // Transcendentals want a float type; integer tensors go through double.
 Expr as_float(const Expr &e) { return e.type().is_float() ? e : Halide::cast(Halide::Float(64), e); }
 
-template <class Ctx>
-int64_t axis_in_range(const Ctx &c, int64_t axis, int64_t rank) {
-  if (axis < -rank || axis >= rank) c.fail("axis ", axis, " is out of range for rank ", rank);
-  return axis < 0 ? axis + rank : axis;
-}
-
 void require_float(InferContext &c) {
   if (!dtype_is_float(c.dtype(0))) c.fail("input must be a float tensor, got ", dtype_name(c.dtype(0)));
 }
@@ -141,7 +122,7 @@ AxisReduction softmax_axes(const Ctx &c, const Shape &shape) {
   int64_t rank = static_cast<int64_t>(shape.size());
   if (rank == 0) c.fail("input must have rank >= 1");
   bool coerce = c.opset() < 13;
-  int64_t axis = axis_in_range(c, c.attrs().get_int("axis", coerce ? 1 : -1), rank);
+  int64_t axis = normalize_axis(c, c.attrs().get_int("axis", coerce ? 1 : -1), rank);
   return axes_from(shape, axis, coerce ? rank : axis + 1);
 }
 
@@ -182,7 +163,7 @@ template <class Ctx>
 LayerNormAttrs layernorm_attrs(const Ctx &c, int64_t rank) {
   if (rank == 0) c.fail("input must have rank >= 1");
   LayerNormAttrs a;
-  a.axis = axis_in_range(c, c.attrs().get_int("axis", -1), rank);
+  a.axis = normalize_axis(c, c.attrs().get_int("axis", -1), rank);
   a.epsilon = c.attrs().get_float("epsilon", 1e-5f);
   a.stash = dtype_from_onnx(static_cast<int>(c.attrs().get_int("stash_type", 1)));
   if (!dtype_is_float(a.stash)) c.fail("stash_type must name a float type");
@@ -264,7 +245,7 @@ ReduceSpec reduce_spec(const Ctx &c, const Shape &shape) {
     return s;
   }
   for (int64_t a : axes) {
-    int64_t i = axis_in_range(c, a, rank);
+    int64_t i = normalize_axis(c, a, rank);
     if (s.axes.reduced[i]) c.fail("axis ", a, " is listed twice in axes");
     s.axes.reduced[i] = true;
   }
@@ -338,7 +319,7 @@ template <class Ctx>
 AxisReduction arg_axis(const Ctx &c, const Shape &shape) {
   int64_t rank = static_cast<int64_t>(shape.size());
   if (rank == 0) c.fail("input must have rank >= 1");
-  int64_t axis = axis_in_range(c, c.attrs().get_int("axis", 0), rank);
+  int64_t axis = normalize_axis(c, c.attrs().get_int("axis", 0), rank);
   return axes_from(shape, axis, axis + 1);
 }
 
@@ -371,7 +352,7 @@ void lower_arg(LowerContext &c) {
   auto idx = c.exprs(v);
   bool keepdims = c.attrs().get_int("keepdims", 1) != 0;
   std::vector<Expr> k = keepdims ? ax.kept(idx) : idx;
-  c.define_output(0, v, f(std::vector<Expr>(k.rbegin(), k.rend()))[1]);
+  c.define_output(0, v, f(reversed(k))[1]);
 }
 
 }  // namespace

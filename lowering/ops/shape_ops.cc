@@ -16,6 +16,7 @@
 #include "lowering/infer_context.h"
 #include "lowering/lower_context.h"
 #include "lowering/op_registry.h"
+#include "lowering/ops/op_helpers.h"
 
 namespace disco {
 namespace {
@@ -25,29 +26,8 @@ using Halide::Expr;
 // Any start/end at least this large means "past the end": no dim the run-time
 // binder accepts reaches it, and it keeps INT_MAX/INT64_MAX out of dims.
 constexpr int64_t kHuge = int64_t(1) << 31;
-// Shape values are folded only while they stay this small (as set_constant does).
-constexpr int64_t kMaxFolded = 64;
 
 // ---- shared helpers ----------------------------------------------------------
-
-// Works with InferContext and LowerContext alike, so lowering re-derives the
-// same axes as inference.
-template <typename Ctx>
-int64_t norm_axis(const Ctx &c, int64_t axis, int64_t rank) {
-  if (axis < -rank || axis >= rank) c.fail("axis ", axis, " is out of range for rank ", rank);
-  return axis < 0 ? axis + rank : axis;
-}
-
-template <typename Ctx>
-std::vector<int64_t> norm_axes(const Ctx &c, const std::vector<int64_t> &axes, int64_t rank) {
-  std::vector<int64_t> out;
-  for (auto a : axes) {
-    int64_t n = norm_axis(c, a, rank);
-    if (std::find(out.begin(), out.end(), n) != out.end()) c.fail("axis ", a, " is repeated");
-    out.push_back(n);
-  }
-  return out;
-}
 
 int64_t floordiv64(int64_t a, int64_t b) {
   int64_t q = a / b;
@@ -120,29 +100,7 @@ Dim simplified_max(const ShapeStore &st, const Dim &a, const Dim &b) {
   return max(a, b);
 }
 
-// Folds an output's elements to dims when downstream shape arithmetic can use
-// them: small integer tensors of rank <= 1.
-void fold_dims(InferContext &c, int out, const Shape &shape, DType t, const std::vector<Dim> &vals) {
-  if ((t != DType::I64 && t != DType::I32) || shape.size() > 1) return;
-  if (static_cast<int64_t>(vals.size()) > kMaxFolded) return;
-  c.set_dims_value(out, vals);
-}
-
-// Passes folded shape values through ops that do not change the elements.
-void fold_passthrough(InferContext &c, const Shape &out) {
-  if (auto v = c.dims_value(0)) fold_dims(c, 0, out, c.dtype(0), *v);
-}
-
 bool is_index_dtype(DType t) { return t == DType::I32 || t == DType::I64; }
-
-// Clamping is a no-op for valid indices; it tells Halide's bounds inference
-// that the read stays inside the input.
-Expr clamp_index(LowerContext &c, const Expr &i, const Dim &extent) {
-  return Halide::clamp(i, 0, Halide::max(c.dim(extent) - 1, 0));
-}
-
-// Reads a scalar tensor (or a one-element one of any rank).
-Expr scalar_read(const HTensor &t) { return t.at(std::vector<Expr>(t.rank(), Expr(0))); }
 
 Expr constant_expr(const TensorData &t, int64_t i, Halide::Type ty) {
   if (dtype_is_float(t.dtype)) return Halide::cast(ty, Expr(t.float_at(i)));
@@ -179,7 +137,7 @@ void infer_gather(InferContext &c) {
   const Shape &data = c.shape(0), &ind = c.shape(1);
   if (data.empty()) c.fail("data must have rank >= 1");
   if (!is_index_dtype(c.dtype(1))) c.fail("indices must be int32 or int64, not ", dtype_name(c.dtype(1)));
-  int64_t axis = norm_axis(c, c.attrs().get_int("axis", 0), static_cast<int64_t>(data.size()));
+  int64_t axis = normalize_axis(c, c.attrs().get_int("axis", 0), static_cast<int64_t>(data.size()));
   Shape out(data.begin(), data.begin() + axis);
   out.insert(out.end(), ind.begin(), ind.end());
   out.insert(out.end(), data.begin() + axis + 1, data.end());
@@ -208,7 +166,7 @@ void infer_gather(InferContext &c) {
 
 void lower_gather(LowerContext &c) {
   const HTensor &data = c.in(0), &ind = c.in(1);
-  int64_t axis = norm_axis(c, c.attrs().get_int("axis", 0), data.rank());
+  int64_t axis = normalize_axis(c, c.attrs().get_int("axis", 0), data.rank());
   int q = ind.rank();
   auto v = c.vars(static_cast<int>(c.out_shape(0).size()));
   auto oi = c.exprs(v);
@@ -227,7 +185,7 @@ template <typename Ctx>
 std::vector<int64_t> unsqueeze_axes(const Ctx &c, int64_t in_rank) {
   auto axes = c.ints_input_or_attr(1, "axes");
   if (!axes) c.fail("needs axes");
-  auto out = norm_axes(c, *axes, in_rank + static_cast<int64_t>(axes->size()));
+  auto out = normalize_axes(c, *axes, in_rank + static_cast<int64_t>(axes->size()));
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -261,7 +219,7 @@ template <typename Ctx>
 std::vector<int64_t> squeeze_axes(const Ctx &c, const Shape &in, const ShapeStore &st) {
   auto given = c.ints_input_or_attr(1, "axes");
   if (given) {
-    auto axes = norm_axes(c, *given, static_cast<int64_t>(in.size()));
+    auto axes = normalize_axes(c, *given, static_cast<int64_t>(in.size()));
     std::sort(axes.begin(), axes.end());
     return axes;
   }
@@ -309,7 +267,7 @@ template <typename Ctx>
 int64_t concat_axis(const Ctx &c, int64_t rank) {
   // Opset 1 defaults the axis to 1; it is required since opset 4.
   int64_t axis = c.opset() < 4 ? c.attrs().get_int("axis", 1) : c.attrs().get_int("axis");
-  return norm_axis(c, axis, rank);
+  return normalize_axis(c, axis, rank);
 }
 
 void infer_concat(InferContext &c) {
@@ -415,7 +373,7 @@ std::vector<SliceAxis> slice_plan(const Ctx &c, const Shape &in, const ShapeStor
   }
   if (axes->size() != n) c.fail("axes has ", axes->size(), " entries but starts has ", n);
   if (steps && steps->size() != n) c.fail("steps has ", steps->size(), " entries but starts has ", n);
-  auto norm = norm_axes(c, *axes, r);
+  auto norm = normalize_axes(c, *axes, r);
   std::vector<SliceAxis> plan;
   for (size_t i = 0; i < n; ++i) {
     int64_t step = steps ? (*steps)[i] : 1;
@@ -744,7 +702,7 @@ std::vector<Dim> tile_repeats(const Ctx &c, int64_t rank) {
     if (!tiles || !axis || tiles->size() != 1 || axis->size() != 1)
       c.fail("tiles and axis must be scalars known at compile time");
     std::vector<Dim> r(rank, 1);
-    r[norm_axis(c, axis->at(0), rank)] = tiles->at(0);
+    r[normalize_axis(c, axis->at(0), rank)] = tiles->at(0);
     return r;
   }
   auto r = c.dims_value(1);
@@ -780,7 +738,7 @@ void lower_tile(LowerContext &c) {
 
 template <typename Ctx>
 int64_t split_axis(const Ctx &c, int64_t rank) {
-  return norm_axis(c, c.attrs().get_int("axis", 0), rank);
+  return normalize_axis(c, c.attrs().get_int("axis", 0), rank);
 }
 
 // The extent of each output along the axis. Lowering re-derives them, since an
@@ -890,7 +848,7 @@ PadSpec pad_spec(const Ctx &c, int64_t rank) {
   }
   std::vector<int64_t> axes;
   if (c.opset() >= 18 && c.has_input(3)) {
-    axes = norm_axes(c, *c.ints_input_or_attr(3, ""), rank);
+    axes = normalize_axes(c, *c.ints_input_or_attr(3, ""), rank);
   } else {
     for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
   }

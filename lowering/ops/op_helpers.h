@@ -1,0 +1,76 @@
+// Helpers that more than one op family under lowering/ops/ needs. Each op
+// file keeps what only it uses; what is here has one definition for all.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "Halide.h"
+#include "lowering/infer_context.h"
+#include "lowering/lower_context.h"
+
+namespace disco {
+
+// ---- axes --------------------------------------------------------------------
+
+// Negative axes count from the end. Works with InferContext and LowerContext
+// alike, so that lowering re-derives the same axes as inference; throws naming
+// the node when the axis is out of range.
+template <class Ctx>
+int64_t normalize_axis(const Ctx &c, int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank) c.fail("axis ", axis, " is out of range for rank ", rank);
+  return axis < 0 ? axis + rank : axis;
+}
+
+// normalize_axis over a list, in the given order; an axis named twice is an error.
+template <class Ctx>
+std::vector<int64_t> normalize_axes(const Ctx &c, const std::vector<int64_t> &axes, int64_t rank) {
+  std::vector<int64_t> out;
+  for (auto a : axes) {
+    int64_t n = normalize_axis(c, a, rank);
+    if (std::find(out.begin(), out.end(), n) != out.end()) c.fail("axis ", a, " is repeated");
+    out.push_back(n);
+  }
+  return out;
+}
+
+// ---- Halide indexing ----------------------------------------------------------
+
+// Halide's first dim is the innermost, ONNX's the outermost: Func definitions
+// and calls take their indices reversed.
+template <class T>
+std::vector<T> reversed(const std::vector<T> &v) {
+  return {v.rbegin(), v.rend()};
+}
+
+// An RDom over `extents` given in ONNX order (Halide wants the innermost first).
+Halide::RDom make_rdom(LowerContext &c, const std::vector<Dim> &extents);
+// The variables of an RDom made by make_rdom, back in ONNX order.
+std::vector<Halide::Expr> rdom_vars(const Halide::RDom &r);
+
+// Clamping is a no-op for valid indices; it tells Halide's bounds inference
+// that the read stays inside the input.
+Halide::Expr clamp_index(LowerContext &c, const Halide::Expr &i, const Dim &extent);
+
+// Reads a scalar tensor (or a one-element one of any rank).
+Halide::Expr scalar_read(const HTensor &t);
+
+// ---- types -------------------------------------------------------------------
+
+// The type sums and products accumulate in: half types lose too much
+// precision when summed in their own type, so they accumulate in float32.
+Halide::Type acc_type(DType t);
+
+// ---- folded shape values -------------------------------------------------------
+
+// Shape values are folded only while they stay this small (as set_constant does).
+constexpr int64_t kMaxFolded = 64;
+
+// Folds an output's elements to dims when downstream shape arithmetic can use
+// them: small integer tensors of rank <= 1.
+void fold_dims(InferContext &c, int out, const Shape &shape, DType t, const std::vector<Dim> &vals);
+
+// Passes folded shape values of input 0 through ops that do not change the elements.
+void fold_passthrough(InferContext &c, const Shape &out);
+
+}  // namespace disco
