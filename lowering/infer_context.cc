@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "lowering/known_values.h"
 #include "lowering/op_registry.h"
 
 namespace disco {
@@ -25,36 +26,14 @@ const TensorData *InferContext::constant(int i) const {
   return v.constant ? &*v.constant : nullptr;
 }
 
-std::optional<std::vector<Dim>> InferContext::dims_value(int i) const {
-  const Value &v = input(i);
-  if (v.sym_value) return v.sym_value;
-  if (v.constant && !dtype_is_float(v.constant->dtype)) {
-    std::vector<Dim> out;
-    for (auto x : v.constant->to_int64()) out.emplace_back(x);
-    return out;
-  }
-  return std::nullopt;
-}
+std::optional<std::vector<Dim>> InferContext::dims_value(int i) const { return disco::dims_value(input(i)); }
 
 std::optional<std::vector<int64_t>> InferContext::ints_value(int i) const {
-  auto d = dims_value(i);
-  if (!d) return std::nullopt;
-  std::vector<int64_t> out;
-  for (const auto &x : *d) {
-    Dim c = store_.canonical(x);
-    if (!c.is_const()) return std::nullopt;
-    out.push_back(c.as_const());
-  }
-  return out;
+  return disco::ints_value(input(i), store_);
 }
 
 std::optional<std::vector<int64_t>> InferContext::ints_input_or_attr(int input, const std::string &attr) const {
-  if (has_input(input)) {
-    auto v = ints_value(input);
-    if (!v) fail("input ", input, " ('", this->input(input).name, "') must be known at compile time");
-    return v;
-  }
-  return attrs_.get_ints_opt(attr);
+  return disco::ints_input_or_attr(g_, node_, input, attr, store_);
 }
 
 void InferContext::set_output(int i, DType t, Shape s) {
@@ -104,11 +83,6 @@ void InferContext::set_constant(int i, TensorData t) {
     v.sym_value = dims;
   }
   v.constant = std::move(t);
-}
-
-int64_t InferContext::normalize_axis(int64_t axis, int64_t rank) const {
-  if (axis < -rank || axis >= std::max<int64_t>(rank, 1)) fail("axis ", axis, " is out of range for rank ", rank);
-  return axis < 0 ? axis + rank : axis;
 }
 
 void InferContext::require_equal(const Dim &a, const Dim &b, const std::string &what) {

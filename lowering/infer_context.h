@@ -32,13 +32,12 @@ class InferContext {
   int rank(int i) const { return static_cast<int>(shape(i).size()); }
   const TensorData *constant(int i) const;
   // The elements of an integer input when known at compile time: constants, or
-  // shape values folded to dims (Shape -> Gather -> Concat chains).
+  // shape values folded to dims (lowering/known_values.h, shared with lowering).
   std::optional<std::vector<Dim>> dims_value(int i) const;
   // Like dims_value, but every element must be a constant.
   std::optional<std::vector<int64_t>> ints_value(int i) const;
-  // Opset-aware: reads input `input` if present (newer opsets), else attribute
-  // `attr` (older ones). nullopt when neither is given. Throws when the input
-  // is present but not known at compile time.
+  // Input `input` if present (newer opsets), else attribute `attr` (older
+  // ones); throws when the input is present but not known at compile time.
   std::optional<std::vector<int64_t>> ints_input_or_attr(int input, const std::string &attr) const;
 
   int num_outputs() const { return static_cast<int>(node_.outputs.size()); }
@@ -51,7 +50,6 @@ class InferContext {
   [[noreturn]] void fail(const Args &...args) const {
     ::disco::fail(where(), ": ", args...);
   }
-  int64_t normalize_axis(int64_t axis, int64_t rank) const;  // negative axes; throws if out of range
   // a == b, recorded in the store with a run-time check naming this node.
   void require_equal(const Dim &a, const Dim &b, const std::string &what);
   // The numpy-style broadcast of two dims / shapes, with the checks it needs.

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "frontend/errors.h"
+#include "lowering/known_values.h"
 
 namespace disco {
 
@@ -93,36 +94,14 @@ const Value &LowerContext::input_value(int i) const {
   return g_.value(node_.inputs[i]);
 }
 
-std::optional<std::vector<Dim>> LowerContext::dims_value(int i) const {
-  const Value &v = input_value(i);
-  if (v.sym_value) return v.sym_value;
-  if (v.constant && !dtype_is_float(v.constant->dtype)) {
-    std::vector<Dim> out;
-    for (auto x : v.constant->to_int64()) out.emplace_back(x);
-    return out;
-  }
-  return std::nullopt;
-}
+std::optional<std::vector<Dim>> LowerContext::dims_value(int i) const { return disco::dims_value(input_value(i)); }
 
 std::optional<std::vector<int64_t>> LowerContext::ints_value(int i) const {
-  auto d = dims_value(i);
-  if (!d) return std::nullopt;
-  std::vector<int64_t> out;
-  for (const auto &x : *d) {
-    Dim c = store_.canonical(x);
-    if (!c.is_const()) return std::nullopt;
-    out.push_back(c.as_const());
-  }
-  return out;
+  return disco::ints_value(input_value(i), store_);
 }
 
 std::optional<std::vector<int64_t>> LowerContext::ints_input_or_attr(int input, const std::string &attr) const {
-  if (has_input(input)) {
-    auto v = ints_value(input);
-    if (!v) fail("input ", input, " must be known at compile time");
-    return v;
-  }
-  return attrs_.get_ints_opt(attr);
+  return disco::ints_input_or_attr(g_, node_, input, attr, store_);
 }
 
 const Shape &LowerContext::out_shape(int i) const { return outputs_.at(i).shape; }

@@ -1,0 +1,40 @@
+#include "lowering/known_values.h"
+
+#include "frontend/attributes.h"
+#include "frontend/errors.h"
+
+namespace disco {
+
+std::optional<std::vector<Dim>> dims_value(const Value &v) {
+  if (v.sym_value) return v.sym_value;
+  if (v.constant && !dtype_is_float(v.constant->dtype)) {
+    std::vector<Dim> out;
+    for (auto x : v.constant->to_int64()) out.emplace_back(x);
+    return out;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::vector<int64_t>> ints_value(const Value &v, const ShapeStore &store) {
+  auto d = dims_value(v);
+  if (!d) return std::nullopt;
+  std::vector<int64_t> out;
+  for (const auto &x : *d) {
+    Dim c = store.canonical(x);
+    if (!c.is_const()) return std::nullopt;
+    out.push_back(c.as_const());
+  }
+  return out;
+}
+
+std::optional<std::vector<int64_t>> ints_input_or_attr(const Graph &g, const Node &node, int input,
+                                                       const std::string &attr, const ShapeStore &store) {
+  bool present = input < static_cast<int>(node.inputs.size()) && node.inputs[input] >= 0;
+  if (!present) return AttrReader(node.attrs, node.where()).get_ints_opt(attr);
+  const Value &v = g.value(node.inputs[input]);
+  auto ints = ints_value(v, store);
+  if (!ints) fail(node.where(), ": input ", input, " ('", v.name, "') must be known at compile time");
+  return ints;
+}
+
+}  // namespace disco

@@ -1,0 +1,26 @@
+// The elements of a value that are known at compile time: constants, and
+// shape values folded to dims (Shape -> Gather -> Concat chains). Inference
+// and lowering both read them, through InferContext and LowerContext.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "frontend/graph.h"
+#include "lowering/shape_store.h"
+
+namespace disco {
+
+// The elements of an integer value as dims; nullopt when not known.
+std::optional<std::vector<Dim>> dims_value(const Value &v);
+
+// Like dims_value, but every element must be a constant under `store`.
+std::optional<std::vector<int64_t>> ints_value(const Value &v, const ShapeStore &store);
+
+// Opset-aware: reads input `input` of `node` if present (newer opsets), else
+// attribute `attr` (older ones). nullopt when neither is given. Throws naming
+// the node when the input is present but not known at compile time.
+std::optional<std::vector<int64_t>> ints_input_or_attr(const Graph &g, const Node &node, int input,
+                                                       const std::string &attr, const ShapeStore &store);
+
+}  // namespace disco
