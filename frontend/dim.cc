@@ -12,14 +12,15 @@ struct Dim::Poly {
   std::string key;
 };
 
-namespace {
-
-int64_t fdiv(int64_t a, int64_t b) {
+int64_t floor_div_int(int64_t a, int64_t b) {
   int64_t q = a / b;
   if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
   return q;
 }
-int64_t fmod_(int64_t a, int64_t b) { return a - fdiv(a, b) * b; }
+
+namespace {
+
+int64_t fmod_(int64_t a, int64_t b) { return a - floor_div_int(a, b) * b; }
 
 std::string mono_key(const std::vector<Atom> &atoms) {
   std::string k;
@@ -184,7 +185,7 @@ Atom make_binary(AtomNode::Kind k, const Dim &a, const Dim &b) {
 // Splits a = c*q + r with every coefficient of r in [0, c).
 void split_by_const(const Dim &a, int64_t c, std::vector<Dim::Term> *q, std::vector<Dim::Term> *r) {
   for (const auto &t : a.terms()) {
-    int64_t qc = fdiv(t.coeff, c), rc = fmod_(t.coeff, c);
+    int64_t qc = floor_div_int(t.coeff, c), rc = fmod_(t.coeff, c);
     if (qc) q->push_back({qc, t.atoms});
     if (rc) r->push_back({rc, t.atoms});
   }
@@ -215,7 +216,7 @@ Dim floor_div(const Dim &a, const Dim &b) {
     std::vector<Dim::Term> q, r;
     split_by_const(a, c, &q, &r);
     Dim qd = Dim::from_terms(std::move(q)), rd = Dim::from_terms(std::move(r));
-    if (rd.is_const()) return qd + Dim(fdiv(rd.as_const(), c));
+    if (rd.is_const()) return qd + Dim(floor_div_int(rd.as_const(), c));
     return qd + Dim::from_atom(make_binary(AtomNode::FloorDiv, rd, b));
   }
   if (auto e = exact_div(a, b)) return *e;
@@ -261,7 +262,7 @@ int64_t eval_atom(const AtomNode &n, const SymbolValues &v) {
     case AtomNode::FloorDiv: {
       int64_t d = n.b.eval(v);
       DISCO_CHECK(d != 0, "division by zero evaluating ", n.key);
-      return fdiv(n.a.eval(v), d);
+      return floor_div_int(n.a.eval(v), d);
     }
     case AtomNode::Mod: {
       int64_t d = n.b.eval(v);

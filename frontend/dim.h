@@ -76,6 +76,8 @@ Dim floor_mod(const Dim &a, const Dim &b);
 Dim min(const Dim &a, const Dim &b);
 Dim max(const Dim &a, const Dim &b);
 inline Dim ceil_div(const Dim &a, const Dim &b) { return floor_div(a + b - 1, b); }
+// Integer division rounding toward negative infinity, as floor_div does for dims.
+int64_t floor_div_int(int64_t a, int64_t b);
 
 struct AtomNode {
   enum Kind { Sym, FloorDiv, Mod, Min, Max } kind;
