@@ -1,5 +1,6 @@
 #include "lowering/shape_store.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "frontend/errors.h"
@@ -171,6 +172,71 @@ bool ShapeStore::can_be_one(const Dim &d0) const {
     }
   }
   return true;
+}
+
+std::optional<int64_t> ShapeStore::atom_bound(const AtomNode &a, bool upper) const {
+  switch (a.kind) {
+    case AtomNode::Sym:
+      if (upper) return std::nullopt;
+      return has_symbol(a.name) ? facts(a.name).min : 0;  // extents are never negative
+    case AtomNode::FloorDiv:
+    case AtomNode::Mod: {
+      if (!a.b.is_const() || a.b.as_const() <= 0) return std::nullopt;
+      int64_t k = a.b.as_const();
+      if (a.kind == AtomNode::Mod) return upper ? k - 1 : 0;
+      auto x = bound(a.a, upper);
+      return x ? std::optional<int64_t>(floor_div_int(*x, k)) : std::nullopt;
+    }
+    case AtomNode::Min:
+    case AtomNode::Max: {
+      bool is_min = a.kind == AtomNode::Min;
+      auto x = bound(a.a, upper), y = bound(a.b, upper);
+      auto pick = [&](int64_t p, int64_t q) { return is_min ? std::min(p, q) : std::max(p, q); };
+      if (x && y) return pick(*x, *y);
+      // min(x, y) <= x alone bounds it above; max(x, y) >= x alone bounds it below.
+      if (is_min == upper) return x ? x : y;
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<int64_t> ShapeStore::bound(const Dim &d, bool upper) const {
+  int64_t sum = 0;
+  const Dim cd = canonical(d);
+  for (const auto &t : cd.terms()) {
+    bool want_upper = upper != (t.coeff < 0);
+    int64_t prod = 1;
+    for (const auto &a : t.atoms) {
+      // Bounds of a product multiply only when every factor is non-negative.
+      auto lo = atom_bound(*a, false);
+      if (t.atoms.size() > 1 && (!lo || *lo < 0)) return std::nullopt;
+      auto b = atom_bound(*a, want_upper);
+      if (!b || __builtin_mul_overflow(prod, *b, &prod)) return std::nullopt;
+    }
+    if (__builtin_mul_overflow(t.coeff, prod, &prod) || __builtin_add_overflow(sum, prod, &sum)) return std::nullopt;
+  }
+  return sum;
+}
+
+std::optional<int64_t> ShapeStore::lower_bound(const Dim &d) const { return bound(d, false); }
+std::optional<int64_t> ShapeStore::upper_bound(const Dim &d) const { return bound(d, true); }
+
+bool ShapeStore::is_nonnegative(const Dim &d) const {
+  auto lo = lower_bound(d);
+  return lo && *lo >= 0;
+}
+
+Dim ShapeStore::simplify_min(const Dim &a, const Dim &b) const {
+  if (is_nonnegative(b - a)) return a;
+  if (is_nonnegative(a - b)) return b;
+  return min(a, b);
+}
+
+Dim ShapeStore::simplify_max(const Dim &a, const Dim &b) const {
+  if (is_nonnegative(a - b)) return a;
+  if (is_nonnegative(b - a)) return b;
+  return max(a, b);
 }
 
 std::vector<std::string> ShapeStore::describe() const {

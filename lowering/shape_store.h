@@ -64,12 +64,25 @@ class ShapeStore {
   bool is_divisible(const Dim &d, int64_t k) const;
   bool can_be_one(const Dim &d) const;
 
+  // Bounds of a dim from the symbol facts: each symbol is at least its `min`
+  // and never negative (it is an extent), mod k lies in [0, k). nullopt when
+  // the facts give no bound, e.g. the upper bound of any bare symbol.
+  std::optional<int64_t> lower_bound(const Dim &d) const;
+  std::optional<int64_t> upper_bound(const Dim &d) const;
+  bool is_nonnegative(const Dim &d) const;
+  // min(a, b) and max(a, b), reduced to one side when the bounds decide it,
+  // so that clamps which cannot bite vanish: max(seq - 1, -1) = seq - 1.
+  Dim simplify_min(const Dim &a, const Dim &b) const;
+  Dim simplify_max(const Dim &a, const Dim &b) const;
+
   // Lines for `disco inspect`: equalities, product facts, symbol facts, checks.
   std::vector<std::string> describe() const;
 
  private:
   std::optional<Dim> representative(const std::string &sym) const;
   std::string find(const std::string &sym) const;
+  std::optional<int64_t> bound(const Dim &d, bool upper) const;
+  std::optional<int64_t> atom_bound(const AtomNode &a, bool upper) const;
   std::map<std::string, SymbolFacts> facts_;
   std::map<std::string, std::string> parent_;  // union-find over symbols
   std::map<std::string, int64_t> pinned_;      // root symbol -> constant

@@ -29,77 +29,6 @@ constexpr int64_t kHuge = int64_t(1) << 31;
 
 // ---- shared helpers ----------------------------------------------------------
 
-int64_t floordiv64(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-
-std::optional<int64_t> bound(const ShapeStore &st, const Dim &d, bool upper);
-
-std::optional<int64_t> atom_bound(const ShapeStore &st, const AtomNode &a, bool upper) {
-  switch (a.kind) {
-    case AtomNode::Sym:
-      if (upper) return std::nullopt;
-      return st.has_symbol(a.name) ? st.facts(a.name).min : 0;  // extents are never negative
-    case AtomNode::FloorDiv:
-    case AtomNode::Mod: {
-      if (!a.b.is_const() || a.b.as_const() <= 0) return std::nullopt;
-      int64_t k = a.b.as_const();
-      if (a.kind == AtomNode::Mod) return upper ? k - 1 : 0;
-      auto x = bound(st, a.a, upper);
-      return x ? std::optional<int64_t>(floordiv64(*x, k)) : std::nullopt;
-    }
-    case AtomNode::Min:
-    case AtomNode::Max: {
-      bool is_min = a.kind == AtomNode::Min;
-      auto x = bound(st, a.a, upper), y = bound(st, a.b, upper);
-      auto pick = [&](int64_t p, int64_t q) { return is_min ? std::min(p, q) : std::max(p, q); };
-      if (x && y) return pick(*x, *y);
-      // min(x, y) <= x alone bounds it above; max(x, y) >= x alone bounds it below.
-      if (is_min == upper) return x ? x : y;
-      return std::nullopt;
-    }
-  }
-  return std::nullopt;
-}
-
-// A lower (or upper) bound of a dim from symbol facts, or nullopt. Used to
-// drop clamps that cannot bite, e.g. max(seq - 1, -1) = seq - 1.
-std::optional<int64_t> bound(const ShapeStore &st, const Dim &d, bool upper) {
-  int64_t sum = 0;
-  const Dim cd = st.canonical(d);
-  for (const auto &t : cd.terms()) {
-    bool want_upper = upper != (t.coeff < 0);
-    int64_t prod = 1;
-    for (const auto &a : t.atoms) {
-      // Bounds of a product multiply only when every factor is non-negative.
-      auto lo = atom_bound(st, *a, false);
-      if (t.atoms.size() > 1 && (!lo || *lo < 0)) return std::nullopt;
-      auto b = atom_bound(st, *a, want_upper);
-      if (!b || __builtin_mul_overflow(prod, *b, &prod)) return std::nullopt;
-    }
-    if (__builtin_mul_overflow(t.coeff, prod, &prod) || __builtin_add_overflow(sum, prod, &sum)) return std::nullopt;
-  }
-  return sum;
-}
-
-bool provably_nonneg(const ShapeStore &st, const Dim &d) {
-  auto lo = bound(st, d, false);
-  return lo && *lo >= 0;
-}
-
-Dim simplified_min(const ShapeStore &st, const Dim &a, const Dim &b) {
-  if (provably_nonneg(st, b - a)) return a;
-  if (provably_nonneg(st, a - b)) return b;
-  return min(a, b);
-}
-
-Dim simplified_max(const ShapeStore &st, const Dim &a, const Dim &b) {
-  if (provably_nonneg(st, a - b)) return a;
-  if (provably_nonneg(st, b - a)) return b;
-  return max(a, b);
-}
-
 bool is_index_dtype(DType t) { return t == DType::I32 || t == DType::I64; }
 
 Expr constant_expr(const TensorData &t, int64_t i, Halide::Type ty) {
@@ -340,9 +269,9 @@ Dim slice_index(const Ctx &c, const ShapeStore &st, const Dim &x0, const Dim &n,
   Dim lo = neg_step ? Dim(-1) : Dim(0), hi = neg_step ? n - 1 : n;
   if (x.is_const() && x.as_const() >= kHuge) return hi;
   if (x.is_const() && x.as_const() <= -kHuge) return lo;
-  if (provably_nonneg(st, x)) return simplified_min(st, x, hi);
-  auto up = bound(st, x, true);
-  if (up && *up < 0) return simplified_max(st, n + x, lo);
+  if (st.is_nonnegative(x)) return st.simplify_min(x, hi);
+  auto up = st.upper_bound(x);
+  if (up && *up < 0) return st.simplify_max(n + x, lo);
   c.fail(what, " ", x.str(), " has a sign unknown at compile time");
 }
 
@@ -383,11 +312,11 @@ std::vector<SliceAxis> slice_plan(const Ctx &c, const Shape &in, const ShapeStor
     Dim s = slice_index(c, st, starts[i], d, neg, "start"), e = slice_index(c, st, ends[i], d, neg, "end");
     Dim diff = neg ? s - e : e - s;
     // Clamped indices already order themselves in these cases.
-    bool ordered = provably_nonneg(st, diff) || (!neg && (e == st.canonical(d) || s.is_const(0))) ||
+    bool ordered = st.is_nonnegative(diff) || (!neg && (e == st.canonical(d) || s.is_const(0))) ||
                    (neg && (e.is_const(-1) || s == st.canonical(d) - 1));
     int64_t k = neg ? -step : step;
     Dim len = floor_div(diff + (k - 1), Dim(k));
-    if (!ordered) len = simplified_max(st, len, 0);
+    if (!ordered) len = st.simplify_max(len, 0);
     plan.push_back({norm[i], s, step, len});
   }
   return plan;
@@ -631,7 +560,7 @@ TensorData range_constant(InferContext &c) {
   }
   int64_t start = s.int_at(0), delta = d.int_at(0), span = l.int_at(0) - start;
   if (delta == 0) c.fail("delta is 0");
-  int64_t n = std::max<int64_t>(delta > 0 ? floordiv64(span + delta - 1, delta) : floordiv64(-span - delta - 1, -delta), 0);
+  int64_t n = std::max<int64_t>(delta > 0 ? floor_div_int(span + delta - 1, delta) : floor_div_int(-span - delta - 1, -delta), 0);
   std::vector<int64_t> vals;
   for (int64_t i = 0; i < n; ++i) vals.push_back(start + i * delta);
   TensorData i64 = TensorData::from_int64(vals, {n});
@@ -661,7 +590,7 @@ void infer_range(InferContext &c) {
   if (delta == 0) c.fail("delta is 0");
   Dim span = delta > 0 ? l->at(0) - s->at(0) : s->at(0) - l->at(0);
   int64_t k = delta > 0 ? delta : -delta;
-  Dim n = simplified_max(c.store(), floor_div(span + (k - 1), Dim(k)), 0);
+  Dim n = c.store().simplify_max(floor_div(span + (k - 1), Dim(k)), 0);
   c.set_output(0, c.dtype(0), {n});
   std::vector<Dim> vals;
   Dim cn = c.store().canonical(n);
@@ -956,7 +885,7 @@ Expr read_binary_operand(LowerContext &c, int i, const std::vector<Expr> &oi, co
 // e.g. Equal(shape, -1) in exported `expand` calls.
 std::optional<bool> compare_dims(const ShapeStore &st, const std::string &op, const Dim &a, const Dim &b) {
   Dim d = st.canonical(a - b);
-  auto lo = bound(st, d, false), hi = bound(st, d, true);
+  auto lo = st.lower_bound(d), hi = st.upper_bound(d);
   bool zero = d.is_const(0), pos = lo && *lo > 0, neg = hi && *hi < 0;
   bool nonneg = lo && *lo >= 0, nonpos = hi && *hi <= 0;
   if (op == "Equal") {
