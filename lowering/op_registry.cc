@@ -9,6 +9,9 @@ const OpRegistry &OpRegistry::global() {
     OpRegistry reg;
     register_elementwise_ops(reg);
     register_shape_ops(reg);
+    register_view_ops(reg);
+    register_index_ops(reg);
+    register_compare_ops(reg);
     register_dot_ops(reg);
     register_reduction_ops(reg);
     register_conv_ops(reg);

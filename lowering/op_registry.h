@@ -1,6 +1,6 @@
 // The one op registry: (domain, op_type, opset range) -> shape inference and
 // Halide lowering. Each op family registers itself in one file under
-// lowering/ops/; register_all_ops() lists the families.
+// lowering/ops/; OpRegistry::global() calls each family explicitly.
 #pragma once
 #include <map>
 #include <string>
@@ -46,6 +46,9 @@ class OpRegistry {
 // One per family, in lowering/ops/*.cc.
 void register_elementwise_ops(OpRegistry &r);
 void register_shape_ops(OpRegistry &r);
+void register_view_ops(OpRegistry &r);
+void register_index_ops(OpRegistry &r);
+void register_compare_ops(OpRegistry &r);
 void register_dot_ops(OpRegistry &r);
 void register_reduction_ops(OpRegistry &r);
 void register_conv_ops(OpRegistry &r);

@@ -1,11 +1,13 @@
 // Elementwise ops: unary math, binary arithmetic with numpy broadcasting,
-// Cast, Identity. Binary ops on folded shape values (Shape -> Mul -> Reshape)
-// are folded to dims at inference time.
+// Cast, Identity, Clip and the variadic Min, Max, Sum and Mean. Binary ops on
+// folded shape values (Shape -> Mul -> Reshape) are folded to dims at
+// inference time. Comparisons, logical ops and Where are in compare_ops.cc.
 #include <cmath>
 
 #include "lowering/infer_context.h"
 #include "lowering/lower_context.h"
 #include "lowering/op_registry.h"
+#include "lowering/ops/op_helpers.h"
 
 namespace disco {
 namespace {
@@ -153,6 +155,58 @@ void lower_cast(LowerContext &c) {
 
 void lower_identity(LowerContext &c) { c.set_output(0, c.in(0).f); }
 
+// ---- Clip, Min, Max, Sum, Mean ----------------------------------------------
+
+void infer_clip(InferContext &c) {
+  for (int i = 1; i < 3; ++i) {
+    if (!c.has_input(i)) continue;
+    if (c.dtype(i) != c.dtype(0)) c.fail("input ", i, " must have the input's dtype ", dtype_name(c.dtype(0)));
+    if (num_elements(c.shape(i)) != Dim(1)) c.fail("input ", i, " must be a scalar");
+  }
+  c.set_output(0, c.dtype(0), c.shape(0));
+}
+
+void lower_clip(LowerContext &c) {
+  auto v = c.vars(c.in(0).rank());
+  Expr x = c.in(0).at(c.exprs(v));
+  Halide::Type ty = x.type();
+  // Before opset 11 the bounds were float attributes; since, optional inputs.
+  if (c.opset() < 11) {
+    if (c.attrs().has("min")) x = Halide::max(x, Halide::cast(ty, c.attrs().get_float("min", 0)));
+    if (c.attrs().has("max")) x = Halide::min(x, Halide::cast(ty, c.attrs().get_float("max", 0)));
+  } else {
+    if (c.has_input(1)) x = Halide::max(x, Halide::cast(ty, scalar_read(c.in(1))));
+    if (c.has_input(2)) x = Halide::min(x, Halide::cast(ty, scalar_read(c.in(2))));
+  }
+  c.define_output(0, v, x);
+}
+
+void infer_variadic(InferContext &c) {
+  if (c.num_inputs() == 0) c.fail("needs at least one input");
+  Shape out = c.shape(0);
+  for (int i = 1; i < c.num_inputs(); ++i) {
+    if (c.dtype(i) != c.dtype(0))
+      c.fail("input ", i, " has dtype ", dtype_name(c.dtype(i)), ", input 0 has ", dtype_name(c.dtype(0)));
+    out = c.broadcast(out, c.shape(i));
+  }
+  c.set_output(0, c.dtype(0), out);
+}
+
+void lower_variadic(LowerContext &c) {
+  const Shape &os = c.out_shape(0);
+  auto v = c.vars(static_cast<int>(os.size()));
+  auto oi = c.exprs(v);
+  const std::string &op = c.node().op_type;
+  int n = static_cast<int>(c.node().inputs.size());
+  Expr acc = c.broadcast_read(0, oi, os);
+  for (int i = 1; i < n; ++i) {
+    Expr x = c.broadcast_read(i, oi, os);
+    acc = op == "Min" ? Halide::min(acc, x) : op == "Max" ? Halide::max(acc, x) : acc + x;
+  }
+  if (op == "Mean") acc = acc / Halide::cast(acc.type(), n);
+  c.define_output(0, v, acc);
+}
+
 }  // namespace
 
 void register_elementwise_ops(OpRegistry &r) {
@@ -163,6 +217,9 @@ void register_elementwise_ops(OpRegistry &r) {
     r.add({"", op, 7, 1 << 30, OpKind::Elementwise, infer_binary, lower_binary});
   r.add({"", "Cast", 6, 1 << 30, OpKind::Elementwise, infer_cast, lower_cast});
   r.add({"", "Identity", 1, 1 << 30, OpKind::Elementwise, infer_identity, lower_identity});
+  r.add({"", "Clip", 1, 1 << 30, OpKind::Elementwise, infer_clip, lower_clip});
+  for (const char *op : {"Min", "Max", "Sum", "Mean"})
+    r.add({"", op, 1, 1 << 30, OpKind::Elementwise, infer_variadic, lower_variadic});
 }
 
 }  // namespace disco

@@ -1,0 +1,163 @@
+// Comparisons, logical ops and Where: elementwise ops that shape arithmetic
+// leans on (exported `expand` calls compare shape values with -1 and select).
+// When the shape store can decide a comparison of folded shape values, the
+// result is folded too, so the chain stays symbolic.
+#include "lowering/infer_context.h"
+#include "lowering/lower_context.h"
+#include "lowering/op_registry.h"
+#include "lowering/ops/op_helpers.h"
+
+namespace disco {
+namespace {
+
+using Halide::Expr;
+
+// ---- Where, comparisons, logical ops ----------------------------------------
+
+// Opset 1-6 broadcasting: B is aligned to A at `axis` (default: trailing) and
+// only when broadcast=1.
+struct LegacyBroadcast {
+  bool on = false;
+  int64_t axis = 0;
+};
+
+template <typename Ctx>
+LegacyBroadcast legacy_broadcast(const Ctx &c, int64_t ra, int64_t rb) {
+  LegacyBroadcast lb;
+  if (c.opset() >= 7 || c.attrs().get_int("broadcast", 0) == 0) return lb;
+  lb.on = true;
+  lb.axis = c.attrs().get_int("axis", ra - rb);
+  if (lb.axis < 0 || lb.axis + rb > ra) c.fail("B of rank ", rb, " does not fit A of rank ", ra, " at axis ", lb.axis);
+  return lb;
+}
+
+Shape infer_binary_shape(InferContext &c) {
+  if (c.opset() >= 7) return c.broadcast(c.shape(0), c.shape(1));
+  const Shape &a = c.shape(0), &b = c.shape(1);
+  LegacyBroadcast lb = legacy_broadcast(c, c.rank(0), c.rank(1));
+  if (!lb.on && a.size() != b.size()) c.fail("without broadcast=1, A and B need the same rank");
+  for (size_t j = 0; j < b.size(); ++j)
+    if (!c.store().canonical(b[j]).is_const(1) || !lb.on)
+      c.require_equal(a[lb.axis + j], b[j], "dim " + std::to_string(j) + " of B must match A");
+  return a;
+}
+
+Expr read_binary_operand(LowerContext &c, int i, const std::vector<Expr> &oi, const Shape &os) {
+  if (c.opset() >= 7 || i == 0) return c.broadcast_read(i, oi, os);
+  const HTensor &b = c.in(1);
+  LegacyBroadcast lb = legacy_broadcast(c, static_cast<int64_t>(os.size()), b.rank());
+  std::vector<Expr> ii;
+  for (int j = 0; j < b.rank(); ++j)
+    ii.push_back(c.store().canonical(b.shape[j]).is_const(1) ? Expr(0) : oi[lb.axis + j]);
+  return b.at(ii);
+}
+
+// Compares folded shape values when the answer is known at compile time,
+// e.g. Equal(shape, -1) in exported `expand` calls.
+std::optional<bool> compare_dims(const ShapeStore &st, const std::string &op, const Dim &a, const Dim &b) {
+  Dim d = st.canonical(a - b);
+  auto lo = st.lower_bound(d), hi = st.upper_bound(d);
+  bool zero = d.is_const(0), pos = lo && *lo > 0, neg = hi && *hi < 0;
+  bool nonneg = lo && *lo >= 0, nonpos = hi && *hi <= 0;
+  if (op == "Equal") {
+    if (zero) return true;
+    if (pos || neg) return false;
+  } else if (op == "Less") {
+    if (neg) return true;
+    if (nonneg) return false;
+  } else if (op == "Greater") {
+    if (pos) return true;
+    if (nonpos) return false;
+  } else if (op == "LessOrEqual") {
+    if (nonpos) return true;
+    if (pos) return false;
+  } else if (op == "GreaterOrEqual") {
+    if (nonneg) return true;
+    if (neg) return false;
+  }
+  return std::nullopt;
+}
+
+void fold_compare(InferContext &c, const Shape &out) {
+  auto a = c.dims_value(0), b = c.dims_value(1);
+  if (!a || !b || out.size() > 1 || dtype_is_float(c.dtype(0))) return;
+  Dim n = c.store().canonical(num_elements(out));
+  if (!n.is_const()) return;
+  std::vector<int64_t> shape(out.size());
+  if (!out.empty()) shape[0] = n.as_const();
+  TensorData t(DType::Bool, shape);
+  for (int64_t i = 0; i < n.as_const(); ++i) {
+    const Dim &x = (*a)[a->size() == 1 ? 0 : i], &y = (*b)[b->size() == 1 ? 0 : i];
+    auto r = compare_dims(c.store(), c.node().op_type, x, y);
+    if (!r) return;
+    t.mutable_as<uint8_t>()[i] = *r;
+  }
+  c.set_constant(0, t);
+}
+
+void infer_compare(InferContext &c) {
+  if (c.dtype(0) != c.dtype(1))
+    c.fail("inputs have different dtypes: ", dtype_name(c.dtype(0)), " and ", dtype_name(c.dtype(1)));
+  const std::string &op = c.node().op_type;
+  bool logical = op == "And" || op == "Or" || op == "Xor";
+  if (logical && c.dtype(0) != DType::Bool) c.fail("inputs must be bool, not ", dtype_name(c.dtype(0)));
+  Shape out = infer_binary_shape(c);
+  c.set_output(0, DType::Bool, out);
+  if (!logical) fold_compare(c, out);
+}
+
+void lower_compare(LowerContext &c) {
+  const Shape &os = c.out_shape(0);
+  auto v = c.vars(static_cast<int>(os.size()));
+  auto oi = c.exprs(v);
+  Expr a = read_binary_operand(c, 0, oi, os), b = read_binary_operand(c, 1, oi, os);
+  const std::string &op = c.node().op_type;
+  Expr r;
+  if (op == "Equal") r = a == b;
+  else if (op == "Less") r = a < b;
+  else if (op == "Greater") r = a > b;
+  else if (op == "LessOrEqual") r = a <= b;
+  else if (op == "GreaterOrEqual") r = a >= b;
+  else if (op == "And") r = a && b;
+  else if (op == "Or") r = a || b;
+  else if (op == "Xor") r = a != b;
+  else c.fail("no lowering for this comparison");
+  c.define_output(0, v, r);
+}
+
+void infer_where(InferContext &c) {
+  if (c.dtype(0) != DType::Bool) c.fail("condition must be bool, not ", dtype_name(c.dtype(0)));
+  if (c.dtype(1) != c.dtype(2))
+    c.fail("X and Y have different dtypes: ", dtype_name(c.dtype(1)), " and ", dtype_name(c.dtype(2)));
+  Shape out = c.broadcast(c.broadcast(c.shape(0), c.shape(1)), c.shape(2));
+  c.set_output(0, c.dtype(1), out);
+  auto cond = c.ints_value(0);
+  auto x = c.dims_value(1), y = c.dims_value(2);
+  Dim n = c.store().canonical(num_elements(out));
+  if (!cond || !x || !y || out.size() > 1 || !n.is_const()) return;
+  std::vector<Dim> vals;
+  auto at = [](const auto &v, int64_t i) { return v[v.size() == 1 ? 0 : i]; };
+  for (int64_t i = 0; i < n.as_const(); ++i) vals.push_back(at(*cond, i) ? at(*x, i) : at(*y, i));
+  fold_dims(c, 0, out, c.dtype(1), vals);
+}
+
+void lower_where(LowerContext &c) {
+  const Shape &os = c.out_shape(0);
+  auto v = c.vars(static_cast<int>(os.size()));
+  auto oi = c.exprs(v);
+  c.define_output(0, v,
+                  Halide::select(c.broadcast_read(0, oi, os), c.broadcast_read(1, oi, os), c.broadcast_read(2, oi, os)));
+}
+
+}  // namespace
+
+void register_compare_ops(OpRegistry &r) {
+  constexpr int kAny = 1 << 30;
+  r.add({"", "Where", 9, kAny, OpKind::Elementwise, infer_where, lower_where});
+  for (const char *op : {"Equal", "Less", "Greater", "And", "Or", "Xor"})
+    r.add({"", op, 1, kAny, OpKind::Elementwise, infer_compare, lower_compare});
+  for (const char *op : {"LessOrEqual", "GreaterOrEqual"})
+    r.add({"", op, 12, kAny, OpKind::Elementwise, infer_compare, lower_compare});
+}
+
+}  // namespace disco
