@@ -9,42 +9,16 @@
 #include "frontend/graph_builder.h"
 #include "lowering/infer_context.h"
 #include "tests/support/jit_eval.h"
+#include "tests/support/tensors.h"
 
 namespace disco {
 namespace {
 
-TensorData f32(std::vector<int64_t> shape, std::vector<float> v) {
-  TensorData t(DType::F32, std::move(shape));
-  std::copy(v.begin(), v.end(), t.mutable_as<float>());
-  return t;
-}
-
-std::vector<float> ramp(int64_t n, float scale = 0.25f, int offset = 0) {
-  std::vector<float> v(n);
-  for (int64_t i = 0; i < n; ++i) v[i] = static_cast<float>((i * 7 + offset) % 13 - 6) * scale;
-  return v;
-}
-
-int64_t numel(const std::vector<int64_t> &s) {
-  int64_t n = 1;
-  for (auto d : s) n *= d;
-  return n;
-}
-
-void expect_error_naming(const std::function<void()> &f, const std::string &node, const std::string &also = "") {
-  try {
-    f();
-    FAIL() << "expected an error naming " << node;
-  } catch (const Error &e) {
-    std::string msg = e.what();
-    EXPECT_NE(msg.find(node), std::string::npos) << msg;
-    if (!also.empty()) {
-      EXPECT_NE(msg.find(also), std::string::npos) << msg;
-    }
-  }
-}
-
-Dim sym(const char *s) { return Dim::symbol(s); }
+using testing::expect_error_naming;
+using testing::f32;
+using testing::numel;
+using testing::ramp;
+using testing::sym;
 
 // ---- naive references, NCHW ------------------------------------------------
 

@@ -7,22 +7,14 @@
 #include "frontend/graph_builder.h"
 #include "lowering/infer_context.h"
 #include "tests/support/jit_eval.h"
+#include "tests/support/tensors.h"
 
 namespace disco {
 namespace {
 
-TensorData f32(std::vector<int64_t> shape, std::vector<float> v) {
-  TensorData t(DType::F32, std::move(shape));
-  std::copy(v.begin(), v.end(), t.mutable_as<float>());
-  return t;
-}
-
-// Deterministic values with a few distinct magnitudes and signs.
-std::vector<float> ramp(int64_t n, float scale = 0.25f, int offset = 0) {
-  std::vector<float> v(n);
-  for (int64_t i = 0; i < n; ++i) v[i] = static_cast<float>((i * 7 + offset) % 11 - 5) * scale;
-  return v;
-}
+using testing::expect_error_naming;
+using testing::f32;
+using testing::ramp;
 
 // Naive batched matmul on [B, M, K] x [B, K, N] (batch already broadcast).
 std::vector<float> naive_bmm(const std::vector<float> &a, const std::vector<float> &b, int64_t batch, int64_t m,
@@ -45,19 +37,6 @@ Graph inferred(Graph g) {
 }
 
 const Shape &output_shape(const Graph &g) { return *g.value(g.outputs[0]).shape; }
-
-void expect_error_naming(const std::function<void()> &f, const std::string &node, const std::string &also = "") {
-  try {
-    f();
-    FAIL() << "expected an error naming " << node;
-  } catch (const Error &e) {
-    std::string msg = e.what();
-    EXPECT_NE(msg.find(node), std::string::npos) << msg;
-    if (!also.empty()) {
-      EXPECT_NE(msg.find(also), std::string::npos) << msg;
-    }
-  }
-}
 
 TEST(MatMulInference, TransformerProjectionKeepsSymbolicBatchAndSeq) {
   GraphBuilder b;

@@ -9,61 +9,28 @@
 #include "frontend/errors.h"
 #include "frontend/graph_builder.h"
 #include "tests/support/jit_eval.h"
+#include "tests/support/tensors.h"
 
 namespace disco {
 namespace {
 
 using Shape64 = std::vector<int64_t>;
+using testing::boolean;
+using testing::f32;
+using testing::floats;
+using testing::i32;
+using testing::i64;
+using testing::iota_f32;
 
 const Dim n = Dim::symbol("n"), m = Dim::symbol("m"), k = Dim::symbol("k");
 constexpr int64_t kIntMax = std::numeric_limits<int64_t>::max();
 constexpr int64_t kIntMin = std::numeric_limits<int64_t>::min();
 
-TensorData f32(Shape64 shape, std::vector<float> v) {
-  TensorData t(DType::F32, std::move(shape));
-  EXPECT_EQ(static_cast<size_t>(t.num_elements()), v.size());
-  std::copy(v.begin(), v.end(), t.mutable_as<float>());
-  return t;
-}
-
-TensorData i64(Shape64 shape, std::vector<int64_t> v) { return TensorData::from_int64(v, std::move(shape)); }
-
-TensorData i32(Shape64 shape, std::vector<int32_t> v) {
-  TensorData t(DType::I32, std::move(shape));
-  std::copy(v.begin(), v.end(), t.mutable_as<int32_t>());
-  return t;
-}
-
-TensorData boolean(Shape64 shape, std::vector<uint8_t> v) {
-  TensorData t(DType::Bool, std::move(shape));
-  std::copy(v.begin(), v.end(), t.mutable_as<uint8_t>());
-  return t;
-}
-
-TensorData iota_f32(Shape64 shape) {
-  TensorData t(DType::F32, std::move(shape));
-  for (int64_t i = 0; i < t.num_elements(); ++i) t.mutable_as<float>()[i] = static_cast<float>(i);
-  return t;
-}
-
-std::vector<double> floats(const TensorData &t) {
-  std::vector<double> v;
-  for (int64_t i = 0; i < t.num_elements(); ++i) v.push_back(t.float_at(i));
-  return v;
-}
-
 Attributes attrs(std::initializer_list<std::pair<const std::string, Attribute>> a) { return Attributes(a); }
 
 // Runs the graph and expects `what` in the error, plus the failing node's name.
 void expect_error(Graph g, const std::vector<TensorData> &inputs, const std::string &node, const std::string &what) {
-  try {
-    testing::jit_eval(std::move(g), inputs);
-    FAIL() << "expected an error mentioning " << what;
-  } catch (const Error &e) {
-    std::string msg = e.what();
-    EXPECT_NE(msg.find(node), std::string::npos) << msg;
-    EXPECT_NE(msg.find(what), std::string::npos) << msg;
-  }
+  testing::expect_error_naming([&] { testing::jit_eval(std::move(g), inputs); }, node, what);
 }
 
 // ---- Shape, Size -----------------------------------------------------------------

@@ -1,0 +1,40 @@
+// Test support: small tensors and checks that the op tests share.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "frontend/dim.h"
+#include "frontend/tensor_data.h"
+
+namespace disco::testing {
+
+// A float32 tensor of `shape` holding `values`; a count that does not fill
+// the shape fails the test.
+TensorData f32(std::vector<int64_t> shape, std::vector<float> values);
+
+TensorData i64(std::vector<int64_t> shape, std::vector<int64_t> values);
+TensorData i32(std::vector<int64_t> shape, std::vector<int32_t> values);
+TensorData boolean(std::vector<int64_t> shape, std::vector<uint8_t> values);
+// A float32 tensor holding 0, 1, 2, ... in row-major order.
+TensorData iota_f32(std::vector<int64_t> shape);
+
+// Every element as a double, whatever the dtype.
+std::vector<double> floats(const TensorData &t);
+
+// Deterministic values with a few distinct magnitudes and signs:
+// ((i * 7 + offset) % 13 - 6) * scale. Tests compute their references from
+// the same values, so any data will do as long as it is not symmetric.
+std::vector<float> ramp(int64_t n, float scale = 0.25f, int offset = 0);
+
+// The element count of a shape.
+int64_t numel(const std::vector<int64_t> &shape);
+
+// Runs `f` and expects a disco::Error whose message names `node` and, when
+// given, also contains `also`.
+void expect_error_naming(const std::function<void()> &f, const std::string &node, const std::string &also = "");
+
+inline Dim sym(const char *name) { return Dim::symbol(name); }
+
+}  // namespace disco::testing
