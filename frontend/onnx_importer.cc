@@ -217,4 +217,11 @@ Graph load_onnx_bytes(const std::string &bytes, const std::string &base_dir, con
 
 Graph load_onnx_file(const std::string &path) { return load_onnx_bytes(read_file(path), dir_of(path), path); }
 
+TensorData load_onnx_tensor_file(const std::string &path) {
+  onnx::TensorProto t;
+  const std::string bytes = read_file(path);
+  DISCO_CHECK(t.ParseFromString(bytes), "'", path, "' is not a serialized ONNX TensorProto");
+  return read_tensor(t, dir_of(path));
+}
+
 }  // namespace disco

@@ -12,5 +12,7 @@ namespace disco {
 Graph load_onnx_file(const std::string &path);
 // `base_dir` is where external data files are looked up.
 Graph load_onnx_bytes(const std::string &bytes, const std::string &base_dir, const std::string &what);
+// A serialized TensorProto, as in the ONNX backend tests' input_0.pb files.
+TensorData load_onnx_tensor_file(const std::string &path);
 
 }  // namespace disco

@@ -1,0 +1,347 @@
+// disco_conformance: runs the ONNX backend node tests through disco.
+//
+// Each test runs in a child process (a crash or hang is recorded, never fatal)
+// in one of two modes: static (shapes as the model declares them) or dynamic
+// (every input dim a fresh symbol; one compile serves all data sets). Results
+// are compared with ONNX's tolerances and checked against the expected-failures
+// file: an unlisted failure fails the run, and so does a listed test that now
+// passes, so the list can only shrink.
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "frontend/errors.h"
+#include "frontend/onnx_importer.h"
+#include "runtime/executor.h"
+#include "targets/compile_model.h"
+#include "tests/conformance/scope.h"
+
+namespace disco::conformance {
+namespace {
+
+const char *kHelp =
+    "usage: disco_conformance --mode static|dynamic [options]\n"
+    "\n"
+    "Runs every ONNX backend node test (Debian's libonnx-testdata) through disco.\n"
+    "\n"
+    "  --mode M             static: shapes as declared; dynamic: every input dim a fresh symbol\n"
+    "  --data DIR           test folder (default /usr/share/libonnx-testdata/data/node)\n"
+    "  --expected FILE      expected-failures file: lines 'TEST MODE REASON'\n"
+    "  --write-expected     rewrite FILE's lines for this mode from this run's failures\n"
+    "  --filter TEXT        only tests whose name contains TEXT\n"
+    "  --jobs N             parallel test processes (default: number of cores)\n"
+    "  --timeout S          seconds per test before it counts as hung (default 300)\n"
+    "  --target T           Halide target (default host)\n"
+    "  --verbose            print every test's result\n";
+
+struct Outcome {
+  enum Kind { Pass, Fail, Skip } kind = Fail;
+  std::string reason;
+};
+
+std::vector<std::string> list_dir(const std::string &dir, const std::string &prefix) {
+  std::vector<std::string> out;
+  if (DIR *d = opendir(dir.c_str())) {
+    while (dirent *e = readdir(d)) {
+      std::string n = e->d_name;
+      if (n.rfind(prefix, 0) == 0) out.push_back(n);
+    }
+    closedir(d);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool exists(const std::string &p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0;
+}
+
+std::string one_line(std::string s) {
+  for (char &c : s)
+    if (c == '\n' || c == '\r') c = ' ';
+  if (s.size() > 400) s = s.substr(0, 400) + "...";
+  return s;
+}
+
+std::vector<TensorData> read_numbered(const std::string &dir, const std::string &prefix) {
+  std::vector<TensorData> out;
+  for (int i = 0;; ++i) {
+    std::string p = dir + "/" + prefix + std::to_string(i) + ".pb";
+    if (!exists(p)) break;
+    out.push_back(load_onnx_tensor_file(p));
+  }
+  return out;
+}
+
+std::string shape_text(const std::vector<int64_t> &s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? "," : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+// ONNX's backend-test tolerances: rtol 1e-3, atol 1e-7, NaN equals NaN; exact for ints and bools.
+std::string compare(const TensorData &got, const TensorData &want, const std::string &name) {
+  if (got.dtype != want.dtype)
+    return "output '" + name + "' has dtype " + dtype_name(got.dtype) + ", expected " + dtype_name(want.dtype);
+  if (got.shape != want.shape)
+    return "output '" + name + "' has shape " + shape_text(got.shape) + ", expected " + shape_text(want.shape);
+  const bool is_float = dtype_is_float(want.dtype);
+  for (int64_t i = 0; i < want.num_elements(); ++i) {
+    if (is_float) {
+      double a = got.float_at(i), b = want.float_at(i);
+      if (std::isnan(a) && std::isnan(b)) continue;
+      if (a == b) continue;  // also equal infinities
+      if (std::fabs(a - b) <= 1e-7 + 1e-3 * std::fabs(b)) continue;
+      return "output '" + name + "' element " + std::to_string(i) + " is " + std::to_string(a) + ", expected " +
+             std::to_string(b);
+    } else if (std::memcmp(got.data() + i * dtype_size(want.dtype), want.data() + i * dtype_size(want.dtype),
+                           dtype_size(want.dtype)) != 0) {
+      return "output '" + name + "' element " + std::to_string(i) + " is " + std::to_string(got.int_at(i)) +
+             ", expected " + std::to_string(want.int_at(i));
+    }
+  }
+  return "";
+}
+
+Outcome run_case(const std::string &dir, const std::string &name, bool dynamic, const std::string &target) {
+  const std::string model = dir + "/model.onnx";
+  if (auto why = out_of_scope_reason(model)) return {Outcome::Skip, *why};
+  try {
+    Graph g = load_onnx_file(model);
+    if (dynamic) {
+      for (int id : g.inputs) {
+        Value &v = g.value(id);
+        if (!v.shape) continue;
+        for (size_t d = 0; d < v.shape->size(); ++d) (*v.shape)[d] = Dim::symbol(v.name + "_d" + std::to_string(d));
+      }
+    }
+    std::ifstream f(model, std::ios::binary);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    CompileOptions opts;
+    opts.target = target;
+    CompiledModel cm = compile_graph(std::move(g), name, ss.str() + (dynamic ? "#dynamic" : "#static"), opts);
+    Executor exec(cm.plan, cm.library_path);
+    auto sets = list_dir(dir, "test_data_set_");
+    if (sets.empty()) return {Outcome::Fail, "no test data sets"};
+    for (const auto &set : sets) {
+      auto inputs = read_numbered(dir + "/" + set, "input_");
+      auto want = read_numbered(dir + "/" + set, "output_");
+      if (inputs.size() != exec.plan().inputs.size())
+        return {Outcome::Fail, set + " gives " + std::to_string(inputs.size()) + " inputs, the model takes " +
+                                   std::to_string(exec.plan().inputs.size())};
+      auto got = exec.run(inputs);
+      if (got.size() < want.size()) return {Outcome::Fail, "too few outputs"};
+      for (size_t i = 0; i < want.size(); ++i) {
+        std::string diff = compare(got[i], want[i], exec.plan().output_names[i]);
+        if (!diff.empty()) return {Outcome::Fail, set + ": " + diff};
+      }
+    }
+    return {Outcome::Pass, ""};
+  } catch (const std::exception &e) {
+    return {Outcome::Fail, one_line(e.what())};
+  }
+}
+
+// Runs one test in a child process; a crash, abort or hang becomes a failure.
+struct Child {
+  pid_t pid;
+  int fd;
+  std::string name;
+  std::string out;
+};
+
+Child start_case(const std::string &data, const std::string &name, bool dynamic, const std::string &target,
+                 int timeout) {
+  int fds[2];
+  DISCO_CHECK(pipe(fds) == 0, "pipe failed");
+  pid_t pid = fork();
+  DISCO_CHECK(pid >= 0, "fork failed");
+  if (pid == 0) {
+    close(fds[0]);
+    int devnull = open("/dev/null", O_WRONLY);
+    dup2(devnull, 1);
+    dup2(devnull, 2);
+    alarm(static_cast<unsigned>(timeout));
+    Outcome o = run_case(data + "/" + name, name, dynamic, target);
+    std::string msg = std::string(o.kind == Outcome::Pass ? "P" : o.kind == Outcome::Skip ? "S" : "F") + o.reason;
+    ssize_t ignored = write(fds[1], msg.data(), msg.size());
+    (void)ignored;
+    close(fds[1]);
+    _exit(0);
+  }
+  close(fds[1]);
+  return {pid, fds[0], name, ""};
+}
+
+Outcome finish_case(Child &c, int status) {
+  if (WIFSIGNALED(status)) {
+    int sig = WTERMSIG(status);
+    return {Outcome::Fail, sig == SIGALRM ? "timed out" : std::string("crashed with signal ") + strsignal(sig)};
+  }
+  if (c.out.empty()) return {Outcome::Fail, "exited without a result"};
+  Outcome o;
+  o.kind = c.out[0] == 'P' ? Outcome::Pass : c.out[0] == 'S' ? Outcome::Skip : Outcome::Fail;
+  o.reason = c.out.substr(1);
+  return o;
+}
+
+std::map<std::string, Outcome> run_all(const std::string &data, const std::vector<std::string> &names, bool dynamic,
+                                       const std::string &target, int jobs, int timeout, bool verbose) {
+  std::map<std::string, Outcome> results;
+  std::vector<Child> running;
+  size_t next = 0, done = 0;
+  while (done < names.size()) {
+    while (next < names.size() && static_cast<int>(running.size()) < jobs)
+      running.push_back(start_case(data, names[next++], dynamic, target, timeout));
+    std::vector<pollfd> pfds;
+    for (auto &c : running) pfds.push_back({c.fd, POLLIN, 0});
+    poll(pfds.data(), pfds.size(), 1000);
+    std::vector<bool> finished(running.size(), false);
+    for (size_t i = 0; i < running.size(); ++i) {
+      if (!(pfds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      Child &c = running[i];
+      char buf[4096];
+      ssize_t n = read(c.fd, buf, sizeof buf);
+      if (n > 0) {
+        c.out.append(buf, static_cast<size_t>(n));
+        continue;
+      }
+      int status = 0;  // end of the pipe: the child has exited or is exiting
+      waitpid(c.pid, &status, 0);
+      close(c.fd);
+      Outcome o = finish_case(c, status);
+      if (verbose)
+        std::printf("%-60s %s %s\n", c.name.c_str(),
+                    o.kind == Outcome::Pass ? "pass" : o.kind == Outcome::Skip ? "skip" : "FAIL", o.reason.c_str());
+      results[c.name] = o;
+      finished[i] = true;
+      ++done;
+    }
+    std::vector<Child> still;
+    for (size_t i = 0; i < running.size(); ++i)
+      if (!finished[i]) still.push_back(running[i]);
+    running.swap(still);
+  }
+  return results;
+}
+
+struct Expected {
+  std::map<std::string, std::string> failures;  // this mode: test -> reason
+  std::vector<std::string> other_lines;          // other modes and comments, kept on rewrite
+};
+
+Expected read_expected(const std::string &path, const std::string &mode) {
+  Expected e;
+  std::ifstream f(path);
+  std::string line;
+  while (std::getline(f, line)) {
+    std::istringstream ls(line);
+    std::string test, m;
+    ls >> test >> m;
+    if (test.empty() || test[0] == '#' || m != mode) {
+      e.other_lines.push_back(line);
+      continue;
+    }
+    std::string reason;
+    std::getline(ls, reason);
+    e.failures[test] = reason.empty() ? "" : reason.substr(reason.find_first_not_of(' ') == std::string::npos ? 0 : reason.find_first_not_of(' '));
+  }
+  return e;
+}
+
+int main_impl(int argc, char **argv) {
+  std::string mode, data = "/usr/share/libonnx-testdata/data/node", expected, filter, target = "host";
+  int jobs = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)), timeout = 300;
+  bool write_expected = false, verbose = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) fail(a, " needs a value");
+      return argv[++i];
+    };
+    if (a == "--help") {
+      std::fputs(kHelp, stdout);
+      return 0;
+    } else if (a == "--mode") mode = value();
+    else if (a == "--data") data = value();
+    else if (a == "--expected") expected = value();
+    else if (a == "--filter") filter = value();
+    else if (a == "--target") target = value();
+    else if (a == "--jobs") jobs = std::max(1, std::stoi(value()));
+    else if (a == "--timeout") timeout = std::max(1, std::stoi(value()));
+    else if (a == "--write-expected") write_expected = true;
+    else if (a == "--verbose") verbose = true;
+    else fail("unknown option '", a, "' (see --help)");
+  }
+  if (mode != "static" && mode != "dynamic") fail("--mode must be static or dynamic");
+  if (!exists(data)) {
+    std::printf("conformance: test data not found at %s (install libonnx-testdata); skipping\n", data.c_str());
+    return 77;
+  }
+  std::vector<std::string> names;
+  for (const auto &n : list_dir(data, "test_"))
+    if (filter.empty() || n.find(filter) != std::string::npos) names.push_back(n);
+
+  auto results = run_all(data, names, mode == "dynamic", target, jobs, timeout, verbose);
+  Expected exp = expected.empty() ? Expected{} : read_expected(expected, mode);
+  int passed = 0, failed = 0, skipped = 0;
+  std::vector<std::string> unexpected_fail, unexpected_pass;
+  for (const auto &[name, o] : results) {
+    if (o.kind == Outcome::Skip) {
+      ++skipped;
+      continue;
+    }
+    bool listed = exp.failures.count(name) != 0;
+    if (o.kind == Outcome::Pass) {
+      ++passed;
+      if (listed) unexpected_pass.push_back(name);
+    } else {
+      ++failed;
+      if (!listed) unexpected_fail.push_back(name + ": " + o.reason);
+    }
+  }
+  if (write_expected && !expected.empty()) {
+    std::ofstream f(expected);
+    for (const auto &l : exp.other_lines) f << l << "\n";
+    for (const auto &[name, o] : results)
+      if (o.kind == Outcome::Fail) f << name << " " << mode << " " << o.reason << "\n";
+    std::printf("rewrote the %s lines of %s\n", mode.c_str(), expected.c_str());
+  } else {
+    for (const auto &u : unexpected_fail) std::printf("unexpected failure: %s\n", u.c_str());
+    for (const auto &u : unexpected_pass)
+      std::printf("unexpected pass (remove it from the expected failures): %s\n", u.c_str());
+  }
+  std::printf("mode %s: %d of %d in-scope tests pass (%.1f%%); %zu unexpected failures, %zu unexpected passes\n",
+              mode.c_str(), passed, passed + failed, passed + failed ? 100.0 * passed / (passed + failed) : 0.0,
+              unexpected_fail.size(), unexpected_pass.size());
+  std::printf("conformance: %d passed, %d failed, %d skipped\n", passed, failed, skipped);
+  bool ok = write_expected || (unexpected_fail.empty() && unexpected_pass.empty());
+  return ok ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace disco::conformance
+
+int main(int argc, char **argv) {
+  try {
+    return disco::conformance::main_impl(argc, argv);
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "disco_conformance: error: %s\n", e.what());
+    return 2;
+  }
+}
