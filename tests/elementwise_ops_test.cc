@@ -10,8 +10,15 @@
 namespace disco {
 namespace {
 
+using Shape64 = std::vector<int64_t>;
 using testing::expect_error_naming;
 using testing::f32;
+using testing::floats;
+using testing::i32;
+
+const Dim n = Dim::symbol("n");
+
+Attributes attrs(std::initializer_list<std::pair<const std::string, Attribute>> a) { return Attributes(a); }
 
 TEST(ElementwiseOps, AddBroadcastsARowOverSymbolicRows) {
   GraphBuilder b;
@@ -53,6 +60,42 @@ TEST(ElementwiseOps, ErfMatchesTheLibm) {
   }
   auto out = testing::jit_eval(b.build(), {f32({81}, in)});
   EXPECT_LE(testing::closeness(out[0], f32({81}, ref), 1e-5, 1e-6), 1.0);
+}
+
+// ---- Clip, Min, Max, Sum, Mean ----------------------------------------------
+
+TEST(ElementwiseOps, ClipBeforeOpset11UsesAttributes) {
+  GraphBuilder b(6);
+  auto x = b.input("x", DType::F32, {n});
+  b.output(b.op("Clip", {x}, attrs({{"min", attr_float(-1)}, {"max", attr_float(1)}})));
+  auto out = testing::jit_eval(b.build(), {f32({4}, {-3, -0.5f, 0.5f, 3})});
+  EXPECT_EQ(floats(out[0]), (std::vector<double>{-1, -0.5, 0.5, 1}));
+}
+
+TEST(ElementwiseOps, ClipSinceOpset11TakesOptionalBoundInputs) {
+  GraphBuilder b(13);
+  auto x = b.input("x", DType::F32, {n});
+  auto hi = b.constant("hi", f32({}, {2}));
+  b.output(b.op("Clip", {x, "", hi}));
+  auto xi = b.input("xi", DType::I32, {n});
+  b.output(b.op("Clip", {xi, b.constant("lo", i32({}, {0}))}));
+  auto out = testing::jit_eval(b.build(), {f32({3}, {-5, 1, 5}), i32({3}, {-5, 1, 5})});
+  EXPECT_EQ(floats(out[0]), (std::vector<double>{-5, 1, 2}));
+  EXPECT_EQ(out[1].to_int64(), (Shape64{0, 1, 5}));
+}
+
+TEST(ElementwiseOps, VariadicMinMaxSumMeanBroadcast) {
+  GraphBuilder b(13);
+  auto x = b.input("x", DType::F32, {n, 2});
+  auto y = b.input("y", DType::F32, {2});
+  auto z = b.input("z", DType::F32, {n, 1});
+  for (const char *op : {"Min", "Max", "Sum", "Mean"}) b.output(b.op(op, {x, y, z}));
+  auto out = testing::jit_eval(b.build(), {f32({2, 2}, {1, 6, 3, 8}), f32({2}, {2, 4}), f32({2, 1}, {3, 0})});
+  // Triples per element: (1,2,3) (6,4,3) (3,2,0) (8,4,0)
+  EXPECT_EQ(floats(out[0]), (std::vector<double>{1, 3, 0, 0}));
+  EXPECT_EQ(floats(out[1]), (std::vector<double>{3, 6, 3, 8}));
+  EXPECT_EQ(floats(out[2]), (std::vector<double>{6, 13, 5, 12}));
+  EXPECT_LE(testing::closeness(out[3], f32({2, 2}, {2, 13.0f / 3, 5.0f / 3, 4})), 1.0);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "lowering/infer_context.h"
 #include "lowering/lower_graph.h"
 #include "runtime/shape_binder.h"
+#include "tests/support/tensors.h"
 
 namespace disco::testing {
 
@@ -70,6 +71,10 @@ double closeness(const TensorData &a, const TensorData &b, double rtol, double a
     worst = std::max(worst, e);
   }
   return worst;
+}
+
+void expect_run_error(Graph g, const std::vector<TensorData> &inputs, const std::string &node, const std::string &what) {
+  expect_error_naming([&] { jit_eval(std::move(g), inputs); }, node, what);
 }
 
 }  // namespace disco::testing
