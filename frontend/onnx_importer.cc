@@ -4,22 +4,14 @@
 
 #include <cstring>
 #include <fstream>
-#include <sstream>
 
 #include "frontend/errors.h"
+#include "frontend/file_util.h"
 #include "onnx/onnx_pb.h"
 
 namespace disco {
 
 namespace {
-
-std::string read_file(const std::string &path) {
-  std::ifstream f(path, std::ios::binary);
-  DISCO_CHECK(f.good(), "cannot open '", path, "'");
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
 std::string dir_of(const std::string &path) {
   auto slash = path.find_last_of('/');
