@@ -12,9 +12,7 @@
 namespace disco {
 namespace {
 
-using testing::expect_error_naming;
-using testing::f32;
-using testing::ramp;
+using namespace testing;
 
 // Naive batched matmul on [B, M, K] x [B, K, N] (batch already broadcast).
 std::vector<float> naive_bmm(const std::vector<float> &a, const std::vector<float> &b, int64_t batch, int64_t m,

@@ -11,14 +11,9 @@ namespace disco {
 namespace {
 
 using Shape64 = std::vector<int64_t>;
-using testing::expect_error_naming;
-using testing::f32;
-using testing::floats;
-using testing::i32;
+using namespace testing;
 
 const Dim n = Dim::symbol("n");
-
-Attributes attrs(std::initializer_list<std::pair<const std::string, Attribute>> a) { return Attributes(a); }
 
 TEST(ElementwiseOps, AddBroadcastsARowOverSymbolicRows) {
   GraphBuilder b;

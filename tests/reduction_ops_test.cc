@@ -15,11 +15,7 @@
 namespace disco {
 namespace {
 
-using testing::expect_error_naming;
-using testing::f32;
-using testing::numel;
-using testing::ramp;
-using testing::sym;
+using namespace testing;
 
 // ---- naive reference -------------------------------------------------------
 

@@ -15,13 +15,11 @@
 namespace disco {
 namespace {
 
-using testing::i64;
+using namespace testing;
 
 const Dim b = Dim::symbol("b"), s = Dim::symbol("s"), n = Dim::symbol("n");
 constexpr int64_t kIntMax = std::numeric_limits<int64_t>::max();
 constexpr int64_t kIntMin = std::numeric_limits<int64_t>::min();
-
-Attributes attrs(std::initializer_list<std::pair<const std::string, Attribute>> a) { return Attributes(a); }
 
 struct Inferred {
   Graph g;

@@ -12,15 +12,9 @@ namespace disco {
 namespace {
 
 using Shape64 = std::vector<int64_t>;
-using testing::f32;
-using testing::floats;
-using testing::i32;
-using testing::i64;
-using testing::iota_f32;
+using namespace testing;
 
 const Dim n = Dim::symbol("n"), m = Dim::symbol("m");
-
-Attributes attrs(std::initializer_list<std::pair<const std::string, Attribute>> a) { return Attributes(a); }
 
 // ---- Shape, Size ------------------------------------------------------------
 

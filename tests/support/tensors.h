@@ -1,10 +1,13 @@
-// Test support: small tensors and checks that the op tests share.
+// Test support: the small tensors, attributes and error checks that the op
+// tests share. Test files bring them in with `using namespace testing;`.
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
+#include "frontend/attributes.h"
 #include "frontend/dim.h"
 #include "frontend/tensor_data.h"
 
@@ -36,5 +39,8 @@ int64_t numel(const std::vector<int64_t> &shape);
 void expect_error_naming(const std::function<void()> &f, const std::string &node, const std::string &also = "");
 
 inline Dim sym(const char *name) { return Dim::symbol(name); }
+
+// Node attributes for GraphBuilder::op, e.g. attrs({{"axis", attr_int(1)}}).
+inline Attributes attrs(std::initializer_list<std::pair<const std::string, Attribute>> a) { return Attributes(a); }
 
 }  // namespace disco::testing
