@@ -32,6 +32,18 @@ std::optional<std::vector<int64_t>> InferContext::ints_value(int i) const {
   return disco::ints_value(input(i), store_);
 }
 
+std::vector<Dim> InferContext::required_dims(int i, const std::string &what) const {
+  auto d = dims_value(i);
+  if (!d) value_required(g_, node_, i, what);
+  return *d;
+}
+
+std::vector<int64_t> InferContext::required_ints(int i, const std::string &what) const {
+  auto v = ints_value(i);
+  if (!v) value_required(g_, node_, i, what);
+  return *v;
+}
+
 std::optional<std::vector<int64_t>> InferContext::ints_input_or_attr(int input, const std::string &attr) const {
   return disco::ints_input_or_attr(g_, node_, input, attr, store_);
 }

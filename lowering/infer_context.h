@@ -39,6 +39,10 @@ class InferContext {
   // Input `input` if present (newer opsets), else attribute `attr` (older
   // ones); throws when the input is present but not known at compile time.
   std::optional<std::vector<int64_t>> ints_input_or_attr(int input, const std::string &attr) const;
+  // dims_value / ints_value of an input that the op cannot do without; throws
+  // ValueRequired (see known_values.h) naming `what` when not known.
+  std::vector<Dim> required_dims(int i, const std::string &what) const;
+  std::vector<int64_t> required_ints(int i, const std::string &what) const;
 
   int num_outputs() const { return static_cast<int>(node_.outputs.size()); }
   bool has_output(int i) const { return i < num_outputs() && node_.outputs[i] >= 0; }

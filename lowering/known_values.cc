@@ -33,8 +33,14 @@ std::optional<std::vector<int64_t>> ints_input_or_attr(const Graph &g, const Nod
   if (!present) return AttrReader(node.attrs, node.where()).get_ints_opt(attr);
   const Value &v = g.value(node.inputs[input]);
   auto ints = ints_value(v, store);
-  if (!ints) fail(node.where(), ": input ", input, " ('", v.name, "') must be known at compile time");
+  if (!ints) value_required(g, node, input, "input " + std::to_string(input));
   return ints;
+}
+
+void value_required(const Graph &g, const Node &node, int input, const std::string &what) {
+  const int id = node.inputs.at(static_cast<size_t>(input));
+  throw ValueRequired(id, node.where() + ": " + what + " ('" + g.value(id).name +
+                              "') must be known at compile time (a constant, Shape arithmetic, or a graph input)");
 }
 
 }  // namespace disco

@@ -6,10 +6,23 @@
 #include <string>
 #include <vector>
 
+#include "frontend/errors.h"
 #include "frontend/graph.h"
 #include "lowering/shape_store.h"
 
 namespace disco {
+
+// Thrown when an op needs the elements of a value at compile time and they are
+// not known. When the value is a graph input, a Session (targets/session.h)
+// compiles at run time with the input's values as constants instead.
+class ValueRequired : public Error {
+ public:
+  ValueRequired(int value_id, const std::string &msg) : Error(msg), value_id(value_id) {}
+  int value_id;
+};
+
+// Throws ValueRequired naming the node, the input and what needs it.
+[[noreturn]] void value_required(const Graph &g, const Node &node, int input, const std::string &what);
 
 // The elements of an integer value as dims; nullopt when not known.
 std::optional<std::vector<Dim>> dims_value(const Value &v);

@@ -100,6 +100,18 @@ std::optional<std::vector<int64_t>> LowerContext::ints_value(int i) const {
   return disco::ints_value(input_value(i), store_);
 }
 
+std::vector<Dim> LowerContext::required_dims(int i, const std::string &what) const {
+  auto d = dims_value(i);
+  if (!d) value_required(g_, node_, i, what);
+  return *d;
+}
+
+std::vector<int64_t> LowerContext::required_ints(int i, const std::string &what) const {
+  auto v = ints_value(i);
+  if (!v) value_required(g_, node_, i, what);
+  return *v;
+}
+
 std::optional<std::vector<int64_t>> LowerContext::ints_input_or_attr(int input, const std::string &attr) const {
   return disco::ints_input_or_attr(g_, node_, input, attr, store_);
 }

@@ -165,9 +165,8 @@ std::vector<SliceAxis> slice_plan(const Ctx &c, const Shape &in, const ShapeStor
     ends = to_dims(c.attrs().get_ints("ends"));
     axes = c.attrs().get_ints_opt("axes");
   } else {
-    auto s = c.dims_value(1), e = c.dims_value(2);
-    if (!s) c.fail("starts must be known at compile time");
-    if (!e) c.fail("ends must be known at compile time");
+    auto s = std::optional<std::vector<Dim>>(c.required_dims(1, "starts"));
+    auto e = std::optional<std::vector<Dim>>(c.required_dims(2, "ends"));
     starts = *s;
     ends = *e;
     if (c.has_input(3)) axes = c.ints_input_or_attr(3, "");
@@ -335,8 +334,7 @@ PadSpec pad_spec(const Ctx &c, int64_t rank) {
     auto v = c.attrs().get_ints(c.opset() < 2 ? "paddings" : "pads");
     pads.assign(v.begin(), v.end());
   } else {
-    auto v = c.dims_value(1);
-    if (!v) c.fail("pads must be known at compile time");
+    auto v = std::optional<std::vector<Dim>>(c.required_dims(1, "pads"));
     pads = *v;
   }
   std::vector<int64_t> axes;

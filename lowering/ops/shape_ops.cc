@@ -76,8 +76,7 @@ TensorData fill_value(const AttrReader &a) {
 void infer_constant_of_shape(InferContext &c) {
   TensorData value = fill_value(c.attrs());
   if (value.num_elements() != 1) c.fail("value must have one element, has ", value.num_elements());
-  auto dims = c.dims_value(0);
-  if (!dims) c.fail("the shape input must be known at compile time (a constant or Shape arithmetic)");
+  auto dims = std::optional<std::vector<Dim>>(c.required_dims(0, "the shape input"));
   Shape out;
   for (const auto &d : *dims) {
     Dim x = c.store().canonical(d);
@@ -144,10 +143,13 @@ void infer_range(InferContext &c) {
   for (int i = 0; i < 3; ++i)
     if (num_elements(c.shape(i)) != Dim(1)) c.fail("input ", i, " must be a scalar");
   if (c.constant(0) && c.constant(1) && c.constant(2)) return c.set_constant(0, range_constant(c));
-  auto s = c.dims_value(0), l = c.dims_value(1);
-  auto d = c.ints_value(2);
-  if (dtype_is_float(c.dtype(0)) || !s || !l || !d)
-    c.fail("start and limit must be known integers (constants or shape values) and delta a constant");
+  static const char *kNames[] = {"start", "limit", "delta"};
+  if (dtype_is_float(c.dtype(0)))  // float ranges are folded, so every input must be known
+    for (int i = 0; i < 3; ++i)
+      if (!c.constant(i)) c.required_dims(i, kNames[i]);
+  auto s = std::optional<std::vector<Dim>>(c.required_dims(0, "start"));
+  auto l = std::optional<std::vector<Dim>>(c.required_dims(1, "limit"));
+  auto d = std::optional<std::vector<int64_t>>(c.required_ints(2, "delta"));
   int64_t delta = d->at(0);
   if (delta == 0) c.fail("delta is 0");
   Dim span = delta > 0 ? l->at(0) - s->at(0) : s->at(0) - l->at(0);

@@ -106,8 +106,7 @@ std::vector<Dim> reshape_target(InferContext &c) {
     auto s = c.attrs().get_ints("shape");
     return {s.begin(), s.end()};
   }
-  auto d = c.dims_value(1);
-  if (!d) c.fail("target shape must be known at compile time (a constant or Shape arithmetic)");
+  auto d = std::optional<std::vector<Dim>>(c.required_dims(1, "the target shape"));
   if (c.rank(1) != 1) c.fail("target shape must be 1-D, got rank ", c.rank(1));
   return *d;
 }
@@ -238,8 +237,7 @@ void lower_transpose(LowerContext &c) {
 // ---- Expand, Tile -----------------------------------------------------------
 
 void infer_expand(InferContext &c) {
-  auto target = c.dims_value(1);
-  if (!target) c.fail("the shape input must be known at compile time (a constant or Shape arithmetic)");
+  auto target = std::optional<std::vector<Dim>>(c.required_dims(1, "the shape input"));
   if (c.rank(1) != 1) c.fail("the shape input must be 1-D, got rank ", c.rank(1));
   c.set_output(0, c.dtype(0), c.broadcast(c.shape(0), *target));
 }
@@ -261,8 +259,7 @@ std::vector<Dim> tile_repeats(const Ctx &c, int64_t rank) {
     r[normalize_axis(c, axis->at(0), rank)] = tiles->at(0);
     return r;
   }
-  auto r = c.dims_value(1);
-  if (!r) c.fail("repeats must be known at compile time");
+  auto r = std::optional<std::vector<Dim>>(c.required_dims(1, "repeats"));
   if (static_cast<int64_t>(r->size()) != rank) c.fail("repeats has ", r->size(), " entries for rank ", rank);
   return *r;
 }
