@@ -44,6 +44,12 @@ std::vector<int64_t> InferContext::required_ints(int i, const std::string &what)
   return *v;
 }
 
+std::vector<double> InferContext::required_floats(int i, const std::string &what) const {
+  auto v = floats_value(input(i));
+  if (!v) value_required(g_, node_, i, what);
+  return *v;
+}
+
 std::optional<std::vector<int64_t>> InferContext::ints_input_or_attr(int input, const std::string &attr) const {
   return disco::ints_input_or_attr(g_, node_, input, attr, store_);
 }

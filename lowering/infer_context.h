@@ -43,6 +43,9 @@ class InferContext {
   // ValueRequired (see known_values.h) naming `what` when not known.
   std::vector<Dim> required_dims(int i, const std::string &what) const;
   std::vector<int64_t> required_ints(int i, const std::string &what) const;
+  // The elements of a constant input of any dtype (float scales, roi); throws
+  // ValueRequired like required_ints when not a constant.
+  std::vector<double> required_floats(int i, const std::string &what) const;
 
   int num_outputs() const { return static_cast<int>(node_.outputs.size()); }
   bool has_output(int i) const { return i < num_outputs() && node_.outputs[i] >= 0; }

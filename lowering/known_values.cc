@@ -15,6 +15,13 @@ std::optional<std::vector<Dim>> dims_value(const Value &v) {
   return std::nullopt;
 }
 
+std::optional<std::vector<double>> floats_value(const Value &v) {
+  if (!v.constant) return std::nullopt;
+  std::vector<double> out;
+  for (int64_t i = 0; i < v.constant->num_elements(); ++i) out.push_back(v.constant->float_at(i));
+  return out;
+}
+
 std::optional<std::vector<int64_t>> ints_value(const Value &v, const ShapeStore &store) {
   auto d = dims_value(v);
   if (!d) return std::nullopt;

@@ -27,6 +27,10 @@ class ValueRequired : public Error {
 // The elements of an integer value as dims; nullopt when not known.
 std::optional<std::vector<Dim>> dims_value(const Value &v);
 
+// The elements of a constant value of any numeric dtype as doubles (float
+// inputs such as Resize's scales); nullopt when not a constant.
+std::optional<std::vector<double>> floats_value(const Value &v);
+
 // Like dims_value, but every element must be a constant under `store`.
 std::optional<std::vector<int64_t>> ints_value(const Value &v, const ShapeStore &store);
 

@@ -112,6 +112,12 @@ std::vector<int64_t> LowerContext::required_ints(int i, const std::string &what)
   return *v;
 }
 
+std::vector<double> LowerContext::required_floats(int i, const std::string &what) const {
+  auto v = floats_value(input_value(i));
+  if (!v) value_required(g_, node_, i, what);
+  return *v;
+}
+
 std::optional<std::vector<int64_t>> LowerContext::ints_input_or_attr(int input, const std::string &attr) const {
   return disco::ints_input_or_attr(g_, node_, input, attr, store_);
 }

@@ -63,6 +63,7 @@ class LowerContext {
   std::optional<std::vector<int64_t>> ints_input_or_attr(int input, const std::string &attr) const;
   std::vector<Dim> required_dims(int i, const std::string &what) const;  // as in InferContext
   std::vector<int64_t> required_ints(int i, const std::string &what) const;
+  std::vector<double> required_floats(int i, const std::string &what) const;
 
   int num_outputs() const { return static_cast<int>(node_.outputs.size()); }
   bool has_output(int i) const { return i < num_outputs() && node_.outputs[i] >= 0; }
