@@ -10,7 +10,7 @@
 #include "frontend/errors.h"
 #include "runtime/executor.h"
 #include "runtime/npy.h"
-#include "targets/compile_model.h"
+#include "targets/session.h"
 #include "tools/cli_args.h"
 #include "tools/commands.h"
 
@@ -130,15 +130,27 @@ int cmd_run(int argc, char **argv) {
   opts.target = args.get("target", "host");
   opts.use_cache = !args.flag("no-cache");
   if (verbose) opts.progress = [](const std::string &s) { std::printf("  %s\n", s.c_str()); std::fflush(stdout); };
-  CompiledModel cm = compile_onnx(model, opts);
-  Executor exec(cm.plan, cm.library_path);
-  if (int t = args.get_int("threads", 0); t > 0) exec.set_num_threads(t);
-  const Plan &plan = exec.plan();
-  std::printf("compile: %.3f s (%zu kernels%s)\n", cm.seconds, plan.steps.size(),
-              cm.cache_hit ? ", from the compile cache" : "");
-  if (verbose)
-    std::printf("  compiles in this process: %d%s\n  cache: %s\n", compile_count(),
-                 cm.cache_hit ? " (cache hit: nothing compiled)" : "", cm.dir.c_str());
+  Session session = Session::from_onnx(model, opts);
+  if (int t = args.get_int("threads", 0); t > 0) session.set_num_threads(t);
+  auto report_compile = [&] {
+    const CompiledModel &cm = session.last_compile();
+    std::printf("compile: %.3f s (%zu kernels%s)\n", cm.seconds, cm.plan.steps.size(),
+                cm.cache_hit ? ", from the compile cache" : "");
+    if (verbose)
+      std::printf("  compiles in this process: %d%s\n  cache: %s\n", compile_count(),
+                  cm.cache_hit ? " (cache hit: nothing compiled)" : "", cm.dir.c_str());
+  };
+  if (session.value_inputs().empty()) {
+    report_compile();
+  } else {
+    std::string names;
+    for (size_t i : session.value_inputs()) names += (names.empty() ? "'" : ", '") + session.inputs()[i].name + "'";
+    std::printf("compile: at the first run, with the values of input %s compiled in\n", names.c_str());
+  }
+  struct {
+    const std::vector<InputSpec> &inputs;
+    const std::vector<std::string> &output_names;
+  } plan{session.inputs(), session.output_names()};
 
   for (const auto &[n, v] : given) {
     bool known = false;
@@ -174,7 +186,7 @@ int cmd_run(int argc, char **argv) {
     std::vector<TensorData> outs;
     for (int k = 0; k < repeat; ++k) {
       auto t0 = std::chrono::steady_clock::now();
-      outs = exec.run(inputs);
+      outs = session.run(inputs);
       times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
     std::sort(times.begin(), times.end());
@@ -185,7 +197,7 @@ int cmd_run(int argc, char **argv) {
     std::printf("run %zu: %s  median %.3f ms over %d\n", r + 1, desc.c_str(), times[times.size() / 2], repeat);
     if (verbose) {
       std::string syms;
-      for (const auto &[s, v] : exec.last_symbols()) syms += " " + s + "=" + std::to_string(v);
+      for (const auto &[s, v] : session.last_symbols()) syms += " " + s + "=" + std::to_string(v);
       std::printf("  symbols:%s\n", syms.c_str());
     }
     for (const auto &[n, files] : expects) {

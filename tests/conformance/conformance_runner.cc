@@ -26,7 +26,7 @@
 #include "frontend/errors.h"
 #include "frontend/onnx_importer.h"
 #include "runtime/executor.h"
-#include "targets/compile_model.h"
+#include "targets/session.h"
 #include "tests/conformance/scope.h"
 
 namespace disco::conformance {
@@ -134,20 +134,19 @@ Outcome run_case(const std::string &dir, const std::string &name, bool dynamic, 
     ss << f.rdbuf();
     CompileOptions opts;
     opts.target = target;
-    CompiledModel cm = compile_graph(std::move(g), name, ss.str() + (dynamic ? "#dynamic" : "#static"), opts);
-    Executor exec(cm.plan, cm.library_path);
+    Session session(std::move(g), name, ss.str() + (dynamic ? "#dynamic" : "#static"), opts);
     auto sets = list_dir(dir, "test_data_set_");
     if (sets.empty()) return {Outcome::Fail, "no test data sets"};
     for (const auto &set : sets) {
       auto inputs = read_numbered(dir + "/" + set, "input_");
       auto want = read_numbered(dir + "/" + set, "output_");
-      if (inputs.size() != exec.plan().inputs.size())
+      if (inputs.size() != session.inputs().size())
         return {Outcome::Fail, set + " gives " + std::to_string(inputs.size()) + " inputs, the model takes " +
-                                   std::to_string(exec.plan().inputs.size())};
-      auto got = exec.run(inputs);
+                                   std::to_string(session.inputs().size())};
+      auto got = session.run(inputs);
       if (got.size() < want.size()) return {Outcome::Fail, "too few outputs"};
       for (size_t i = 0; i < want.size(); ++i) {
-        std::string diff = compare(got[i], want[i], exec.plan().output_names[i]);
+        std::string diff = compare(got[i], want[i], session.output_names()[i]);
         if (!diff.empty()) return {Outcome::Fail, set + ": " + diff};
       }
     }

@@ -1,0 +1,159 @@
+#include "targets/session.h"
+
+#include <cstdio>
+#include <cstring>
+
+#include "frontend/errors.h"
+#include "frontend/onnx_importer.h"
+#include "lowering/known_values.h"
+
+namespace disco {
+
+namespace {
+
+uint64_t fnv1a(const void *data, size_t n, uint64_t h) {
+  const auto *p = static_cast<const uint8_t *>(data);
+  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+
+std::string read_file(const std::string &path) {
+  std::FILE *f = std::fopen(path.c_str(), "rb");
+  DISCO_CHECK(f, "cannot open '", path, "'");
+  std::string s;
+  char buf[1 << 16];
+  while (size_t n = std::fread(buf, 1, sizeof buf, f)) s.append(buf, n);
+  std::fclose(f);
+  return s;
+}
+
+int input_position(const Graph &g, int value_id) {
+  for (size_t i = 0; i < g.inputs.size(); ++i)
+    if (g.inputs[i] == value_id) return static_cast<int>(i);
+  return -1;
+}
+
+}  // namespace
+
+Session::Session(Graph g, std::string name, std::string cache_key, CompileOptions opts)
+    : graph_(std::move(g)), name_(std::move(name)), key_(std::move(cache_key)), opts_(std::move(opts)) {
+  for (int id : graph_.inputs) {
+    const Value &v = graph_.value(id);
+    DISCO_CHECK(v.shape, "graph input '", v.name, "' has no shape; disco needs at least its rank");
+    inputs_.push_back({v.name, v.dtype, *v.shape});
+  }
+  for (int id : graph_.outputs) output_names_.push_back(graph_.value(id).name);
+  // Compile now unless some input's values are needed; then compile per values at run time.
+  if (auto v = compile_variant(nullptr)) {
+    last_ = v.get();
+    variants_[""] = std::move(v);
+  }
+}
+
+Session::~Session() = default;
+
+Session Session::from_onnx(const std::string &path, CompileOptions opts) {
+  if (opts.progress) opts.progress("parsing " + path);
+  const std::string bytes = read_file(path);
+  const size_t slash = path.find_last_of('/');
+  Graph g = load_onnx_bytes(bytes, slash == std::string::npos ? "." : path.substr(0, slash), path);
+  std::string stem = path.substr(slash == std::string::npos ? 0 : slash + 1);
+  stem = stem.substr(0, stem.find('.'));
+  char key[17];
+  std::snprintf(key, sizeof key, "%016llx",
+                static_cast<unsigned long long>(fnv1a(bytes.data(), bytes.size(), 1469598103934665603ull)));
+  return Session(std::move(g), stem, key, std::move(opts));
+}
+
+std::unique_ptr<Session::Variant> Session::compile_variant(const std::vector<TensorData> *values) {
+  for (int attempt = 0; attempt < 64; ++attempt) {
+    Graph g = graph_;
+    uint64_t h = 1469598103934665603ull;
+    std::vector<int> kept;
+    for (size_t i = 0; i < g.inputs.size(); ++i) {
+      if (!value_inputs_.count(i)) {
+        kept.push_back(g.inputs[i]);
+        continue;
+      }
+      if (!values) return nullptr;  // values come with the first run
+      const TensorData &t = values->at(i);
+      Value &v = g.value(g.inputs[i]);
+      v.constant = t;
+      v.shape = Shape(t.shape.begin(), t.shape.end());
+      h = fnv1a(&i, sizeof i, h);
+      h = fnv1a(t.shape.data(), t.shape.size() * sizeof(int64_t), h);
+      h = fnv1a(t.data(), t.num_bytes(), h);
+    }
+    g.inputs = kept;
+    char suffix[40];
+    std::snprintf(suffix, sizeof suffix, "|values:%016llx", static_cast<unsigned long long>(h));
+    try {
+      int before = compile_count();
+      auto v = std::make_unique<Variant>();
+      v->compiled = compile_graph(std::move(g), name_, key_.empty() ? key_ : key_ + suffix, opts_);
+      compiles_ += compile_count() - before;
+      v->exec = std::make_unique<Executor>(v->compiled.plan, v->compiled.library_path);
+      if (threads_ > 0) v->exec->set_num_threads(threads_);
+      return v;
+    } catch (const ValueRequired &e) {
+      int pos = input_position(graph_, e.value_id);
+      if (pos < 0 || value_inputs_.count(pos)) throw;  // computed inside the graph: truly data-dependent
+      value_inputs_.insert(pos);
+    }
+  }
+  fail("model '", name_, "': too many inputs whose values are needed at compile time");
+}
+
+Session::Variant &Session::variant_for(const std::vector<TensorData> &inputs) {
+  if (value_inputs_.empty()) return *variants_.at("");
+  std::string key;
+  for (size_t i : value_inputs_) {
+    const TensorData &t = inputs[i];
+    const InputSpec &spec = inputs_[i];
+    DISCO_CHECK(t.dtype == spec.dtype, "input '", spec.name, "' has dtype ", dtype_name(t.dtype), ", expected ",
+                dtype_name(spec.dtype));
+    DISCO_CHECK(t.shape.size() == spec.shape.size(), "input '", spec.name, "' has rank ", t.shape.size(),
+                ", expected ", spec.shape.size());
+    for (size_t d = 0; d < t.shape.size(); ++d)
+      DISCO_CHECK(!spec.shape[d].is_const() || spec.shape[d].as_const() == t.shape[d], "input '", spec.name,
+                  "' dim ", d, " is ", t.shape[d], ", expected ", spec.shape[d].as_const(), " (fixed by the model)");
+    key += std::to_string(i) + ":" + std::string(reinterpret_cast<const char *>(t.shape.data()), t.shape.size() * 8) +
+           std::string(reinterpret_cast<const char *>(t.data()), t.num_bytes()) + ";";
+  }
+  auto it = variants_.find(key);
+  if (it != variants_.end()) return *it->second;
+  auto v = compile_variant(&inputs);
+  return *(variants_[key] = std::move(v));
+}
+
+std::vector<TensorData> Session::run(const std::vector<TensorData> &inputs) {
+  DISCO_CHECK(inputs.size() == inputs_.size(), "model '", name_, "' takes ", inputs_.size(), " inputs, got ",
+              inputs.size());
+  size_t before = value_inputs_.size();
+  Variant *v = &variant_for(inputs);
+  // A compile at run time can discover more value inputs; the key must cover them.
+  if (value_inputs_.size() != before) v = &variant_for(inputs);
+  last_ = v;
+  if (value_inputs_.empty()) return v->exec->run(inputs);
+  std::vector<TensorData> rest;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (!value_inputs_.count(i)) rest.push_back(inputs[i]);
+  return v->exec->run(rest);
+}
+
+const CompiledModel &Session::last_compile() const {
+  DISCO_CHECK(last_, "model '", name_, "' compiles on its first run (some inputs' values are compiled in)");
+  return last_->compiled;
+}
+
+const SymbolValues &Session::last_symbols() const {
+  DISCO_CHECK(last_, "model '", name_, "' has not run yet");
+  return last_->exec->last_symbols();
+}
+
+void Session::set_num_threads(int n) {
+  threads_ = n;
+  for (auto &[k, v] : variants_) v->exec->set_num_threads(n);
+}
+
+}  // namespace disco

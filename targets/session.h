@@ -1,0 +1,62 @@
+// A Session owns one model and runs it: the object users, the CLI and the
+// conformance runner hold.
+//
+// Most models compile once, with symbolic shapes, when the session is made.
+// Some ops need an input's *values* at compile time: a Reshape target, Reduce
+// axes or TopK's k given as graph inputs. Then the session compiles at run
+// time, with those inputs' values as constants, once for each distinct set of
+// values (each compile is cached like any other). Everything else stays
+// symbolic, so one compile still serves every shape of the other inputs.
+#pragma once
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "runtime/executor.h"
+#include "targets/compile_model.h"
+
+namespace disco {
+
+class Session {
+ public:
+  Session(Graph g, std::string name, std::string cache_key, CompileOptions opts);
+  static Session from_onnx(const std::string &path, CompileOptions opts);
+  Session(Session &&) = default;
+  ~Session();
+
+  // Inputs in graph order; checks dtypes and shapes before anything runs.
+  std::vector<TensorData> run(const std::vector<TensorData> &inputs);
+
+  const std::vector<InputSpec> &inputs() const { return inputs_; }
+  const std::vector<std::string> &output_names() const { return output_names_; }
+  // Inputs whose values are compiled in (see above), by position.
+  const std::set<size_t> &value_inputs() const { return value_inputs_; }
+  int compiles() const { return compiles_; }
+  // The compile that served the last run (or the eager one).
+  const CompiledModel &last_compile() const;
+  const SymbolValues &last_symbols() const;
+  void set_num_threads(int n);
+
+ private:
+  struct Variant {
+    CompiledModel compiled;
+    std::unique_ptr<Executor> exec;
+  };
+  Variant &variant_for(const std::vector<TensorData> &inputs);
+  std::unique_ptr<Variant> compile_variant(const std::vector<TensorData> *values);
+
+  Graph graph_;
+  std::string name_, key_;
+  CompileOptions opts_;
+  std::vector<InputSpec> inputs_;
+  std::vector<std::string> output_names_;
+  std::set<size_t> value_inputs_;
+  std::map<std::string, std::unique_ptr<Variant>> variants_;
+  Variant *last_ = nullptr;
+  int compiles_ = 0;
+  int threads_ = 0;
+};
+
+}  // namespace disco
