@@ -105,6 +105,26 @@ TensorData TensorData::from_int64(const std::vector<int64_t> &v, std::vector<int
   return t;
 }
 
+TensorData TensorData::from_ints(DType t, const std::vector<int64_t> &v, std::vector<int64_t> shape) {
+  TensorData out(t, std::move(shape));
+  DISCO_CHECK(out.num_elements() == static_cast<int64_t>(v.size()), "from_ints: size mismatch");
+  for (size_t k = 0; k < v.size(); ++k) {
+    switch (t) {
+      case DType::I8: out.mutable_as<int8_t>()[k] = static_cast<int8_t>(v[k]); break;
+      case DType::I16: out.mutable_as<int16_t>()[k] = static_cast<int16_t>(v[k]); break;
+      case DType::I32: out.mutable_as<int32_t>()[k] = static_cast<int32_t>(v[k]); break;
+      case DType::I64: out.mutable_as<int64_t>()[k] = v[k]; break;
+      case DType::U8: out.mutable_as<uint8_t>()[k] = static_cast<uint8_t>(v[k]); break;
+      case DType::U16: out.mutable_as<uint16_t>()[k] = static_cast<uint16_t>(v[k]); break;
+      case DType::U32: out.mutable_as<uint32_t>()[k] = static_cast<uint32_t>(v[k]); break;
+      case DType::U64: out.mutable_as<uint64_t>()[k] = static_cast<uint64_t>(v[k]); break;
+      case DType::Bool: out.mutable_as<uint8_t>()[k] = v[k] != 0; break;
+      default: fail("integer values cannot make a ", dtype_name(t), " tensor");
+    }
+  }
+  return out;
+}
+
 TensorData TensorData::scalar_f32(float v) {
   TensorData t(DType::F32, {});
   t.mutable_as<float>()[0] = v;

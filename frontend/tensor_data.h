@@ -33,6 +33,8 @@ struct TensorData {
   std::vector<int64_t> to_int64() const;
 
   static TensorData from_int64(const std::vector<int64_t> &v, std::vector<int64_t> shape);
+  // Integer values converted to any integer or bool dtype.
+  static TensorData from_ints(DType t, const std::vector<int64_t> &v, std::vector<int64_t> shape);
   static TensorData scalar_f32(float v);
 };
 

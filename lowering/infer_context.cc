@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "lowering/control_flow.h"
 #include "lowering/known_values.h"
 #include "lowering/op_registry.h"
 
@@ -72,18 +73,7 @@ void InferContext::set_dims_value(int i, std::vector<Dim> vals) {
     for (const auto &d : vals) ints.push_back(d.as_const());
     std::vector<int64_t> shp;
     for (const auto &d : *v.shape) shp.push_back(d.as_const());
-    TensorData t = TensorData::from_int64(ints, shp);
-    if (v.dtype != DType::I64) {
-      TensorData c(v.dtype, shp);
-      for (size_t k = 0; k < ints.size(); ++k) {
-        switch (v.dtype) {
-          case DType::I32: c.mutable_as<int32_t>()[k] = static_cast<int32_t>(ints[k]); break;
-          default: fail("folded shape value of dtype ", dtype_name(v.dtype));
-        }
-      }
-      t = c;
-    }
-    v.constant = t;
+    v.constant = TensorData::from_ints(v.dtype, ints, shp);
   }
   v.sym_value = std::move(vals);
 }
@@ -145,6 +135,11 @@ void infer_shapes(Graph &g, ShapeStore &store) {
   }
   const auto &reg = OpRegistry::global();
   for (size_t n = 0; n < g.nodes.size(); ++n) {
+    if (is_control_flow(g.nodes[n])) {
+      expand_control_flow(g, n, store);
+      --n;  // infer the nodes that took its place
+      continue;
+    }
     const Node &node = g.nodes[n];
     std::string why;
     const OpDef *def = reg.find(node.domain, node.op_type, node.opset, &why);

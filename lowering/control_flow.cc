@@ -1,0 +1,293 @@
+#include "lowering/control_flow.h"
+
+#include <algorithm>
+#include <map>
+
+#include "frontend/errors.h"
+#include "lowering/known_values.h"
+
+namespace disco {
+
+namespace {
+
+// Builds the replacement nodes of one control-flow node, with fresh value names.
+class Splicer {
+ public:
+  Splicer(Graph &g, const Node &node) : g_(g), node_(node), opset_(node.opset) {}
+
+  // Copies `sub`'s nodes; `bind` maps the subgraph's inputs to outer values.
+  // Returns the outer ids of the subgraph's outputs.
+  std::vector<int> inline_graph(const Graph &sub, const std::vector<int> &bind, const std::string &prefix) {
+    DISCO_CHECK(bind.size() == sub.inputs.size(), node_.where(), ": the body takes ", sub.inputs.size(),
+                " inputs, ", bind.size(), " are given");
+    std::map<int, int> map;  // subgraph value id -> outer value id
+    for (size_t i = 0; i < sub.inputs.size(); ++i) map[sub.inputs[i]] = bind[i];
+    auto outer = [&](int sid) {
+      auto it = map.find(sid);
+      if (it != map.end()) return it->second;
+      const Value &sv = sub.value(sid);
+      int id;
+      if (sv.constant) {
+        id = g_.add_value(fresh(prefix, sv.name), sv.dtype);
+        g_.value(id).constant = sv.constant;
+        g_.value(id).shape = sv.shape;
+      } else if (sv.producer >= 0 || produced_in(sub, sid)) {
+        id = g_.add_value(fresh(prefix, sv.name), sv.dtype);
+      } else {
+        id = g_.find_value(sv.name);  // a name from an enclosing scope
+        DISCO_CHECK(id >= 0, node_.where(), ": the body uses '", sv.name, "', which no enclosing graph defines");
+      }
+      map[sid] = id;
+      return id;
+    };
+    for (const Node &sn : sub.nodes) {
+      Node n = sn;
+      n.name = prefix + sn.name;
+      for (auto &in : n.inputs)
+        if (in >= 0) in = outer(in);
+      for (auto &out : n.outputs)
+        if (out >= 0) out = outer(out);
+      out_.push_back(std::move(n));
+    }
+    std::vector<int> outs;
+    for (int o : sub.outputs) outs.push_back(outer(o));
+    return outs;
+  }
+
+  int constant(const std::string &name, TensorData t) {
+    int id = g_.add_value(fresh(node_.name + "/", name), t.dtype);
+    g_.value(id).shape = Shape(t.shape.begin(), t.shape.end());
+    g_.value(id).constant = std::move(t);
+    return id;
+  }
+
+  int add(const std::string &op, std::vector<int> inputs, Attributes attrs, int output = -1) {
+    Node n;
+    n.op_type = op;
+    n.name = node_.name + "/" + op + std::to_string(out_.size());
+    n.opset = opset_;
+    n.inputs = std::move(inputs);
+    n.attrs = std::move(attrs);
+    if (output < 0) output = g_.add_value(fresh(n.name, "_out"));
+    n.outputs = {output};
+    out_.push_back(std::move(n));
+    return output;
+  }
+
+  int identity(int from, int to) { return add("Identity", {from}, {}, to); }
+
+  // x with a new axis of extent 1 at `axis`.
+  int unsqueeze(int x, int64_t axis) {
+    if (opset_ >= 13) return add("Unsqueeze", {x, constant("axes", TensorData::from_int64({axis}, {1}))}, {});
+    Attribute a;
+    a.kind = Attribute::Ints;
+    a.ints = {axis};
+    return add("Unsqueeze", {x}, {{"axes", a}});
+  }
+
+  // x[..., index, ...] along `axis`, the axis removed.
+  int take(int x, int64_t axis, int64_t index) {
+    Attribute a;
+    a.kind = Attribute::Int;
+    a.i = axis;
+    return add("Gather", {x, constant("index", TensorData::from_int64({index}, {}))}, {{"axis", a}});
+  }
+
+  int concat(const std::vector<int> &xs, int64_t axis, int output) {
+    Attribute a;
+    a.kind = Attribute::Int;
+    a.i = axis;
+    return add("Concat", xs, {{"axis", a}}, output);
+  }
+
+  std::vector<Node> take_nodes() { return std::move(out_); }
+
+ private:
+  static bool produced_in(const Graph &sub, int sid) {
+    for (const auto &n : sub.nodes)
+      for (int o : n.outputs)
+        if (o == sid) return true;
+    return false;
+  }
+  std::string fresh(const std::string &prefix, const std::string &name) {
+    std::string base = prefix + name, n = base;
+    for (int k = 1; g_.find_value(n) >= 0; ++k) n = base + "#" + std::to_string(k);
+    return n;
+  }
+
+  Graph &g_;
+  const Node &node_;
+  int opset_;
+  std::vector<Node> out_;
+};
+
+const Graph &body(const Node &n, const std::string &attr) {
+  auto it = n.attrs.find(attr);
+  DISCO_CHECK(it != n.attrs.end() && it->second.kind == Attribute::GraphAttr && it->second.g, n.where(),
+              ": missing graph attribute '", attr, "'");
+  return *it->second.g;
+}
+
+bool known_bool(const Graph &g, const Node &n, int input, const ShapeStore &store, const std::string &what) {
+  auto v = ints_value(g.value(n.inputs.at(input)), store);
+  if (!v) value_required(g, n, input, what);
+  DISCO_CHECK(v->size() == 1, n.where(), ": ", what, " must hold one element");
+  return v->at(0) != 0;
+}
+
+std::vector<Node> expand_if(Graph &g, const Node &n, const ShapeStore &store) {
+  bool cond = known_bool(g, n, 0, store, "the condition");
+  Splicer s(g, n);
+  auto outs = s.inline_graph(body(n, cond ? "then_branch" : "else_branch"), {}, n.name + (cond ? "/then/" : "/else/"));
+  DISCO_CHECK(outs.size() == n.outputs.size(), n.where(), ": the branch has ", outs.size(), " outputs, the node ",
+              n.outputs.size());
+  for (size_t i = 0; i < outs.size(); ++i)
+    if (n.outputs[i] >= 0) s.identity(outs[i], n.outputs[i]);
+  return s.take_nodes();
+}
+
+// The body's condition output is its condition input, through Identity nodes.
+bool passes_condition_through(const Graph &b) {
+  int v = b.outputs.at(0);
+  for (int hops = 0; hops < 64; ++hops) {
+    if (v == b.inputs.at(1)) return true;
+    const Node *p = nullptr;
+    for (const auto &n : b.nodes)
+      for (int o : n.outputs)
+        if (o == v) p = &n;
+    if (!p || p->op_type != "Identity") return false;
+    v = p->inputs.at(0);
+  }
+  return false;
+}
+
+std::vector<Node> expand_loop(Graph &g, const Node &n, const ShapeStore &store) {
+  const Graph &b = body(n, "body");
+  const bool has_m = n.inputs.size() > 0 && n.inputs[0] >= 0, has_cond = n.inputs.size() > 1 && n.inputs[1] >= 0;
+  DISCO_CHECK(has_m, n.where(), ": a Loop without a trip count runs until its condition fails, which disco cannot unroll");
+  auto m = ints_value(g.value(n.inputs[0]), store);
+  if (!m) value_required(g, n, 0, "the trip count");
+  bool cond = has_cond ? known_bool(g, n, 1, store, "the loop condition") : true;
+  DISCO_CHECK(!has_cond || passes_condition_through(b), n.where(),
+              ": the body computes its own condition, so the trip count is data-dependent");
+  const size_t carried = n.inputs.size() - 2, scans = n.outputs.size() - carried;
+  const int64_t trips = cond ? m->at(0) : 0;
+  DISCO_CHECK(trips >= 0 && trips <= 4096, n.where(), ": trip count ", trips, " is too large to unroll");
+  DISCO_CHECK(trips > 0 || scans == 0, n.where(), ": zero iterations leave the scan outputs without a shape");
+  Splicer s(g, n);
+  std::vector<int> state(n.inputs.begin() + 2, n.inputs.end());
+  std::vector<std::vector<int>> scan_parts(scans);
+  TensorData true_value(DType::Bool, {});
+  true_value.mutable_as<uint8_t>()[0] = 1;
+  for (int64_t it = 0; it < trips; ++it) {
+    std::vector<int> bind = {s.constant("iter", TensorData::from_int64({it}, {})), s.constant("cond", true_value)};
+    bind.insert(bind.end(), state.begin(), state.end());
+    auto outs = s.inline_graph(b, bind, n.name + "/it" + std::to_string(it) + "/");
+    state.assign(outs.begin() + 1, outs.begin() + 1 + static_cast<long>(carried));
+    for (size_t k = 0; k < scans; ++k) scan_parts[k].push_back(s.unsqueeze(outs[1 + carried + k], 0));
+  }
+  for (size_t k = 0; k < carried; ++k)
+    if (n.outputs[k] >= 0) s.identity(state[k], n.outputs[k]);
+  for (size_t k = 0; k < scans; ++k)
+    if (n.outputs[carried + k] >= 0) s.concat(scan_parts[k], 0, n.outputs[carried + k]);
+  return s.take_nodes();
+}
+
+std::vector<Node> expand_scan(Graph &g, const Node &n, const ShapeStore &store) {
+  const Graph &b = body(n, "body");
+  AttrReader a(n.attrs, n.where());
+  const int64_t num_scan = a.get_int("num_scan_inputs");
+  const bool v8 = n.opset < 9;  // opset 8: a batch axis first, and an optional sequence_lens input
+  std::vector<int> ins(n.inputs.begin() + (v8 ? 1 : 0), n.inputs.end());
+  DISCO_CHECK(!v8 || n.inputs[0] < 0, n.where(), ": sequence_lens is not supported");
+  const int64_t states = static_cast<int64_t>(ins.size()) - num_scan;
+  DISCO_CHECK(states >= 0, n.where(), ": num_scan_inputs exceeds the inputs");
+  const size_t scan_outs = n.outputs.size() - static_cast<size_t>(states);
+  auto ints_or = [&](const char *name, int64_t count, int64_t dflt) {
+    auto v = a.get_ints_opt(name).value_or(std::vector<int64_t>(static_cast<size_t>(count), dflt));
+    DISCO_CHECK(static_cast<int64_t>(v.size()) == count, n.where(), ": ", name, " needs ", count, " entries");
+    return v;
+  };
+  auto in_axes = ints_or("scan_input_axes", num_scan, 0), in_dirs = ints_or("scan_input_directions", num_scan, 0);
+  auto out_axes = ints_or("scan_output_axes", static_cast<int64_t>(scan_outs), 0);
+  auto out_dirs = ints_or("scan_output_directions", static_cast<int64_t>(scan_outs), 0);
+  const int64_t offset = v8 ? 1 : 0;  // the sequence axis sits after the batch axis in opset 8
+  const Value &first = g.value(ins.at(static_cast<size_t>(states)));
+  DISCO_CHECK(first.shape, n.where(), ": scan input has no shape");
+  const int64_t rank = static_cast<int64_t>(first.shape->size());
+  const int64_t axis = (in_axes[0] < 0 ? in_axes[0] + rank : in_axes[0]) + offset;
+  Dim len = store.canonical((*first.shape).at(static_cast<size_t>(axis)));
+  DISCO_CHECK(len.is_const(), n.where(), ": the sequence length ", len.str(),
+              " is symbolic; Scan is unrolled, so it must be a constant");
+  int64_t batches = 1;
+  if (v8) {
+    Dim bd = store.canonical(first.shape->at(0));
+    DISCO_CHECK(bd.is_const(), n.where(), ": the batch size must be a constant");
+    batches = bd.as_const();
+  }
+  Splicer s(g, n);
+  std::vector<std::vector<int>> final_states(static_cast<size_t>(states)), outs_per_batch(scan_outs);
+  for (int64_t bi = 0; bi < batches; ++bi) {
+    std::vector<int> state(ins.begin(), ins.begin() + states);
+    if (v8)
+      for (auto &st : state) st = s.take(st, 0, bi);
+    std::vector<std::vector<int>> parts(scan_outs);
+    for (int64_t t = 0; t < len.as_const(); ++t) {
+      std::vector<int> bind = state;
+      for (int64_t k = 0; k < num_scan; ++k) {
+        int x = ins[static_cast<size_t>(states + k)];
+        if (v8) x = s.take(x, 0, bi);
+        int64_t ax = in_axes[k] < 0 ? in_axes[k] + rank - offset : in_axes[k];
+        bind.push_back(s.take(x, ax, in_dirs[k] ? len.as_const() - 1 - t : t));
+      }
+      auto outs = s.inline_graph(b, bind, n.name + "/b" + std::to_string(bi) + "t" + std::to_string(t) + "/");
+      state.assign(outs.begin(), outs.begin() + states);
+      for (size_t k = 0; k < scan_outs; ++k) parts[k].push_back(outs[static_cast<size_t>(states) + k]);
+    }
+    for (int64_t k = 0; k < states; ++k) final_states[k].push_back(v8 ? s.unsqueeze(state[k], 0) : state[k]);
+    for (size_t k = 0; k < scan_outs; ++k) {
+      if (out_dirs[k]) std::reverse(parts[k].begin(), parts[k].end());
+      int64_t ax = out_axes[k];
+      DISCO_CHECK(ax >= 0, n.where(), ": negative scan_output_axes are not supported");
+      std::vector<int> stacked;
+      for (int p : parts[k]) stacked.push_back(s.unsqueeze(p, ax));
+      int joined = s.concat(stacked, ax, -1);
+      outs_per_batch[k].push_back(v8 ? s.unsqueeze(joined, 0) : joined);
+    }
+  }
+  for (int64_t k = 0; k < states; ++k) {
+    int out = n.outputs[static_cast<size_t>(k)];
+    if (out < 0) continue;
+    if (v8) s.concat(final_states[k], 0, out);
+    else s.identity(final_states[k][0], out);
+  }
+  for (size_t k = 0; k < scan_outs; ++k) {
+    int out = n.outputs[static_cast<size_t>(states) + k];
+    if (out < 0) continue;
+    if (v8) s.concat(outs_per_batch[k], 0, out);
+    else s.identity(outs_per_batch[k][0], out);
+  }
+  return s.take_nodes();
+}
+
+}  // namespace
+
+bool is_control_flow(const Node &n) {
+  return n.domain.empty() && (n.op_type == "If" || n.op_type == "Loop" || n.op_type == "Scan");
+}
+
+void expand_control_flow(Graph &g, size_t index, const ShapeStore &store) {
+  const Node node = g.nodes.at(index);
+  std::vector<Node> repl = node.op_type == "If"     ? expand_if(g, node, store)
+                           : node.op_type == "Loop" ? expand_loop(g, node, store)
+                                                    : expand_scan(g, node, store);
+  for (int o : node.outputs)
+    if (o >= 0) g.value(o).producer = -1;
+  g.nodes.erase(g.nodes.begin() + static_cast<long>(index));
+  g.nodes.insert(g.nodes.begin() + static_cast<long>(index), repl.begin(), repl.end());
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (int o : g.nodes[i].outputs)
+      if (o >= 0) g.value(o).producer = static_cast<int>(i);
+}
+
+}  // namespace disco
