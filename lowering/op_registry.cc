@@ -15,6 +15,8 @@ const OpRegistry &OpRegistry::global() {
     register_dot_ops(reg);
     register_reduction_ops(reg);
     register_conv_ops(reg);
+    register_gather_scatter_ops(reg);
+    register_rearrange_ops(reg);
     return reg;
   }();
   return r;

@@ -52,5 +52,7 @@ void register_compare_ops(OpRegistry &r);
 void register_dot_ops(OpRegistry &r);
 void register_reduction_ops(OpRegistry &r);
 void register_conv_ops(OpRegistry &r);
+void register_gather_scatter_ops(OpRegistry &r);
+void register_rearrange_ops(OpRegistry &r);
 
 }  // namespace disco
