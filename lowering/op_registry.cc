@@ -17,6 +17,7 @@ const OpRegistry &OpRegistry::global() {
     register_conv_ops(reg);
     register_gather_scatter_ops(reg);
     register_rearrange_ops(reg);
+    register_loss_ops(reg);
     return reg;
   }();
   return r;

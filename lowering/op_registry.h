@@ -54,5 +54,6 @@ void register_reduction_ops(OpRegistry &r);
 void register_conv_ops(OpRegistry &r);
 void register_gather_scatter_ops(OpRegistry &r);
 void register_rearrange_ops(OpRegistry &r);
+void register_loss_ops(OpRegistry &r);
 
 }  // namespace disco
