@@ -18,6 +18,14 @@ const OpRegistry &OpRegistry::global() {
     register_gather_scatter_ops(reg);
     register_rearrange_ops(reg);
     register_loss_ops(reg);
+    register_unary_math_ops(reg);
+    register_activation_ops(reg);
+    register_integer_ops(reg);
+    register_dropout_castlike_ops(reg);
+    register_quantize_ops(reg);
+    register_mask_ops(reg);
+    register_axis_ops(reg);
+    register_einsum_ops(reg);
     return reg;
   }();
   return r;

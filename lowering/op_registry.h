@@ -55,5 +55,13 @@ void register_conv_ops(OpRegistry &r);
 void register_gather_scatter_ops(OpRegistry &r);
 void register_rearrange_ops(OpRegistry &r);
 void register_loss_ops(OpRegistry &r);
+void register_unary_math_ops(OpRegistry &r);
+void register_activation_ops(OpRegistry &r);
+void register_integer_ops(OpRegistry &r);
+void register_dropout_castlike_ops(OpRegistry &r);
+void register_quantize_ops(OpRegistry &r);
+void register_mask_ops(OpRegistry &r);
+void register_axis_ops(OpRegistry &r);
+void register_einsum_ops(OpRegistry &r);
 
 }  // namespace disco

@@ -1,0 +1,108 @@
+// Unary math beyond elementwise.cc's: trigonometric and hyperbolic functions
+// and their inverses, Round, Sign, IsInf and IsNaN.
+#include <map>
+
+#include "lowering/infer_context.h"
+#include "lowering/lower_context.h"
+#include "lowering/op_registry.h"
+#include "lowering/ops/op_helpers.h"
+
+namespace disco {
+namespace {
+
+using Halide::Expr;
+using MathFn = Expr (*)(Expr);
+
+const std::map<std::string, MathFn> &math_fns() {
+  static const std::map<std::string, MathFn> fns = {
+      {"Tan", Halide::tan},     {"Sinh", Halide::sinh},   {"Cosh", Halide::cosh},   {"Asin", Halide::asin},
+      {"Acos", Halide::acos},   {"Atan", Halide::atan},   {"Asinh", Halide::asinh}, {"Acosh", Halide::acosh},
+      {"Atanh", Halide::atanh}, {"Round", Halide::round},  // Halide rounds halves to even, as ONNX does
+  };
+  return fns;
+}
+
+void require_float_input(InferContext &c) {
+  if (!dtype_is_float(c.dtype(0))) c.fail("input must be a float tensor, got ", dtype_name(c.dtype(0)));
+}
+
+void infer_float_unary(InferContext &c) {
+  require_float_input(c);
+  c.set_output(0, c.dtype(0), c.shape(0));
+}
+
+void lower_float_unary(LowerContext &c) {
+  const HTensor &in = c.in(0);
+  auto v = c.vars(in.rank());
+  // Half types compute in float32 (acc_type), since Halide's math wants float32/64.
+  Expr x = Halide::cast(acc_type(in.dtype), in.at(c.exprs(v)));
+  c.define_output(0, v, math_fns().at(c.node().op_type)(x));
+}
+
+void infer_sign(InferContext &c) {
+  if (c.dtype(0) == DType::Bool) c.fail("Sign needs a numeric input");
+  c.set_output(0, c.dtype(0), c.shape(0));
+}
+
+void lower_sign(LowerContext &c) {
+  const HTensor &in = c.in(0);
+  auto v = c.vars(in.rank());
+  Expr x = in.at(c.exprs(v));
+  Halide::Type t = x.type();
+  if (t.is_uint()) return c.define_output(0, v, Halide::select(x > 0, Halide::cast(t, 1), Halide::cast(t, 0)));
+  // NaN compares false both ways and falls through unchanged, as numpy's sign.
+  Expr s = Halide::select(x > 0, Halide::cast(t, 1), x < 0, Halide::cast(t, -1), x == 0, Halide::cast(t, 0), x);
+  c.define_output(0, v, s);
+}
+
+// ---- IsInf, IsNaN ------------------------------------------------------------
+
+// Halide compiles with LLVM's no-NaNs flag, under which x != x may fold to
+// false; the bit pattern cannot be folded away.
+struct FloatBits {
+  Halide::Type uint;
+  uint64_t exponent, mantissa, sign;
+};
+
+FloatBits float_bits(const LowerContext &c, DType t) {
+  switch (t) {
+    case DType::F32: return {Halide::UInt(32), 0x7f800000u, 0x007fffffu, 0x80000000u};
+    case DType::F64: return {Halide::UInt(64), 0x7ff0000000000000ull, 0x000fffffffffffffull, 0x8000000000000000ull};
+    case DType::F16: return {Halide::UInt(16), 0x7c00u, 0x03ffu, 0x8000u};
+    case DType::BF16: return {Halide::UInt(16), 0x7f80u, 0x007fu, 0x8000u};
+    default: c.fail("input must be a float tensor, got ", dtype_name(t));
+  }
+}
+
+void infer_float_test(InferContext &c) {
+  require_float_input(c);
+  c.set_output(0, DType::Bool, c.shape(0));
+}
+
+void lower_float_test(LowerContext &c) {
+  const HTensor &in = c.in(0);
+  FloatBits fb = float_bits(c, in.dtype);
+  auto v = c.vars(in.rank());
+  Expr b = Halide::reinterpret(fb.uint, in.at(c.exprs(v)));
+  auto k = [&](uint64_t m) { return Halide::cast(fb.uint, Expr(m)); };
+  Expr exp_ones = (b & k(fb.exponent)) == k(fb.exponent);
+  Expr mant_zero = (b & k(fb.mantissa)) == k(0);
+  if (c.node().op_type == "IsNaN") return c.define_output(0, v, exp_ones && !mant_zero);
+  bool pos = c.attrs().get_int("detect_positive", 1) != 0, neg = c.attrs().get_int("detect_negative", 1) != 0;
+  Expr negative = (b & k(fb.sign)) != k(0);
+  Expr inf = exp_ones && mant_zero;
+  if (!pos) inf = inf && negative;
+  if (!neg) inf = inf && !negative;
+  c.define_output(0, v, inf);
+}
+
+}  // namespace
+
+void register_unary_math_ops(OpRegistry &r) {
+  for (const auto &[op, fn] : math_fns()) r.add({"", op, 1, 1 << 30, OpKind::Elementwise, infer_float_unary, lower_float_unary});
+  r.add({"", "Sign", 9, 1 << 30, OpKind::Elementwise, infer_sign, lower_sign});
+  for (const char *op : {"IsInf", "IsNaN"})
+    r.add({"", op, 9, 1 << 30, OpKind::Elementwise, infer_float_test, lower_float_test});
+}
+
+}  // namespace disco
