@@ -34,15 +34,13 @@ std::optional<std::vector<int64_t>> InferContext::ints_value(int i) const {
 }
 
 std::vector<Dim> InferContext::required_dims(int i, const std::string &what) const {
-  auto d = dims_value(i);
-  if (!d) value_required(g_, node_, i, what);
-  return *d;
+  input(i);  // names the node when the input is missing
+  return disco::required_dims(g_, node_, i, what);
 }
 
 std::vector<int64_t> InferContext::required_ints(int i, const std::string &what) const {
-  auto v = ints_value(i);
-  if (!v) value_required(g_, node_, i, what);
-  return *v;
+  input(i);
+  return disco::required_ints(g_, node_, i, what, store_);
 }
 
 std::vector<double> InferContext::required_floats(int i, const std::string &what) const {

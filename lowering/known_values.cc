@@ -44,6 +44,19 @@ std::optional<std::vector<int64_t>> ints_input_or_attr(const Graph &g, const Nod
   return ints;
 }
 
+std::vector<Dim> required_dims(const Graph &g, const Node &node, int input, const std::string &what) {
+  auto d = dims_value(g.value(node.inputs.at(static_cast<size_t>(input))));
+  if (!d) value_required(g, node, input, what);
+  return *d;
+}
+
+std::vector<int64_t> required_ints(const Graph &g, const Node &node, int input, const std::string &what,
+                                   const ShapeStore &store) {
+  auto v = ints_value(g.value(node.inputs.at(static_cast<size_t>(input))), store);
+  if (!v) value_required(g, node, input, what);
+  return *v;
+}
+
 void value_required(const Graph &g, const Node &node, int input, const std::string &what) {
   const int id = node.inputs.at(static_cast<size_t>(input));
   throw ValueRequired(id, node.where() + ": " + what + " ('" + g.value(id).name +

@@ -24,6 +24,12 @@ class ValueRequired : public Error {
 // Throws ValueRequired naming the node, the input and what needs it.
 [[noreturn]] void value_required(const Graph &g, const Node &node, int input, const std::string &what);
 
+// dims_value / ints_value of input `input` of `node`, which the op cannot do
+// without: throws ValueRequired when not known.
+std::vector<Dim> required_dims(const Graph &g, const Node &node, int input, const std::string &what);
+std::vector<int64_t> required_ints(const Graph &g, const Node &node, int input, const std::string &what,
+                                   const ShapeStore &store);
+
 // The elements of an integer value as dims; nullopt when not known.
 std::optional<std::vector<Dim>> dims_value(const Value &v);
 

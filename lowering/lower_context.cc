@@ -101,15 +101,13 @@ std::optional<std::vector<int64_t>> LowerContext::ints_value(int i) const {
 }
 
 std::vector<Dim> LowerContext::required_dims(int i, const std::string &what) const {
-  auto d = dims_value(i);
-  if (!d) value_required(g_, node_, i, what);
-  return *d;
+  input_value(i);  // names the node when the input is missing
+  return disco::required_dims(g_, node_, i, what);
 }
 
 std::vector<int64_t> LowerContext::required_ints(int i, const std::string &what) const {
-  auto v = ints_value(i);
-  if (!v) value_required(g_, node_, i, what);
-  return *v;
+  input_value(i);
+  return disco::required_ints(g_, node_, i, what, store_);
 }
 
 std::vector<double> LowerContext::required_floats(int i, const std::string &what) const {

@@ -12,11 +12,13 @@
 #include <sstream>
 
 #include "frontend/errors.h"
+#include "frontend/file_util.h"
 #include "frontend/onnx_importer.h"
 #include "lowering/infer_context.h"
 #include "lowering/lower_graph.h"
 #include "schedules/fusion.h"
 #include "schedules/x86_schedule.h"
+#include "targets/content_hash.h"
 #include "targets/host/host_codegen.h"
 
 namespace disco {
@@ -25,36 +27,15 @@ namespace {
 
 std::atomic<int> g_compiles{0};
 
-uint64_t fnv1a(const void *data, size_t n, uint64_t h = 1469598103934665603ull) {
-  const auto *p = static_cast<const uint8_t *>(data);
-  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
-  return h;
-}
-
-std::string read_file(const std::string &path) {
-  std::ifstream f(path, std::ios::binary);
-  DISCO_CHECK(f.good(), "cannot open '", path, "'");
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
 // A change to the compiler must not reuse old kernels: hash our own binary.
 uint64_t compiler_id() {
   static const uint64_t id = [] {
     std::ifstream f("/proc/self/exe", std::ios::binary);
     std::stringstream ss;
     ss << f.rdbuf();
-    const std::string s = ss.str();
-    return fnv1a(s.data(), s.size());
+    return ContentHash().add(ss.str()).value();
   }();
   return id;
-}
-
-std::string hex(uint64_t v) {
-  char b[17];
-  std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(v));
-  return b;
 }
 
 void make_dirs(const std::string &path) {
@@ -98,7 +79,8 @@ std::string group_label(const Graph &g, const FusionGroup &gr) {
 // Halide's runtime is the same for every model of a target: build it once per cache.
 std::string runtime_object(const std::string &root, const Halide::Target &target) {
   const std::string t = target.to_string();
-  const std::string path = root + "/halide_runtime-" + hex(fnv1a(t.data(), t.size()) ^ compiler_id()) + ".o";
+  const uint64_t id = compiler_id();
+  const std::string path = root + "/halide_runtime-" + ContentHash().add(t).add(&id, sizeof id).hex() + ".o";
   if (exists(path)) return path;
   const std::string tmp = path + ".tmp" + std::to_string(getpid());
   compile_runtime_object(tmp, target);
@@ -181,6 +163,12 @@ Plan build(Graph &g, const ShapeStore &store, const std::string &name, const std
 
 }  // namespace
 
+std::string ContentHash::hex() const {
+  char b[17];
+  std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(h_));
+  return b;
+}
+
 int compile_count() { return g_compiles.load(); }
 
 CompiledModel compile_graph(Graph g, const std::string &name, const std::string &key, const CompileOptions &opts) {
@@ -188,7 +176,8 @@ CompiledModel compile_graph(Graph g, const std::string &name, const std::string 
   CompiledModel m;
   const bool cached = opts.use_cache && !key.empty();
   const std::string root = cache_root(opts);
-  std::string full_key = hex(fnv1a(opts.target.data(), opts.target.size(), fnv1a(key.data(), key.size()) ^ compiler_id()));
+  const uint64_t id = compiler_id();
+  const std::string full_key = ContentHash().add(key).add(opts.target).add(&id, sizeof id).hex();
   m.dir = root + "/" + sanitize(name) + "-" + full_key;
   if (cached && exists(m.dir + "/plan.txt")) {
     m.plan = Plan::load(m.dir + "/plan.txt");
@@ -220,14 +209,20 @@ CompiledModel compile_graph(Graph g, const std::string &name, const std::string 
   return m;
 }
 
+ModelSource load_model_source(const std::string &path) {
+  const std::string bytes = read_file(path);
+  const size_t slash = path.find_last_of('/');
+  ModelSource m{load_onnx_bytes(bytes, slash == std::string::npos ? "." : path.substr(0, slash), path), "", ""};
+  m.name = path.substr(slash == std::string::npos ? 0 : slash + 1);
+  m.name = m.name.substr(0, m.name.find('.'));
+  m.key = ContentHash().add(bytes).hex();
+  return m;
+}
+
 CompiledModel compile_onnx(const std::string &model_path, const CompileOptions &opts) {
   if (opts.progress) opts.progress("parsing " + model_path);
-  const std::string bytes = read_file(model_path);
-  const size_t slash = model_path.find_last_of('/');
-  Graph g = load_onnx_bytes(bytes, slash == std::string::npos ? "." : model_path.substr(0, slash), model_path);
-  std::string stem = model_path.substr(model_path.find_last_of('/') + 1);
-  stem = stem.substr(0, stem.find('.'));
-  return compile_graph(std::move(g), stem, hex(fnv1a(bytes.data(), bytes.size())), opts);
+  ModelSource m = load_model_source(model_path);
+  return compile_graph(std::move(m.graph), m.name, m.key, opts);
 }
 
 }  // namespace disco

@@ -27,6 +27,14 @@ struct CompiledModel {
   double seconds = 0;
 };
 
+// A parsed ONNX file, its file stem, and a hash of its bytes (the cache key).
+struct ModelSource {
+  Graph graph;
+  std::string name;
+  std::string key;
+};
+ModelSource load_model_source(const std::string &path);
+
 CompiledModel compile_onnx(const std::string &model_path, const CompileOptions &opts);
 // `key` identifies the graph for the cache (e.g. a hash of its source).
 CompiledModel compile_graph(Graph g, const std::string &name, const std::string &key, const CompileOptions &opts);

@@ -6,26 +6,11 @@
 #include "frontend/errors.h"
 #include "frontend/onnx_importer.h"
 #include "lowering/known_values.h"
+#include "targets/content_hash.h"
 
 namespace disco {
 
 namespace {
-
-uint64_t fnv1a(const void *data, size_t n, uint64_t h) {
-  const auto *p = static_cast<const uint8_t *>(data);
-  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
-  return h;
-}
-
-std::string read_file(const std::string &path) {
-  std::FILE *f = std::fopen(path.c_str(), "rb");
-  DISCO_CHECK(f, "cannot open '", path, "'");
-  std::string s;
-  char buf[1 << 16];
-  while (size_t n = std::fread(buf, 1, sizeof buf, f)) s.append(buf, n);
-  std::fclose(f);
-  return s;
-}
 
 int input_position(const Graph &g, int value_id) {
   for (size_t i = 0; i < g.inputs.size(); ++i)
@@ -54,21 +39,14 @@ Session::~Session() = default;
 
 Session Session::from_onnx(const std::string &path, CompileOptions opts) {
   if (opts.progress) opts.progress("parsing " + path);
-  const std::string bytes = read_file(path);
-  const size_t slash = path.find_last_of('/');
-  Graph g = load_onnx_bytes(bytes, slash == std::string::npos ? "." : path.substr(0, slash), path);
-  std::string stem = path.substr(slash == std::string::npos ? 0 : slash + 1);
-  stem = stem.substr(0, stem.find('.'));
-  char key[17];
-  std::snprintf(key, sizeof key, "%016llx",
-                static_cast<unsigned long long>(fnv1a(bytes.data(), bytes.size(), 1469598103934665603ull)));
-  return Session(std::move(g), stem, key, std::move(opts));
+  ModelSource m = load_model_source(path);
+  return Session(std::move(m.graph), m.name, m.key, std::move(opts));
 }
 
 std::unique_ptr<Session::Variant> Session::compile_variant(const std::vector<TensorData> *values) {
   for (int attempt = 0; attempt < 64; ++attempt) {
     Graph g = graph_;
-    uint64_t h = 1469598103934665603ull;
+    ContentHash values_hash;
     std::vector<int> kept;
     for (size_t i = 0; i < g.inputs.size(); ++i) {
       if (!value_inputs_.count(i)) {
@@ -80,13 +58,10 @@ std::unique_ptr<Session::Variant> Session::compile_variant(const std::vector<Ten
       Value &v = g.value(g.inputs[i]);
       v.constant = t;
       v.shape = Shape(t.shape.begin(), t.shape.end());
-      h = fnv1a(&i, sizeof i, h);
-      h = fnv1a(t.shape.data(), t.shape.size() * sizeof(int64_t), h);
-      h = fnv1a(t.data(), t.num_bytes(), h);
+      values_hash.add(&i, sizeof i).add(t.shape.data(), t.shape.size() * sizeof(int64_t)).add(t.data(), t.num_bytes());
     }
     g.inputs = kept;
-    char suffix[40];
-    std::snprintf(suffix, sizeof suffix, "|values:%016llx", static_cast<unsigned long long>(h));
+    const std::string suffix = "|values:" + values_hash.hex();
     try {
       int before = compile_count();
       auto v = std::make_unique<Variant>();
