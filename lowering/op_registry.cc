@@ -26,6 +26,7 @@ const OpRegistry &OpRegistry::global() {
     register_mask_ops(reg);
     register_axis_ops(reg);
     register_einsum_ops(reg);
+    register_linalg_ops(reg);
     return reg;
   }();
   return r;
