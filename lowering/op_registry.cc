@@ -27,6 +27,7 @@ const OpRegistry &OpRegistry::global() {
     register_axis_ops(reg);
     register_einsum_ops(reg);
     register_linalg_ops(reg);
+    register_normalization_ops(reg);
     return reg;
   }();
   return r;

@@ -64,5 +64,6 @@ void register_mask_ops(OpRegistry &r);
 void register_axis_ops(OpRegistry &r);
 void register_einsum_ops(OpRegistry &r);
 void register_linalg_ops(OpRegistry &r);
+void register_normalization_ops(OpRegistry &r);
 
 }  // namespace disco

@@ -1,5 +1,6 @@
 // Sliding-window ops over [N, C, spatial...] tensors: Conv, MaxPool,
-// AveragePool, the global pools, and inference-mode BatchNormalization.
+// AveragePool and the global pools (BatchNormalization is with the other
+// normalizations, in normalization_ops.cc).
 // Output extents are symbolic Dim expressions of the input extents; padded
 // reads are guarded with a select over a clamped index, so nothing is ever
 // read outside the input.
@@ -332,36 +333,6 @@ void lower_global_pool(LowerContext &c) {
   c.define_output(0, v, result);
 }
 
-// ---- BatchNormalization ----------------------------------------------------
-
-void infer_batchnorm(InferContext &c) {
-  require_spatial_input(c, 0);
-  if (c.attrs().get_int("training_mode", 0) != 0) c.fail("training_mode=1 is not supported (inference only)");
-  if (c.opset() < 9 && c.attrs().get_int("spatial", 1) == 0) c.fail("spatial=0 is not supported");
-  for (int i = 1; i < c.num_outputs(); ++i)
-    if (c.has_output(i)) c.fail("output ", i, " (a training statistic) is not supported (inference only)");
-  static const char *names[] = {"", "scale", "B", "mean", "var"};
-  for (int i = 1; i <= 4; ++i) {
-    if (c.rank(i) != 1) c.fail(names[i], " must be 1-D, got ", shape_str(c.shape(i)));
-    if (!dtype_is_float(c.dtype(i))) c.fail(names[i], " must be a float tensor");
-    c.require_equal(c.shape(i)[0], c.shape(0)[1], std::string(names[i]) + " length must equal the channels (X dim 1)");
-  }
-  if (!dtype_is_float(c.dtype(0))) c.fail("X must be a float tensor");
-  c.set_output(0, c.dtype(0), c.shape(0));
-}
-
-void lower_batchnorm(LowerContext &c) {
-  const HTensor &x = c.in(0);
-  Halide::Type t = acc_type(x.dtype);
-  auto v = c.vars(x.rank());
-  Expr ch = v[1];
-  auto param = [&](int i) { return Halide::cast(t, c.in(i).at({ch})); };
-  float eps = c.attrs().get_float("epsilon", 1e-5f);
-  Expr inv_std = Halide::cast(t, 1) / Halide::sqrt(param(4) + Halide::cast(t, eps));
-  Expr y = (Halide::cast(t, x.at(c.exprs(v))) - param(3)) * (param(1) * inv_std) + param(2);
-  c.define_output(0, v, y);
-}
-
 }  // namespace
 
 void register_conv_ops(OpRegistry &r) {
@@ -370,7 +341,6 @@ void register_conv_ops(OpRegistry &r) {
     r.add({"", op, 1, 1 << 30, OpKind::Reduction, infer_pool, lower_pool});
   for (const char *op : {"GlobalMaxPool", "GlobalAveragePool"})
     r.add({"", op, 1, 1 << 30, OpKind::Reduction, infer_global_pool, lower_global_pool});
-  r.add({"", "BatchNormalization", 6, 1 << 30, OpKind::Elementwise, infer_batchnorm, lower_batchnorm});
 }
 
 }  // namespace disco
