@@ -17,6 +17,8 @@ const OpRegistry &OpRegistry::global() {
     register_conv_ops(reg);
     register_gather_scatter_ops(reg);
     register_rearrange_ops(reg);
+    register_resize_ops(reg);
+    register_topk_ops(reg);
     register_loss_ops(reg);
     register_unary_math_ops(reg);
     register_activation_ops(reg);

@@ -54,6 +54,8 @@ void register_reduction_ops(OpRegistry &r);
 void register_conv_ops(OpRegistry &r);
 void register_gather_scatter_ops(OpRegistry &r);
 void register_rearrange_ops(OpRegistry &r);
+void register_resize_ops(OpRegistry &r);
+void register_topk_ops(OpRegistry &r);
 void register_loss_ops(OpRegistry &r);
 void register_unary_math_ops(OpRegistry &r);
 void register_activation_ops(OpRegistry &r);

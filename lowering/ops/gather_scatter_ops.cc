@@ -60,7 +60,8 @@ void lower_gather_elements(LowerContext &c) {
   auto oi = c.exprs(v);
   std::vector<Expr> di;
   for (int d = 0; d < data.rank(); ++d)
-    di.push_back(d == axis ? wrap_index(c, ind.at(oi), data.shape[d]) : fit_index(c, oi[d], ind.shape[d], data.shape[d]));
+    di.push_back(d == axis ? wrap_index(c, ind.at(oi), data.shape[d])
+                           : fit_index(c, oi[d], ind.shape[d], data.shape[d]));
   c.define_output(0, v, data.at(di));
 }
 
@@ -79,12 +80,15 @@ NDPlan gather_nd_plan(Ctx &c, const Shape &data, const Shape &ind) {
   p.batch = c.attrs().get_int("batch_dims", 0);
   int64_t r = static_cast<int64_t>(data.size()), q = static_cast<int64_t>(ind.size());
   if (r < 1 || q < 1) c.fail("data and indices must have rank >= 1");
-  if (p.batch < 0 || p.batch >= std::min(r, q)) c.fail("batch_dims ", p.batch, " must be in [0, min(rank(data), rank(indices)))");
+  if (p.batch < 0 || p.batch >= std::min(r, q))
+    c.fail("batch_dims ", p.batch, " must be in [0, min(rank(data), rank(indices)))");
   Dim last = c.store().canonical(ind.back());
-  if (!last.is_const()) c.fail("the last dim of indices (", last.str(), ") sets the output rank and must be a constant");
+  if (!last.is_const())
+    c.fail("the last dim of indices (", last.str(), ") sets the output rank and must be a constant");
   p.depth = last.as_const();
   if (p.depth < 1 || p.depth > r - p.batch)
-    c.fail("index depth ", p.depth, " must be in [1, ", r - p.batch, "] for data rank ", r, " and batch_dims ", p.batch);
+    c.fail("index depth ", p.depth, " must be in [1, ", r - p.batch, "] for data rank ", r, " and batch_dims ",
+           p.batch);
   return p;
 }
 
@@ -204,7 +208,8 @@ void infer_scatter_nd(InferContext &c) {
   for (size_t d = 0; d + 1 < q; ++d)
     c.require_equal(upd[d], ind[d], "dim " + std::to_string(d) + " of updates must equal indices'");
   for (size_t d = k; d < data.size(); ++d)
-    c.require_equal(upd[q - 1 + d - k], data[d], "dim " + std::to_string(q - 1 + d - k) + " of updates must equal data dim " + std::to_string(d));
+    c.require_equal(upd[q - 1 + d - k], data[d],
+                    "dim " + std::to_string(q - 1 + d - k) + " of updates must equal data dim " + std::to_string(d));
   c.set_output(0, c.dtype(0), data);
 }
 

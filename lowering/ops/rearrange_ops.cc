@@ -26,8 +26,8 @@ void require_divisible(InferContext &c, const Dim &d0, int64_t by, const std::st
     return;
   }
   if (!c.store().is_divisible(d, by))
-    c.store().add_check({RuntimeCheck::Divisible, d, Dim(by), c.where() + ": " + what + " (" + d.str() +
-                                                                   ") must be divisible by " + std::to_string(by)});
+    c.store().add_check({RuntimeCheck::Divisible, d, Dim(by),
+                         c.where() + ": " + what + " (" + d.str() + ") must be divisible by " + std::to_string(by)});
 }
 
 void require_nchw(InferContext &c) {

@@ -1,0 +1,315 @@
+// Resize and the deprecated Upsample: nearest, linear and cubic
+// interpolation, separable over the axes, with every coordinate
+// transformation mode of ONNX. The arithmetic follows ONNX's reference
+// (interpolate_1d_with_x) step by step, in double as it does, so that ties in
+// nearest rounding and the choice of neighbours come out the same: a source
+// coordinate x maps to base = ceil(x) - 1 and ratio = x - base in (0, 1], and
+// the taps sit at base (+1) for nearest/linear and base-1 .. base+2 for
+// cubic; reads outside the input repeat its edge (clamped indices).
+//
+// Scales and sizes are needed at compile time (required_floats /
+// required_dims). With a symbolic input extent and a given scale, the output
+// extent floor(in * scale) is expressed exactly as a dim by reading the
+// float scale as the fraction p/q it rounds from.
+#include <cmath>
+
+#include "lowering/infer_context.h"
+#include "lowering/lower_context.h"
+#include "lowering/op_registry.h"
+#include "lowering/ops/op_helpers.h"
+
+namespace disco {
+namespace {
+
+using Halide::Expr;
+
+struct ResizePlan {
+  std::string mode = "nearest";    // nearest, linear, cubic
+  std::string ctm = "half_pixel";  // coordinate_transformation_mode
+  std::string nearest_mode = "round_prefer_floor";
+  double cubic_a = -0.75;
+  bool exclude_outside = false;
+  double extrapolation = 0;
+  std::vector<Dim> out;                      // output extent per axis
+  std::vector<std::optional<double>> scale;  // given scale; nullopt: out / in
+  std::vector<double> roi_start, roi_end;    // per axis, for tf_crop_and_resize
+};
+
+const Shape &input_shape(InferContext &c, int i) { return c.shape(i); }
+const Shape &input_shape(LowerContext &c, int i) { return c.in(i).shape; }
+
+// Whether input i is given and not an empty tensor (opset 11 passes empty
+// roi / scales when unused).
+template <class Ctx>
+bool given(Ctx &c, int i) {
+  if (!c.has_input(i)) return false;
+  const Shape &s = input_shape(c, i);
+  return !(s.size() == 1 && c.store().canonical(s[0]).is_const(0));
+}
+
+// floor(in * s) as a dim. For a symbolic extent, s must be close to a small
+// fraction p/q; a float scale a hair below p/q makes exact multiples of q
+// land one lower, as floor(in * s) does in double.
+template <class Ctx>
+Dim scaled_extent(Ctx &c, const Dim &in0, double s) {
+  if (s <= 0) c.fail("scales must be positive, got ", s);
+  Dim in = c.store().canonical(in0);
+  if (in.is_const()) return Dim(static_cast<int64_t>(std::floor(static_cast<double>(in.as_const()) * s)));
+  for (int64_t q = 1; q <= 4096; ++q) {
+    int64_t p = std::llround(s * static_cast<double>(q));
+    double err = s - static_cast<double>(p) / static_cast<double>(q);
+    if (p < 1 || std::fabs(err) > 1e-6 * s) continue;
+    return err < 0 ? floor_div(in * p - 1, Dim(q)) : floor_div(in * p, Dim(q));
+  }
+  c.fail("scale ", s, " of symbolic extent ", in.str(), " is not a simple fraction; give sizes instead");
+}
+
+template <class Ctx>
+ResizePlan resize_plan(Ctx &c, const Shape &x) {
+  const std::string &op = c.node().op_type;
+  int64_t rank = static_cast<int64_t>(x.size());
+  ResizePlan p;
+  const auto &a = c.attrs();
+  p.mode = a.get_string("mode", "nearest");
+  if (p.mode == "bilinear" || p.mode == "trilinear") p.mode = "linear";  // Upsample-7 spellings
+  if (p.mode != "nearest" && p.mode != "linear" && p.mode != "cubic") c.fail("unknown mode '", p.mode, "'");
+  bool legacy = op == "Upsample" || c.opset() < 11;
+  if (legacy) {
+    // Upsample and Resize-10 map coordinates asymmetrically and floor for nearest.
+    if (p.mode == "cubic") c.fail("cubic mode needs Resize opset 11 or later");
+    p.ctm = "asymmetric";
+    p.nearest_mode = "floor";
+  } else {
+    p.ctm = a.get_string("coordinate_transformation_mode", "half_pixel");
+    p.nearest_mode = a.get_string("nearest_mode", "round_prefer_floor");
+    p.cubic_a = a.get_float("cubic_coeff_a", -0.75f);
+    p.exclude_outside = a.get_int("exclude_outside", 0) != 0;
+    p.extrapolation = a.get_float("extrapolation_value", 0.0f);
+  }
+  static const char *ctms[] = {"half_pixel", "pytorch_half_pixel",   "align_corners",
+                               "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize"};
+  if (std::find(std::begin(ctms), std::end(ctms), p.ctm) == std::end(ctms))
+    c.fail("unknown coordinate_transformation_mode '", p.ctm, "'");
+  static const char *nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+  if (std::find(std::begin(nms), std::end(nms), p.nearest_mode) == std::end(nms))
+    c.fail("unknown nearest_mode '", p.nearest_mode, "'");
+  if (c.opset() >= 18 && a.get_int("antialias", 0) != 0) c.fail("antialias=1 is not supported");
+
+  // Opset 18's axes name the axes that scales, sizes and roi cover.
+  std::vector<int64_t> axes;
+  if (c.opset() >= 18 && a.has("axes"))
+    axes = normalize_axes(c, a.get_ints("axes"), rank);
+  else
+    for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
+  auto expect_len = [&](size_t n, const char *what) {
+    if (n != axes.size()) c.fail(what, " has ", n, " entries for ", axes.size(), " axes");
+  };
+
+  p.out.assign(x.begin(), x.end());
+  p.scale.assign(rank, 1.0);
+  int scales_in = legacy ? 1 : 2;
+  bool has_sizes = !legacy && given(c, 3);
+  bool has_scales = legacy || given(c, 2);
+  if (has_sizes && has_scales) c.fail("give scales or sizes, not both");
+  if (has_sizes) {
+    auto sizes = c.required_dims(3, "sizes");
+    expect_len(sizes.size(), "sizes");
+    std::string policy = c.opset() >= 18 ? a.get_string("keep_aspect_ratio_policy", "stretch") : "stretch";
+    if (policy == "stretch") {
+      for (size_t i = 0; i < axes.size(); ++i) {
+        p.out[axes[i]] = sizes[i];
+        p.scale[axes[i]] = std::nullopt;
+      }
+    } else if (policy == "not_larger" || policy == "not_smaller") {
+      // One scale for all axes: the smallest (largest) of sizes / in.
+      double s = policy == "not_larger" ? HUGE_VAL : 0;
+      for (size_t i = 0; i < axes.size(); ++i) {
+        Dim in = c.store().canonical(x[axes[i]]), sz = c.store().canonical(sizes[i]);
+        if (!in.is_const() || !sz.is_const()) c.fail("keep_aspect_ratio_policy '", policy, "' needs constant extents");
+        double r = static_cast<double>(sz.as_const()) / static_cast<double>(in.as_const());
+        s = policy == "not_larger" ? std::min(s, r) : std::max(s, r);
+      }
+      for (int64_t ax : axes) {
+        p.scale[ax] = s;
+        p.out[ax] =
+            Dim(static_cast<int64_t>(std::floor(s * static_cast<double>(c.store().canonical(x[ax]).as_const()) + 0.5)));
+      }
+    } else {
+      c.fail("unknown keep_aspect_ratio_policy '", policy, "'");
+    }
+  } else if (has_scales) {
+    std::vector<double> scales;
+    if (op == "Upsample" && c.opset() < 9) {
+      for (float f : a.get_floats("scales")) scales.push_back(f);
+    } else {
+      scales = c.required_floats(scales_in, "scales");
+    }
+    expect_len(scales.size(), "scales");
+    for (size_t i = 0; i < axes.size(); ++i) {
+      p.scale[axes[i]] = scales[i];
+      p.out[axes[i]] = scaled_extent(c, x[axes[i]], scales[i]);
+    }
+  } else {
+    c.fail("needs scales or sizes");
+  }
+
+  if (p.ctm == "tf_crop_and_resize") {
+    std::vector<double> roi = c.required_floats(1, "roi");
+    if (roi.size() != 2 * axes.size()) c.fail("roi has ", roi.size(), " entries for ", axes.size(), " axes");
+    p.roi_start.assign(rank, 0.0);
+    p.roi_end.assign(rank, 1.0);
+    for (size_t i = 0; i < axes.size(); ++i) {
+      p.roi_start[axes[i]] = roi[i];
+      p.roi_end[axes[i]] = roi[i + axes.size()];
+    }
+  }
+  return p;
+}
+
+void infer_resize(InferContext &c) {
+  if (c.rank(0) < 1) c.fail("X must have rank >= 1");
+  ResizePlan p = resize_plan(c, c.shape(0));
+  for (size_t i = 0; i < p.out.size(); ++i) {
+    Dim o = c.store().canonical(p.out[i]);
+    if (o.is_const() && o.as_const() < 0) c.fail("output dim ", i, " is negative (", o.as_const(), ")");
+  }
+  c.set_output(0, c.dtype(0), Shape(p.out.begin(), p.out.end()));
+}
+
+struct Tap {
+  Expr index;   // clamped into the input
+  Expr weight;  // undefined: 1
+};
+
+// One axis of the interpolation: its taps at output position `x`, and
+// whether the source coordinate falls outside the crop (tf_crop_and_resize).
+struct AxisTaps {
+  std::vector<Tap> taps;
+  Expr outside;
+};
+
+Expr f64(const Expr &e) { return Halide::cast(Halide::Float(64), e); }
+
+std::vector<Expr> cubic_coeffs(const Expr &r, double a_value) {
+  Expr a(a_value);
+  Expr s = Expr(1.0) - r;
+  return {((a * (r + Expr(1.0)) - Expr(5.0) * a) * (r + Expr(1.0)) + Expr(8.0) * a) * (r + Expr(1.0)) - Expr(4.0) * a,
+          ((a + Expr(2.0)) * r - (a + Expr(3.0))) * r * r + Expr(1.0),
+          ((a + Expr(2.0)) * s - (a + Expr(3.0))) * s * s + Expr(1.0),
+          ((a * (s + Expr(1.0)) - Expr(5.0) * a) * (s + Expr(1.0)) + Expr(8.0) * a) * (s + Expr(1.0)) - Expr(4.0) * a};
+}
+
+AxisTaps axis_taps(LowerContext &c, const ResizePlan &p, int axis, const Dim &in_dim, const Expr &pos) {
+  const Dim &out_dim = p.out[axis];
+  AxisTaps t;
+  bool identity_ctm =
+      p.ctm == "half_pixel" || p.ctm == "pytorch_half_pixel" || p.ctm == "align_corners" || p.ctm == "asymmetric";
+  bool unit = p.scale[axis] ? *p.scale[axis] == 1.0 : c.store().same_dim(in_dim, out_dim);
+  if (identity_ctm && unit && c.store().same_dim(in_dim, out_dim)) {
+    t.taps.push_back({pos, Expr()});
+    return t;
+  }
+  Expr x = f64(pos), in = f64(c.dim(in_dim));
+  Expr scale = p.scale[axis] ? Expr(*p.scale[axis]) : f64(c.dim(out_dim)) / in;
+  Expr out_w = scale * in;  // the reference's output_width, a float for given scales
+  Expr xo;
+  if (p.ctm == "half_pixel")
+    xo = (x + Expr(0.5)) / scale - Expr(0.5);
+  else if (p.ctm == "pytorch_half_pixel")
+    xo = Halide::select(out_w == Expr(1.0), Expr(-Expr(0.5)), (x + Expr(0.5)) / scale - Expr(0.5));
+  else if (p.ctm == "align_corners")
+    xo = Halide::select(out_w == Expr(1.0), Expr((0.0)), x * (in - Expr(1.0)) / (out_w - Expr(1.0)));
+  else if (p.ctm == "asymmetric")
+    xo = x / scale;
+  else if (p.ctm == "tf_half_pixel_for_nn")
+    xo = (x + Expr(0.5)) / scale;
+  else {
+    double r0 = p.roi_start[axis], r1 = p.roi_end[axis];
+    Expr span(r1 - r0);
+    xo = Halide::select(out_w == Expr(1.0), span * (in - Expr(1.0)) / Expr(2.0),
+                        x * span * (in - Expr(1.0)) / (out_w - Expr(1.0)));
+    xo = xo + Expr(r0) * (in - Expr(1.0));
+    t.outside = xo < Expr(0.0) || xo > in - Expr(1.0);
+  }
+  Expr base = Halide::ceil(xo) - Expr(1.0), ratio = xo - base;
+  Expr ibase = Halide::cast(Halide::Int(32), base);
+  auto at = [&](int k) { return clamp_index(c, ibase + k, in_dim); };
+  if (p.mode == "nearest") {
+    Expr second;
+    if (p.nearest_mode == "round_prefer_floor")
+      second = ratio > Expr(0.5);
+    else if (p.nearest_mode == "round_prefer_ceil")
+      second = ratio >= Expr(0.5);
+    else if (p.nearest_mode == "floor")
+      second = ratio == Expr(1.0);
+    else
+      second = Halide::cast(Halide::Bool(), true);
+    t.taps.push_back({clamp_index(c, ibase + Halide::select(second, 1, 0), in_dim), Expr()});
+    return t;
+  }
+  std::vector<Expr> w;
+  int first;
+  if (p.mode == "linear") {
+    w = {Expr(1.0) - ratio, ratio};
+    first = 0;
+  } else {
+    w = cubic_coeffs(ratio, p.cubic_a);
+    first = -1;
+  }
+  if (p.exclude_outside) {
+    Expr n = c.dim(in_dim), sum = Expr((0.0));
+    for (size_t k = 0; k < w.size(); ++k) {
+      Expr i = ibase + (first + static_cast<int>(k));
+      w[k] = Halide::select(i >= 0 && i < n, w[k], Expr((0.0)));
+      sum = sum + w[k];
+    }
+    for (auto &wk : w) wk = wk / sum;
+  }
+  for (size_t k = 0; k < w.size(); ++k) t.taps.push_back({at(first + static_cast<int>(k)), w[k]});
+  return t;
+}
+
+void lower_resize(LowerContext &c) {
+  const HTensor &x = c.in(0);
+  ResizePlan p = resize_plan(c, x.shape);
+  auto v = c.vars(x.rank());
+  std::vector<AxisTaps> axes;
+  Expr outside;
+  for (int a = 0; a < x.rank(); ++a) {
+    axes.push_back(axis_taps(c, p, a, x.shape[a], v[a]));
+    if (axes.back().outside.defined())
+      outside = outside.defined() ? (outside || axes.back().outside) : axes.back().outside;
+  }
+  // The sum over the product of the axes' taps.
+  Expr sum;
+  std::vector<size_t> pick(axes.size(), 0);
+  while (true) {
+    std::vector<Expr> idx;
+    Expr w;
+    for (size_t a = 0; a < axes.size(); ++a) {
+      const Tap &t = axes[a].taps[pick[a]];
+      idx.push_back(t.index);
+      if (t.weight.defined()) w = w.defined() ? w * t.weight : t.weight;
+    }
+    Expr term = x.at(idx);
+    if (w.defined()) term = f64(term) * w;
+    sum = sum.defined() ? sum + term : term;
+    size_t a = 0;
+    while (a < axes.size() && ++pick[a] == axes[a].taps.size()) pick[a++] = 0;
+    if (a == axes.size()) break;
+  }
+  Halide::Type ty = halide_type(x.dtype);
+  if (sum.type() != ty && !ty.is_float()) sum = Halide::round(sum);
+  if (outside.defined()) sum = Halide::select(outside, f64(Expr(p.extrapolation)), f64(sum));
+  c.define_output(0, v, sum);
+}
+
+}  // namespace
+
+void register_resize_ops(OpRegistry &r) {
+  constexpr int kAny = 1 << 30;
+  r.add({"", "Resize", 10, kAny, OpKind::Opaque, infer_resize, lower_resize});
+  r.add({"", "Upsample", 7, 10, OpKind::Opaque, infer_resize, lower_resize});
+}
+
+}  // namespace disco
