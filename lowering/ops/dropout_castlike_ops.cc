@@ -21,13 +21,7 @@ using Halide::Expr;
 void require_identity_dropout(InferContext &c) {
   if (c.opset() < 12 || !c.has_input(2)) return;
   if (c.required_ints(2, "training_mode").at(0) == 0) return;
-  float ratio = 0.5f;
-  if (c.has_input(1)) {
-    const TensorData *r = c.constant(1);
-    // A float input never has dims, so required_ints asks for its value.
-    if (!r) c.required_ints(1, "ratio");
-    ratio = static_cast<float>(r->float_at(0));
-  }
+  float ratio = c.has_input(1) ? static_cast<float>(c.required_floats(1, "ratio").at(0)) : 0.5f;
   if (ratio != 0.0f) c.fail("training-mode Dropout with ratio ", ratio, " draws random numbers, which disco does not");
 }
 

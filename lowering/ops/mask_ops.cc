@@ -61,25 +61,13 @@ void lower_eyelike(LowerContext &c) {
 
 // ---- OneHot -----------------------------------------------------------------------
 
-const Value &input_value_of(const InferContext &c, int i) { return c.input(i); }
-const Value &input_value_of(const LowerContext &c, int i) { return c.input_value(i); }
-
-// depth may have any numeric dtype; a float one is read from its constant.
+// depth may have any numeric dtype (the ONNX tests use float).
 template <class Ctx>
 int64_t onehot_depth(const Ctx &c) {
-  const Value &v = input_value_of(c, 1);
-  int64_t d;
-  if (v.constant && dtype_is_float(v.constant->dtype)) {
-    if (v.constant->num_elements() != 1) c.fail("depth must hold one element");
-    d = static_cast<int64_t>(v.constant->float_at(0));
-  } else {
-    // Throws ValueRequired when unknown (always, for a float input).
-    auto ds = c.required_ints(1, "depth");
-    if (ds.size() != 1) c.fail("depth must hold one element, got ", ds.size());
-    d = ds[0];
-  }
-  if (d < 1) c.fail("depth must be positive, got ", d);
-  return d;
+  auto ds = c.required_floats(1, "depth");
+  if (ds.size() != 1) c.fail("depth must hold one element, got ", ds.size());
+  if (ds[0] < 1) c.fail("depth must be positive, got ", ds[0]);
+  return static_cast<int64_t>(ds[0]);
 }
 
 template <class Ctx>
