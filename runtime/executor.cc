@@ -6,6 +6,7 @@
 
 #include "HalideRuntime.h"
 #include "frontend/errors.h"
+#include "runtime/host_ops.h"
 
 namespace disco {
 
@@ -88,8 +89,14 @@ class KernelLibrary {
 
 Executor::Executor(Plan plan, const std::string &library_path)
     : plan_(std::move(plan)), lib_(std::make_unique<KernelLibrary>(library_path)) {
-  for (const auto &s : plan_.steps)
+  for (const auto &s : plan_.steps) {
+    if (!s.host_op.empty()) {
+      DISCO_CHECK(find_host_op(s.host_op), "this runtime has no host op '", s.host_op, "'");
+      kernels_.push_back(nullptr);
+      continue;
+    }
     kernels_.push_back(reinterpret_cast<int (*)(void **)>(lib_->symbol(s.kernel + "_argv")));
+  }
   temps_.resize(plan_.buffers.size());
 }
 
@@ -109,38 +116,45 @@ std::vector<TensorData> Executor::run(const std::vector<TensorData> &inputs) {
   symbols_ = bind_symbols(plan_.inputs, shapes, dtypes, plan_.checks);
 
   std::vector<RuntimeBuffer> bufs(plan_.buffers.size());
+  std::vector<std::vector<int64_t>> buf_shapes(plan_.buffers.size());
+  std::vector<bool> ready(plan_.buffers.size(), false);
   std::vector<TensorData> outputs(plan_.output_buffers.size());
   for (size_t i = 0; i < plan_.buffers.size(); ++i) {
     const PlanBuffer &b = plan_.buffers[i];
-    std::vector<int64_t> shape = eval_shape(b.shape, symbols_);
+    if (b.kind != PlanBuffer::Input) continue;
+    const TensorData &t = inputs.at(b.io_index);
+    buf_shapes[i] = t.shape;
+    bufs[i].set(const_cast<uint8_t *>(t.data()), b.dtype, t.shape);
+    ready[i] = true;
+  }
+  // Sizes are evaluated when a buffer is first written: host ops bind symbols on the way.
+  auto allocate = [&](int id, const std::vector<int64_t> &shape) -> uint8_t * {
+    const PlanBuffer &b = plan_.buffers[id];
     for (size_t d = 0; d < shape.size(); ++d)
       DISCO_CHECK(shape[d] >= 0 && shape[d] < (int64_t(1) << 31), "buffer '", b.name, "' dim ", d, " = ",
                   b.shape[d].str(), " evaluates to ", shape[d]);
-    switch (b.kind) {
-      case PlanBuffer::Input: {
-        const TensorData &t = inputs.at(b.io_index);
-        DISCO_CHECK(t.shape == shape, "internal: input '", b.name, "' shape disagrees with the plan");
-        bufs[i].set(const_cast<uint8_t *>(t.data()), b.dtype, shape);
-        break;
-      }
-      case PlanBuffer::Output: {
-        TensorData &t = outputs.at(b.io_index);
-        t = TensorData(b.dtype, shape);
-        bufs[i].set(t.mutable_data(), b.dtype, shape);
-        break;
-      }
-      case PlanBuffer::Temp: {
-        int64_t n = 1;
-        for (auto d : shape) n *= d;
-        size_t bytes = static_cast<size_t>(n) * dtype_size(b.dtype);
-        if (temps_[i].size() < bytes) temps_[i].resize(bytes);
-        bufs[i].set(temps_[i].data(), b.dtype, shape);
-        break;
-      }
+    buf_shapes[id] = shape;
+    ready[id] = true;
+    if (b.kind == PlanBuffer::Output) {
+      outputs.at(b.io_index) = TensorData(b.dtype, shape);
+      bufs[id].set(outputs[b.io_index].mutable_data(), b.dtype, shape);
+      return outputs[b.io_index].mutable_data();
     }
-  }
+    int64_t n = 1;
+    for (auto d : shape) n *= d;
+    size_t bytes = static_cast<size_t>(n) * dtype_size(b.dtype);
+    if (temps_[id].size() < bytes) temps_[id].resize(bytes);
+    bufs[id].set(temps_[id].data(), b.dtype, shape);
+    return temps_[id].data();
+  };
   for (size_t s = 0; s < plan_.steps.size(); ++s) {
     const PlanStep &step = plan_.steps[s];
+    for (int b : step.inputs) DISCO_CHECK(b < 0 || ready[b], "internal: step ", step.kernel, " reads an unwritten buffer");
+    if (!step.host_op.empty()) {
+      run_host_step(step, bufs, buf_shapes, allocate);
+      continue;
+    }
+    for (int b : step.outputs) allocate(b, eval_shape(plan_.buffers[b].shape, symbols_));
     std::vector<int32_t> sym_values;
     for (const auto &sym : step.symbols) sym_values.push_back(static_cast<int32_t>(symbols_.at(sym)));
     std::vector<void *> args;
@@ -154,6 +168,35 @@ std::vector<TensorData> Executor::run(const std::vector<TensorData> &inputs) {
            g_halide_error.empty() ? "" : ": " + g_halide_error);
   }
   return outputs;
+}
+
+template <typename Bufs, typename Shapes, typename Alloc>
+void Executor::run_host_step(const PlanStep &step, Bufs &bufs, Shapes &shapes, Alloc &allocate) {
+  std::vector<TensorData> copies(step.inputs.size());
+  std::vector<const TensorData *> ins(step.inputs.size(), nullptr);
+  for (size_t i = 0; i < step.inputs.size(); ++i) {
+    const int b = step.inputs[i];
+    if (b < 0) continue;  // an omitted optional input
+    copies[i] = TensorData(plan_.buffers[b].dtype, shapes[b]);
+    std::memcpy(copies[i].mutable_data(), bufs[b].buf.host, copies[i].num_bytes());
+    ins[i] = &copies[i];
+  }
+  std::vector<TensorData> outs = find_host_op(step.host_op)(ins, step.host_attrs);
+  DISCO_CHECK(outs.size() >= step.outputs.size(), "host op ", step.host_op, " gave too few outputs");
+  for (size_t i = 0; i < step.outputs.size(); ++i) {
+    const int b = step.outputs[i];
+    if (b < 0) continue;  // an output no one reads
+    const PlanBuffer &pb = plan_.buffers[b];
+    DISCO_CHECK(outs[i].shape.size() == pb.shape.size(), "host op ", step.host_op, " output ", i, " has the wrong rank");
+    for (size_t d = 0; d < pb.shape.size(); ++d) {
+      const Dim &dim = pb.shape[d];
+      if (dim.is_symbol() && !symbols_.count(dim.symbol_name())) symbols_[dim.symbol_name()] = outs[i].shape[d];
+      DISCO_CHECK(dim.eval(symbols_) == outs[i].shape[d], "host op ", step.host_op, " (", step.label, ") output ", i,
+                  " dim ", d, " is ", outs[i].shape[d], ", the plan says ", dim.str());
+    }
+    uint8_t *dst = allocate(b, outs[i].shape);
+    std::memcpy(dst, outs[i].data(), outs[i].num_bytes());
+  }
 }
 
 }  // namespace disco

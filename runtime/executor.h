@@ -28,6 +28,9 @@ class Executor {
   void set_num_threads(int n);
 
  private:
+  template <typename Bufs, typename Shapes, typename Alloc>
+  void run_host_step(const PlanStep &step, Bufs &bufs, Shapes &shapes, Alloc &allocate);
+
   Plan plan_;
   std::unique_ptr<KernelLibrary> lib_;
   std::vector<int (*)(void **)> kernels_;

@@ -175,7 +175,7 @@ Dim parse_dim(const std::string &text) {
 
 void Plan::save(const std::string &path) const {
   Writer w;
-  w.word("disco-plan").num(1).str(name).str(library);
+  w.word("disco-plan").num(2).str(name).str(library);
   w.line();
   w.word("inputs").num(static_cast<int64_t>(inputs.size()));
   for (const auto &in : inputs) w.str(in.name).num(static_cast<int>(in.dtype)).shape(in.shape);
@@ -193,6 +193,8 @@ void Plan::save(const std::string &path) const {
   for (const auto &s : steps) {
     w.str(s.kernel).str(s.label).ints(s.inputs).ints(s.outputs).num(static_cast<int64_t>(s.symbols.size()));
     for (const auto &sym : s.symbols) w.str(sym);
+    w.str(s.host_op).num(static_cast<int64_t>(s.host_attrs.size()));
+    for (const auto &[k, v] : s.host_attrs) w.str(k).num(v);
   }
   w.line();
   w.word("io").ints(input_buffers).ints(output_buffers);
@@ -210,7 +212,7 @@ Plan Plan::load(const std::string &path) {
   Reader r(ss.str());
   Plan p;
   r.expect("disco-plan");
-  DISCO_CHECK(r.num() == 1, "plan file '", path, "' has an unknown version");
+  DISCO_CHECK(r.num() == 2, "plan file '", path, "' has an unknown version");
   p.name = r.str();
   p.library = r.str();
   r.expect("inputs");
@@ -250,6 +252,11 @@ Plan Plan::load(const std::string &path) {
     s.outputs = r.ints();
     s.symbols.resize(static_cast<size_t>(r.num()));
     for (auto &sym : s.symbols) sym = r.str();
+    s.host_op = r.str();
+    for (int64_t k = r.num(); k > 0; --k) {
+      std::string key = r.str();
+      s.host_attrs[key] = r.num();
+    }
   }
   r.expect("io");
   p.input_buffers = r.ints();

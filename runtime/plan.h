@@ -4,6 +4,7 @@
 // one static library (AOT). Plans serialize to a small text file so that the
 // compile cache and other processes can load them without the compiler.
 #pragma once
+#include <map>
 #include <string>
 #include <vector>
 
@@ -21,7 +22,11 @@ struct PlanBuffer {
 };
 
 struct PlanStep {
+  // A compiled kernel, or (host_op set) an op the runtime runs itself because
+  // its output sizes depend on data; it binds the symbols of its output dims.
   std::string kernel;                // symbol prefix: the library exports <kernel>_argv
+  std::string host_op;               // e.g. "NonZero"; empty for kernels
+  std::map<std::string, int64_t> host_attrs;
   std::string label;                 // the nodes it computes, for --verbose and errors
   std::vector<int> inputs;           // buffer ids
   std::vector<std::string> symbols;  // int32 scalar arguments, in ABI order

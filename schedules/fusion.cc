@@ -13,6 +13,7 @@ const char *group_kind_name(GroupKind k) {
     case GroupKind::Loop: return "loop";
     case GroupKind::Reduction: return "reduction";
     case GroupKind::Dot: return "dot";
+    case GroupKind::Host: return "host";
     case GroupKind::Opaque: return "opaque";
     case GroupKind::Copy: return "copy";
   }
@@ -38,13 +39,14 @@ GroupKind group_kind(OpKind k) {
     case OpKind::View: return GroupKind::Loop;
     case OpKind::Reduction: return GroupKind::Reduction;
     case OpKind::Dot: return GroupKind::Dot;
+    case OpKind::Host: return GroupKind::Host;
     default: return GroupKind::Opaque;
   }
 }
 
 bool can_absorb(OpKind producer, OpKind consumer) {
   bool cheap = producer == OpKind::Elementwise || producer == OpKind::View;
-  if (!cheap) return false;
+  if (!cheap || consumer == OpKind::Host) return false;
   if (consumer == OpKind::Elementwise || consumer == OpKind::View || consumer == OpKind::Reduction) return true;
   return consumer == OpKind::Dot && producer == OpKind::View;
 }
@@ -94,6 +96,15 @@ std::vector<FusionGroup> plan_fusion(const Graph &g, const ShapeStore &store) {
         if (leaves) gr.outputs.push_back(o);
       }
   }
+  // Host ops read buffers: constant or folded inputs get written by a Copy group first.
+  std::vector<FusionGroup> with_copies;
+  for (auto &gr : groups) {
+    if (gr.kind == GroupKind::Host)
+      for (int in : g.nodes[gr.nodes[0]].inputs)
+        if (in >= 0 && (g.value(in).constant || g.value(in).sym_value)) with_copies.push_back({GroupKind::Copy, {}, {in}});
+    with_copies.push_back(std::move(gr));
+  }
+  groups = std::move(with_copies);
   // Graph outputs no kernel writes: inputs, constants, folded values, repeats.
   std::set<int> written;
   for (const auto &gr : groups) written.insert(gr.outputs.begin(), gr.outputs.end());

@@ -16,7 +16,7 @@
 
 namespace disco {
 
-enum class GroupKind { Loop, Reduction, Dot, Opaque, Copy };
+enum class GroupKind { Loop, Reduction, Dot, Host, Opaque, Copy };
 const char *group_kind_name(GroupKind k);
 
 struct FusionGroup {

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -127,11 +128,32 @@ Plan build(Graph &g, const ShapeStore &store, const std::string &name, const std
     const std::string kname = sanitize(name) + "_k" + std::to_string(gi);
     const std::string label = group_label(g, gr);
     say("[" + std::to_string(gi + 1) + "/" + std::to_string(groups.size()) + "] kernel " + kname + " (" + label + ")");
-    LoweredKernel k = lower_nodes(g, store, gr.nodes, gr.outputs);
-    schedule_x86(k, target);
     PlanStep step;
     step.kernel = kname;
     step.label = label;
+    auto add_output = [&](int vid) {
+      int slot = output_slot(vid);
+      int b = add_buffer(slot >= 0 ? PlanBuffer::Output : PlanBuffer::Temp, vid, slot);
+      if (slot >= 0) plan.output_buffers[slot] = b;
+      if (gr.kind != GroupKind::Copy || !buffer_of.count(vid)) buffer_of[vid] = b;
+      step.outputs.push_back(b);
+    };
+    if (gr.kind == GroupKind::Host) {
+      const Node &node = g.nodes[gr.nodes.at(0)];
+      step.host_op = node.op_type;
+      for (const auto &[name, a] : node.attrs)
+        if (a.kind == Attribute::Int) step.host_attrs[name] = a.i;
+      for (int vid : node.inputs) step.inputs.push_back(vid < 0 ? -1 : buffer_of.at(vid));
+      for (int vid : node.outputs) {
+        bool used = vid >= 0 && std::find(gr.outputs.begin(), gr.outputs.end(), vid) != gr.outputs.end();
+        if (used) add_output(vid);
+        else step.outputs.push_back(-1);
+      }
+      plan.steps.push_back(std::move(step));
+      continue;
+    }
+    LoweredKernel k = lower_nodes(g, store, gr.nodes, gr.outputs);
+    schedule_x86(k, target);
     for (int vid : k.input_values) {
       auto it = buffer_of.find(vid);
       DISCO_CHECK(it != buffer_of.end(), "internal: kernel ", kname, " reads '", g.value(vid).name,
@@ -139,13 +161,7 @@ Plan build(Graph &g, const ShapeStore &store, const std::string &name, const std
       step.inputs.push_back(it->second);
     }
     for (auto &[sym, p] : k.syms.used()) step.symbols.push_back(sym);
-    for (int vid : k.output_values) {
-      int slot = output_slot(vid);
-      int b = add_buffer(slot >= 0 ? PlanBuffer::Output : PlanBuffer::Temp, vid, slot);
-      if (slot >= 0) plan.output_buffers[slot] = b;
-      if (gr.kind != GroupKind::Copy || !buffer_of.count(vid)) buffer_of[vid] = b;
-      step.outputs.push_back(b);
-    }
+    for (int vid : k.output_values) add_output(vid);
     const std::string obj = dir + "/" + kname + ".o";
     compile_kernel_object(k, kname, obj, target);
     objects.push_back(obj);

@@ -30,7 +30,18 @@ TEST(PlanFile, PlansRoundTrip) {
   p.output_names = {"y"};
   p.checks = {{RuntimeCheck::Equal, s, Dim(768), "node 'n' (Op): a message with spaces"}};
   p.buffers = {{PlanBuffer::Input, "x", DType::F32, {b, s, 768}, 0}, {PlanBuffer::Output, "y", DType::F16, {b * s}, 0}};
-  p.steps = {{"m_k0", "loop: a b", {0}, {"batch", "seq len"}, {1}}};
+  PlanStep kernel, host;
+  kernel.kernel = "m_k0";
+  kernel.label = "loop: a b";
+  kernel.inputs = {0};
+  kernel.symbols = {"batch", "seq len"};
+  kernel.outputs = {1};
+  host.kernel = "m_k1";
+  host.host_op = "Unique";
+  host.host_attrs = {{"axis", -1}, {"sorted", 1}};
+  host.inputs = {1, -1};
+  host.outputs = {-1, 1};
+  p.steps = {kernel, host};
   p.input_buffers = {0};
   p.output_buffers = {1};
   std::string path = std::string(::testing::TempDir()) + "/plan.txt";
@@ -42,6 +53,11 @@ TEST(PlanFile, PlansRoundTrip) {
   EXPECT_EQ(q.buffers[1].shape[0], b * s);
   EXPECT_EQ(q.steps[0].symbols, p.steps[0].symbols);
   EXPECT_EQ(q.steps[0].label, "loop: a b");
+  EXPECT_TRUE(q.steps[0].host_op.empty());
+  EXPECT_EQ(q.steps[1].host_op, "Unique");
+  EXPECT_EQ(q.steps[1].host_attrs, host.host_attrs);
+  EXPECT_EQ(q.steps[1].inputs, host.inputs);
+  EXPECT_EQ(q.steps[1].outputs, host.outputs);
   EXPECT_EQ(q.output_buffers, p.output_buffers);
 }
 

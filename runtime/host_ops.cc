@@ -1,0 +1,188 @@
+#include "runtime/host_ops.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+
+#include "frontend/errors.h"
+
+namespace disco {
+
+namespace {
+
+std::vector<int64_t> strides_of(const std::vector<int64_t> &shape) {
+  std::vector<int64_t> s(shape.size(), 1);
+  for (size_t i = shape.size(); i-- > 1;) s[i - 1] = s[i] * shape[i];
+  return s;
+}
+
+std::vector<TensorData> nonzero(const std::vector<const TensorData *> &in, const HostAttrs &) {
+  const TensorData &x = *in.at(0);
+  std::vector<int64_t> hits;
+  for (int64_t i = 0; i < x.num_elements(); ++i)
+    if (x.float_at(i) != 0) hits.push_back(i);
+  const int64_t rank = static_cast<int64_t>(x.shape.size()), n = static_cast<int64_t>(hits.size());
+  TensorData out(DType::I64, {rank, n});
+  auto st = strides_of(x.shape);
+  for (int64_t k = 0; k < n; ++k)
+    for (int64_t d = 0; d < rank; ++d) out.mutable_as<int64_t>()[d * n + k] = (hits[k] / st[d]) % x.shape[d];
+  return {out};
+}
+
+// Elements of `x` as slices along `axis` (or single elements when flattened).
+struct Slices {
+  int64_t outer, count, inner;  // x viewed as [outer, count, inner]
+  size_t esize;
+};
+
+std::vector<TensorData> compress(const std::vector<const TensorData *> &in, const HostAttrs &attrs) {
+  const TensorData &x = *in.at(0), &cond = *in.at(1);
+  auto it = attrs.find("axis");
+  const bool flat = it == attrs.end();
+  int64_t axis = flat ? 0 : it->second;
+  if (axis < 0) axis += static_cast<int64_t>(x.shape.size());
+  Slices s{1, flat ? x.num_elements() : x.shape.at(axis), 1, dtype_size(x.dtype)};
+  if (!flat) {
+    for (int64_t d = 0; d < axis; ++d) s.outer *= x.shape[d];
+    for (size_t d = axis + 1; d < x.shape.size(); ++d) s.inner *= x.shape[d];
+  }
+  std::vector<int64_t> keep;
+  for (int64_t i = 0; i < std::min(s.count, cond.num_elements()); ++i)
+    if (cond.int_at(i)) keep.push_back(i);
+  std::vector<int64_t> shape = flat ? std::vector<int64_t>{static_cast<int64_t>(keep.size())} : x.shape;
+  if (!flat) shape[axis] = static_cast<int64_t>(keep.size());
+  TensorData out(x.dtype, shape);
+  uint8_t *dst = out.mutable_data();
+  for (int64_t o = 0; o < s.outer; ++o)
+    for (int64_t k : keep) {
+      const uint8_t *src = x.data() + ((o * s.count + k) * s.inner) * s.esize;
+      std::memcpy(dst, src, s.inner * s.esize);
+      dst += s.inner * s.esize;
+    }
+  return {out};
+}
+
+std::vector<TensorData> unique(const std::vector<const TensorData *> &in, const HostAttrs &attrs) {
+  const TensorData &x = *in.at(0);
+  auto it = attrs.find("axis");
+  const bool flat = it == attrs.end();
+  const bool sorted = attrs.count("sorted") ? attrs.at("sorted") != 0 : true;
+  int64_t axis = flat ? 0 : it->second;
+  if (axis < 0) axis += static_cast<int64_t>(x.shape.size());
+  Slices s{1, flat ? x.num_elements() : x.shape.at(axis), 1, dtype_size(x.dtype)};
+  if (!flat) {
+    for (int64_t d = 0; d < axis; ++d) s.outer *= x.shape[d];
+    for (size_t d = axis + 1; d < x.shape.size(); ++d) s.inner *= x.shape[d];
+  }
+  // Slice k as a list of values (doubles compare like the ONNX reference; ints fit exactly up to 2^53).
+  auto slice = [&](int64_t k) {
+    std::vector<double> v;
+    for (int64_t o = 0; o < s.outer; ++o)
+      for (int64_t i = 0; i < s.inner; ++i) v.push_back(x.float_at((o * s.count + k) * s.inner + i));
+    return v;
+  };
+  std::vector<std::vector<double>> values;
+  for (int64_t k = 0; k < s.count; ++k) values.push_back(slice(k));
+  std::vector<int64_t> first;        // index of the first occurrence of each unique slice, in order found
+  std::vector<int64_t> inverse(s.count);
+  for (int64_t k = 0; k < s.count; ++k) {
+    auto f = std::find_if(first.begin(), first.end(), [&](int64_t u) { return values[u] == values[k]; });
+    if (f == first.end()) {
+      inverse[k] = static_cast<int64_t>(first.size());
+      first.push_back(k);
+    } else {
+      inverse[k] = f - first.begin();
+    }
+  }
+  std::vector<int64_t> order(first.size());
+  std::iota(order.begin(), order.end(), 0);
+  if (sorted)
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return values[first[a]] < values[first[b]]; });
+  std::vector<int64_t> rank_of(order.size());
+  for (size_t r = 0; r < order.size(); ++r) rank_of[order[r]] = static_cast<int64_t>(r);
+  const int64_t u = static_cast<int64_t>(first.size());
+  std::vector<int64_t> yshape = flat ? std::vector<int64_t>{u} : x.shape;
+  if (!flat) yshape[axis] = u;
+  TensorData y(x.dtype, yshape), idx(DType::I64, {u}), inv(DType::I64, {s.count}), counts(DType::I64, {u});
+  for (int64_t r = 0; r < u; ++r) {
+    int64_t k = first[order[r]];
+    idx.mutable_as<int64_t>()[r] = k;
+    for (int64_t o = 0; o < s.outer; ++o)
+      std::memcpy(y.mutable_data() + ((o * u + r) * s.inner) * s.esize,
+                  x.data() + ((o * s.count + k) * s.inner) * s.esize, s.inner * s.esize);
+  }
+  for (int64_t k = 0; k < s.count; ++k) {
+    int64_t r = rank_of[inverse[k]];
+    inv.mutable_as<int64_t>()[k] = r;
+    counts.mutable_as<int64_t>()[r] += 1;
+  }
+  return {y, idx, inv, counts};
+}
+
+float iou(const float *a, const float *b, bool center) {
+  auto corners = [center](const float *p, float &y1, float &x1, float &y2, float &x2) {
+    if (center) {
+      y1 = p[1] - p[3] / 2;
+      y2 = p[1] + p[3] / 2;
+      x1 = p[0] - p[2] / 2;
+      x2 = p[0] + p[2] / 2;
+    } else {
+      y1 = std::min(p[0], p[2]);
+      y2 = std::max(p[0], p[2]);
+      x1 = std::min(p[1], p[3]);
+      x2 = std::max(p[1], p[3]);
+    }
+  };
+  float ay1, ax1, ay2, ax2, by1, bx1, by2, bx2;
+  corners(a, ay1, ax1, ay2, ax2);
+  corners(b, by1, bx1, by2, bx2);
+  float ih = std::max(0.f, std::min(ay2, by2) - std::max(ay1, by1));
+  float iw = std::max(0.f, std::min(ax2, bx2) - std::max(ax1, bx1));
+  float inter = ih * iw, uni = (ay2 - ay1) * (ax2 - ax1) + (by2 - by1) * (bx2 - bx1) - inter;
+  return uni <= 0 ? 0.f : inter / uni;
+}
+
+std::vector<TensorData> non_max_suppression(const std::vector<const TensorData *> &in, const HostAttrs &attrs) {
+  const TensorData &boxes = *in.at(0), &scores = *in.at(1);
+  auto scalar = [&](size_t i, double dflt) { return in.size() > i && in[i] && in[i]->num_elements() ? in[i]->float_at(0) : dflt; };
+  const int64_t max_out = static_cast<int64_t>(scalar(2, 0));
+  const float iou_th = static_cast<float>(scalar(3, 0)), score_th = static_cast<float>(scalar(4, -INFINITY));
+  const bool has_score_th = in.size() > 4 && in[4];
+  const bool center = attrs.count("center_point_box") && attrs.at("center_point_box") != 0;
+  DISCO_CHECK(boxes.dtype == DType::F32 && scores.dtype == DType::F32, "NonMaxSuppression needs float32 boxes and scores");
+  const int64_t batches = scores.shape.at(0), classes = scores.shape.at(1), n = scores.shape.at(2);
+  std::vector<int64_t> sel;
+  for (int64_t b = 0; b < batches; ++b)
+    for (int64_t c = 0; c < classes; ++c) {
+      const float *sc = scores.as<float>() + (b * classes + c) * n;
+      std::vector<int64_t> cand;
+      for (int64_t i = 0; i < n; ++i)
+        if (!has_score_th || sc[i] > score_th) cand.push_back(i);
+      std::stable_sort(cand.begin(), cand.end(), [&](int64_t x, int64_t y) { return sc[x] > sc[y]; });
+      std::vector<int64_t> kept;
+      for (int64_t i : cand) {
+        if (static_cast<int64_t>(kept.size()) >= max_out) break;
+        bool ok = true;
+        for (int64_t k : kept)
+          if (iou(boxes.as<float>() + (b * n + i) * 4, boxes.as<float>() + (b * n + k) * 4, center) > iou_th) ok = false;
+        if (ok) kept.push_back(i);
+      }
+      for (int64_t k : kept) sel.insert(sel.end(), {b, c, k});
+    }
+  TensorData out(DType::I64, {static_cast<int64_t>(sel.size() / 3), 3});
+  std::copy(sel.begin(), sel.end(), out.mutable_as<int64_t>());
+  return {out};
+}
+
+}  // namespace
+
+HostOpFn find_host_op(const std::string &name) {
+  if (name == "NonZero") return nonzero;
+  if (name == "Compress") return compress;
+  if (name == "Unique") return unique;
+  if (name == "NonMaxSuppression") return non_max_suppression;
+  return nullptr;
+}
+
+}  // namespace disco
