@@ -30,6 +30,7 @@ const OpRegistry &OpRegistry::global() {
     register_einsum_ops(reg);
     register_linalg_ops(reg);
     register_normalization_ops(reg);
+    register_data_dependent_ops(reg);
     return reg;
   }();
   return r;

@@ -18,6 +18,7 @@ enum class OpKind {
   Reduction,    // row or axis reductions: Softmax, LayerNorm, Reduce*, pools
   Dot,          // MatMul, Gemm, Conv
   ShapeOnly,    // Shape, Size: outputs are always folded at compile time
+  Host,         // data-dependent output sizes (NonZero, Unique): run by the runtime on the host
   Opaque,       // anything else: a kernel of its own
 };
 
@@ -67,5 +68,6 @@ void register_axis_ops(OpRegistry &r);
 void register_einsum_ops(OpRegistry &r);
 void register_linalg_ops(OpRegistry &r);
 void register_normalization_ops(OpRegistry &r);
+void register_data_dependent_ops(OpRegistry &r);
 
 }  // namespace disco
