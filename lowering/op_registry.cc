@@ -31,6 +31,7 @@ const OpRegistry &OpRegistry::global() {
     register_linalg_ops(reg);
     register_normalization_ops(reg);
     register_data_dependent_ops(reg);
+    register_quantized_conv_ops(reg);
     return reg;
   }();
   return r;

@@ -69,5 +69,6 @@ void register_einsum_ops(OpRegistry &r);
 void register_linalg_ops(OpRegistry &r);
 void register_normalization_ops(OpRegistry &r);
 void register_data_dependent_ops(OpRegistry &r);
+void register_quantized_conv_ops(OpRegistry &r);
 
 }  // namespace disco

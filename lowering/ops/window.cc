@@ -1,0 +1,200 @@
+#include "lowering/ops/window.h"
+
+#include "lowering/ops/op_helpers.h"
+
+namespace disco {
+
+using Halide::Expr;
+using Halide::Func;
+using Halide::Var;
+
+std::vector<int64_t> positive_ints(const AttrReader &a, const std::string &where, const std::string &name, size_t n) {
+  auto v = a.get_ints_opt(name).value_or(std::vector<int64_t>(n, 1));
+  if (v.size() != n) fail(where, ": attribute '", name, "' has ", v.size(), " values for ", n, " spatial dims");
+  for (auto x : v)
+    if (x < 1) fail(where, ": attribute '", name, "' must be positive, got ", x);
+  return v;
+}
+
+// Window geometry from the attributes every windowed op shares: strides,
+// dilations, pads and auto_pad. `x` is the [N, C, spatial...] input shape and
+// `kernel` the spatial kernel extents. Used by inference and lowering alike.
+std::vector<Window> window_geometry(const AttrReader &a, const std::string &where, const Shape &x,
+                                    const std::vector<Dim> &kernel, bool ceil_mode) {
+  size_t n = kernel.size();
+  auto strides = positive_ints(a, where, "strides", n);
+  auto dilations = positive_ints(a, where, "dilations", n);
+  std::string auto_pad = a.get_string("auto_pad", "NOTSET");
+  // Explicit pads are ignored with any other auto_pad, as onnxruntime does.
+  std::vector<int64_t> pads(2 * n, 0);
+  if (auto_pad == "NOTSET") {
+    pads = a.get_ints_opt("pads").value_or(pads);
+    if (pads.size() != 2 * n) fail(where, ": attribute 'pads' has ", pads.size(), " values, expected ", 2 * n);
+    for (auto p : pads)
+      if (p < 0) fail(where, ": negative pads are not supported, got ", p);
+  } else if (auto_pad != "VALID" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER") {
+    fail(where, ": unknown auto_pad '", auto_pad, "'");
+  }
+  std::vector<Window> w(n);
+  for (size_t i = 0; i < n; ++i) {
+    Window &d = w[i];
+    d.in = x[i + 2];
+    d.kernel = kernel[i];
+    d.stride = strides[i];
+    d.dilation = dilations[i];
+    Dim span = d.dilation * (d.kernel - 1) + 1;  // the window's extent in the input
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      d.out = ceil_div(d.in, d.stride);
+      Dim total = max(Dim(0), (d.out - 1) * d.stride + span - d.in);
+      Dim half = floor_div(total, 2);
+      d.pad_begin = auto_pad == "SAME_UPPER" ? half : total - half;
+      d.pad_end = total - d.pad_begin;
+      continue;
+    }
+    d.pad_begin = pads[i];
+    d.pad_end = pads[i + n];
+    Dim room = d.in + d.pad_begin + d.pad_end - span;
+    if (!ceil_mode) {
+      d.out = floor_div(room, d.stride) + 1;
+      continue;
+    }
+    // The last window must start inside the input or the leading padding.
+    d.out = min(ceil_div(room, d.stride) + 1, floor_div(d.in + d.pad_begin - 1, d.stride) + 1);
+    d.overhang = !(d.out == floor_div(room, d.stride) + 1);
+  }
+  return w;
+}
+
+// Output extents below 1 are errors now when constant, at run time otherwise.
+void check_outputs_positive(InferContext &c, const std::vector<Window> &w) {
+  for (size_t i = 0; i < w.size(); ++i) {
+    Dim out = c.store().canonical(w[i].out);
+    std::string what = "output spatial dim " + std::to_string(i) + " (" + out.str() + ") must be >= 1; input extent " +
+                       w[i].in.str() + " is too small for the window";
+    if (out.is_const()) {
+      if (out.as_const() < 1) c.fail(what, ", got ", out.as_const());
+      continue;
+    }
+    c.store().add_check({RuntimeCheck::AtLeast, out, 1, c.where() + ": " + what});
+  }
+}
+
+Shape windowed_shape(const Dim &n, const Dim &channels, const std::vector<Window> &w) {
+  Shape s{n, channels};
+  for (const auto &d : w) s.push_back(d.out);
+  return s;
+}
+
+void require_spatial_input(InferContext &c, int min_spatial) {
+  if (c.rank(0) < 2 + min_spatial)
+    c.fail("input must be [N, C, spatial...] with at least ", min_spatial, " spatial dim(s), got ",
+           shape_str(c.shape(0)));
+}
+
+WindowRead window_read(LowerContext &c, const std::vector<Window> &w, const std::vector<Expr> &out,
+                       const std::vector<Expr> &k) {
+  WindowRead r;
+  for (size_t i = 0; i < w.size(); ++i) {
+    Expr pos =
+        out[i] * static_cast<int32_t>(w[i].stride) + k[i] * static_cast<int32_t>(w[i].dilation) - c.dim(w[i].pad_begin);
+    if (!w[i].needs_guard()) {
+      r.spatial.push_back(pos);
+      continue;
+    }
+    Expr extent = c.dim(w[i].in);
+    Expr ok = pos >= 0 && pos < extent;
+    r.inside = r.inside.defined() ? (r.inside && ok) : ok;
+    r.spatial.push_back(Halide::clamp(pos, 0, extent - 1));
+  }
+  return r;
+}
+
+// Output 0 over `v` as an accumulator Func that `build` defines (a pure init
+// and updates writing exactly `v`). It is the output itself when the output
+// has the accumulator's type; otherwise it is a materialized stage, cast by a
+// pure output Func.
+void define_accumulated(LowerContext &c, const std::vector<Var> &v, Halide::Type acc, const std::string &name,
+                        const std::function<void(Func &, const std::vector<Var> &lhs)> &build) {
+  bool direct = acc == halide_type(c.out_dtype(0));
+  Func f = c.func(direct ? "out0" : name);
+  auto lhs = reversed(v);
+  build(f, lhs);
+  if (direct) {
+    c.set_output(0, f);
+    return;
+  }
+  c.add_stage(f, StageKind::Reduction, static_cast<int>(v.size()));
+  c.define_output(0, v, f(lhs));
+}
+
+// ---- Conv-like ops -----------------------------------------------------------
+
+namespace {
+
+std::vector<Window> conv_geometry(const AttrReader &a, const std::string &where, const Shape &x, const Shape &w) {
+  return window_geometry(a, where, x, {w.begin() + 2, w.end()}, false);
+}
+
+}  // namespace
+
+Shape infer_conv_shape(InferContext &c, const ConvInputs &in) {
+  require_spatial_input(c, 1);  // X is input 0 in every Conv-like op
+  const Shape &x = c.shape(in.x), &w = c.shape(in.w);
+  if (w.size() != x.size()) c.fail("W ", shape_str(w), " must have the rank of X ", shape_str(x));
+  int64_t group = c.attrs().get_int("group", 1);
+  if (group < 1) c.fail("group must be positive, got ", group);
+  if (auto ks = c.attrs().get_ints_opt("kernel_shape")) {
+    if (ks->size() != w.size() - 2)
+      c.fail("kernel_shape has ", ks->size(), " values for ", w.size() - 2, " spatial dims");
+    for (size_t i = 0; i < ks->size(); ++i)
+      c.require_equal(w[i + 2], (*ks)[i],
+                      "kernel_shape[" + std::to_string(i) + "] must match W dim " + std::to_string(i + 2));
+  }
+  c.require_equal(x[1], w[1] * group,
+                  "input channels X dim 1 must equal W dim 1 * group (" + std::to_string(group) + ")");
+  Dim m = c.store().canonical(w[0]);
+  if (m.is_const() && m.as_const() % group != 0)
+    c.fail("output channels ", m.as_const(), " not divisible by group ", group);
+  if (!m.is_const() && group > 1)
+    c.store().add_check(
+        {RuntimeCheck::Divisible, m, group, c.where() + ": output channels must be divisible by group"});
+  if (in.bias >= 0 && c.has_input(in.bias)) {
+    if (c.rank(in.bias) != 1) c.fail("bias must be 1-D, got ", shape_str(c.shape(in.bias)));
+    c.require_equal(c.shape(in.bias)[0], w[0], "bias length must equal the output channels (W dim 0)");
+  }
+  auto geo = conv_geometry(c.attrs(), c.where(), x, w);
+  check_outputs_positive(c, geo);
+  return windowed_shape(x[0], w[0], geo);
+}
+
+void define_conv_sum(LowerContext &c, const ConvInputs &in, Halide::Type acc, const ConvRead &read_x,
+                     const ConvRead &read_w, const Expr &init, Func &f, const std::vector<Var> &v) {
+  const HTensor &x = c.in(in.x), &w = c.in(in.w);
+  int64_t group = c.attrs().get_int("group", 1);
+  auto geo = conv_geometry(c.attrs(), c.node().where(), x.shape, w.shape);
+  auto idx = c.exprs(v);
+  Expr batch = idx[0], m = idx[1];
+  std::vector<Expr> out_pos(idx.begin() + 2, idx.end());
+
+  std::vector<Dim> extents{w.shape[1]};
+  for (const auto &d : geo) extents.push_back(d.kernel);
+  Halide::RDom r = make_rdom(c, extents);
+  auto rv = rdom_vars(r);
+  Expr ci = rv[0];
+  std::vector<Expr> k(rv.begin() + 1, rv.end());
+
+  // With groups, output channel m reads input channels of group m / (M / group).
+  Expr channel = ci;
+  if (group > 1) channel = m / (c.dim(w.shape[0]) / static_cast<int32_t>(group)) * c.dim(w.shape[1]) + ci;
+  WindowRead rd = window_read(c, geo, out_pos, k);
+  std::vector<Expr> xi{batch, channel}, wi{m, ci};
+  xi.insert(xi.end(), rd.spatial.begin(), rd.spatial.end());
+  wi.insert(wi.end(), k.begin(), k.end());
+  Expr term = read_x(xi) * read_w(wi);
+  if (rd.inside.defined()) term = Halide::select(rd.inside, term, Halide::cast(acc, 0));
+  auto lhs = reversed(v);
+  f(lhs) = init;
+  f(lhs) += term;
+}
+
+}  // namespace disco
