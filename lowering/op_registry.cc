@@ -19,6 +19,7 @@ const OpRegistry &OpRegistry::global() {
     register_rearrange_ops(reg);
     register_resize_ops(reg);
     register_topk_ops(reg);
+    register_sampling_ops(reg);
     register_loss_ops(reg);
     register_unary_math_ops(reg);
     register_activation_ops(reg);

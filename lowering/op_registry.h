@@ -57,6 +57,7 @@ void register_gather_scatter_ops(OpRegistry &r);
 void register_rearrange_ops(OpRegistry &r);
 void register_resize_ops(OpRegistry &r);
 void register_topk_ops(OpRegistry &r);
+void register_sampling_ops(OpRegistry &r);
 void register_loss_ops(OpRegistry &r);
 void register_unary_math_ops(OpRegistry &r);
 void register_activation_ops(OpRegistry &r);

@@ -16,6 +16,7 @@
 #include "lowering/infer_context.h"
 #include "lowering/lower_context.h"
 #include "lowering/op_registry.h"
+#include "lowering/ops/interpolation.h"
 #include "lowering/ops/op_helpers.h"
 
 namespace disco {
@@ -189,15 +190,6 @@ struct AxisTaps {
 };
 
 Expr f64(const Expr &e) { return Halide::cast(Halide::Float(64), e); }
-
-std::vector<Expr> cubic_coeffs(const Expr &r, double a_value) {
-  Expr a(a_value);
-  Expr s = Expr(1.0) - r;
-  return {((a * (r + Expr(1.0)) - Expr(5.0) * a) * (r + Expr(1.0)) + Expr(8.0) * a) * (r + Expr(1.0)) - Expr(4.0) * a,
-          ((a + Expr(2.0)) * r - (a + Expr(3.0))) * r * r + Expr(1.0),
-          ((a + Expr(2.0)) * s - (a + Expr(3.0))) * s * s + Expr(1.0),
-          ((a * (s + Expr(1.0)) - Expr(5.0) * a) * (s + Expr(1.0)) + Expr(8.0) * a) * (s + Expr(1.0)) - Expr(4.0) * a};
-}
 
 AxisTaps axis_taps(LowerContext &c, const ResizePlan &p, int axis, const Dim &in_dim, const Expr &pos) {
   const Dim &out_dim = p.out[axis];
