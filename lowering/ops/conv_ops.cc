@@ -1,6 +1,6 @@
-// Sliding-window ops over [N, C, spatial...] tensors: Conv, MaxPool,
-// AveragePool and the global pools (BatchNormalization is with the other
-// normalizations, in normalization_ops.cc).
+// Sliding-window ops over [N, C, spatial...] tensors: Conv, MaxPool (with its
+// optional Indices output), AveragePool and the global pools (BatchNormalization
+// is with the other normalizations, in normalization_ops.cc).
 // Output extents are symbolic Dim expressions of the input extents; padded
 // reads are guarded with a select over a clamped index, so nothing is ever
 // read outside the input.
@@ -53,10 +53,41 @@ std::vector<Window> pool_geometry(const AttrReader &a, const std::string &where,
 
 void infer_pool(InferContext &c) {
   require_spatial_input(c, 1);
-  if (c.node().op_type == "MaxPool" && c.has_output(1)) c.fail("the Indices output of MaxPool is not supported");
   auto geo = pool_geometry(c.attrs(), c.where(), c.shape(0));
   check_outputs_positive(c, geo);
-  c.set_output(0, c.dtype(0), windowed_shape(c.shape(0)[0], c.shape(0)[1], geo));
+  Shape out = windowed_shape(c.shape(0)[0], c.shape(0)[1], geo);
+  c.set_output(0, c.dtype(0), out);
+  if (c.node().op_type == "MaxPool" && c.has_output(1)) {
+    int64_t order = c.attrs().get_int("storage_order", 0);
+    if (order != 0 && order != 1) c.fail("storage_order must be 0 or 1, got ", order);
+    c.set_output(1, DType::I64, out);
+  }
+}
+
+// MaxPool with its Indices output: the flat offset of each window's first
+// maximum in X (onnxruntime's convention: N and C row-major, the spatial
+// axes row-major, or column-major with storage_order 1), or -1 when no
+// element beats the lowest value. The (max, index) pair is one Tuple stage.
+void lower_max_pool_with_indices(LowerContext &c, const std::vector<Var> &v, const std::vector<Expr> &xi,
+                                 const Expr &value, const Expr &neutral) {
+  const HTensor &x = c.in(0);
+  Expr spatial = 0;
+  if (c.attrs().get_int("storage_order", 0) == 0) {
+    for (int i = 2; i < x.rank(); ++i) spatial = spatial * c.dim(x.shape[i]) + xi[i];
+  } else {
+    for (int i = x.rank() - 1; i >= 2; --i) spatial = spatial * c.dim(x.shape[i]) + xi[i];
+  }
+  Expr plane = 1;
+  for (int i = 2; i < x.rank(); ++i) plane = plane * c.dim(x.shape[i]);
+  Expr flat = Halide::cast(Halide::Int(64), (xi[0] * c.dim(x.shape[1]) + xi[1]) * plane + spatial);
+  Func f = c.func("argmax");
+  auto lhs = reversed(v);
+  f(lhs) = Halide::Tuple(neutral, Halide::cast(Halide::Int(64), -1));
+  Expr better = value > f(lhs)[0];
+  f(lhs) = Halide::Tuple(Halide::select(better, value, f(lhs)[0]), Halide::select(better, flat, f(lhs)[1]));
+  c.add_stage(f, StageKind::Reduction, static_cast<int>(v.size()));
+  c.define_output(0, v, f(lhs)[0]);
+  c.define_output(1, v, f(lhs)[1]);
 }
 
 // How many of a window's kernel positions on one axis land in [lo, hi):
@@ -87,6 +118,7 @@ void lower_pool(LowerContext &c) {
   Expr value = Halide::cast(acc, x.at(xi));
   Expr neutral = is_max ? acc.min() : Halide::cast(acc, 0);
   if (rd.inside.defined()) value = Halide::select(rd.inside, value, neutral);
+  if (is_max && c.has_output(1)) return lower_max_pool_with_indices(c, v, xi, value, neutral);
 
   // count_include_pad counts the padded extent, not the ceil_mode overhang.
   bool include_pad = c.attrs().get_int("count_include_pad", 0) != 0;
