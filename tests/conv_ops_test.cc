@@ -287,15 +287,20 @@ TEST(MaxPool, Dilated) {
   run_pool("MaxPool", p, {1, 1, 5, 6}, {1, 1, 3, 3});
 }
 
-TEST(MaxPool, IndicesOutputIsRejected) {
-  GraphBuilder b;
-  auto x = b.input("x", DType::F32, {sym("n"), 1, sym("h"), sym("w")});
-  auto outs = b.op_n("MaxPool", {x}, 2, {{"kernel_shape", attr_ints({2, 2})}});
-  b.output(outs[0]);
-  b.output(outs[1]);
-  Graph g = b.build();
-  ShapeStore store;
-  expect_error_naming([&] { infer_shapes(g, store); }, "MaxPool_0", "Indices");
+// Indices are flat offsets into X of each window's first maximum; with
+// storage_order 1 the spatial part is column-major.
+TEST(MaxPool, IndicesOutputGivesFlatOffsetsOfTheFirstMaximum) {
+  for (int64_t order : {0, 1}) {
+    GraphBuilder b;
+    auto x = b.input("x", DType::F32, {sym("n"), sym("c"), sym("h"), sym("w")});
+    auto outs = b.op_n("MaxPool", {x}, 2,
+                       {{"kernel_shape", attr_ints({2, 2})}, {"storage_order", attr_int(order)}});
+    b.output(outs[0]);
+    b.output(outs[1]);
+    auto out = testing::jit_eval(b.build(), {f32({1, 2, 2, 3}, {1, 5, 5, 2, 0, 3, 9, 9, 9, 9, 9, 9})});
+    EXPECT_EQ(floats(out[0]), (std::vector<double>{5, 5, 9, 9}));
+    EXPECT_EQ(floats(out[1]), order == 0 ? (std::vector<double>{1, 1, 6, 7}) : (std::vector<double>{2, 2, 6, 8}));
+  }
 }
 
 TEST(MaxPool, MissingKernelShapeNamesTheNode) {
