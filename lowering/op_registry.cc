@@ -33,6 +33,7 @@ const OpRegistry &OpRegistry::global() {
     register_normalization_ops(reg);
     register_data_dependent_ops(reg);
     register_quantized_conv_ops(reg);
+    register_conv_transpose_ops(reg);
     return reg;
   }();
   return r;

@@ -30,7 +30,9 @@ void infer_conv(InferContext &c) {
 void lower_conv(LowerContext &c) {
   Halide::Type acc = acc_type(c.out_dtype(0));
   auto v = c.vars(c.in(0).rank());
-  auto read = [&](int i) { return [&, i](const std::vector<Expr> &idx) { return Halide::cast(acc, c.in(i).at(idx)); }; };
+  auto read = [&](int i) {
+    return [&, i](const std::vector<Expr> &idx) { return Halide::cast(acc, c.in(i).at(idx)); };
+  };
   Expr init = c.has_input(2) ? Halide::cast(acc, c.in(2).at({v[1]})) : Halide::cast(acc, 0);
   define_accumulated(c, v, acc, "conv", [&](Func &f, const std::vector<Var> &) {
     define_conv_sum(c, ConvInputs{}, acc, read(0), read(1), init, f, v);

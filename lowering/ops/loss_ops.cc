@@ -38,7 +38,8 @@ void infer_loss(InferContext &c) {
   if (t.size() + 1 != x.size()) c.fail("target ", shape_str(t), " must be input ", shape_str(x), " without dim 1");
   c.require_equal(t[0], x[0], "target dim 0 must equal input dim 0");
   for (size_t i = 1; i < t.size(); ++i)
-    c.require_equal(t[i], x[i + 1], "target dim " + std::to_string(i) + " must equal input dim " + std::to_string(i + 1));
+    c.require_equal(t[i], x[i + 1],
+                    "target dim " + std::to_string(i) + " must equal input dim " + std::to_string(i + 1));
   if (c.has_input(2)) {
     if (c.rank(2) != 1) c.fail("weight must be 1-D, got ", shape_str(c.shape(2)));
     c.require_equal(c.shape(2)[0], x[1], "weight length must equal the classes (input dim 1)");

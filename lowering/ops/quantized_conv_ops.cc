@@ -83,11 +83,12 @@ void lower_qlinear_conv(LowerContext &c) {
   Func sum = c.func("conv");
   define_conv_sum(c, kQLinear, acc, read_x, read_w, init, sum, v);
   c.add_stage(sum, StageKind::Reduction, static_cast<int>(v.size()));
-  Expr scale = Halide::cast(f32, scalar_read(c.in(1))) * per_channel(c, 4, m, f32) /
-               Halide::cast(f32, scalar_read(c.in(6)));
+  Expr scale =
+      Halide::cast(f32, scalar_read(c.in(1))) * per_channel(c, 4, m, f32) / Halide::cast(f32, scalar_read(c.in(6)));
   Expr y = Halide::round(Halide::cast(f32, sum(reversed(v))) * scale) + Halide::cast(f32, scalar_read(c.in(7)));
   Halide::Type out = halide_type(c.out_dtype(0));
-  c.define_output(0, v, Halide::cast(out, Halide::clamp(y, Halide::cast(f32, out.min()), Halide::cast(f32, out.max()))));
+  c.define_output(0, v,
+                  Halide::cast(out, Halide::clamp(y, Halide::cast(f32, out.min()), Halide::cast(f32, out.max()))));
 }
 
 }  // namespace
