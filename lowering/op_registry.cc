@@ -34,6 +34,7 @@ const OpRegistry &OpRegistry::global() {
     register_data_dependent_ops(reg);
     register_quantized_conv_ops(reg);
     register_conv_transpose_ops(reg);
+    register_spectral_ops(reg);
     return reg;
   }();
   return r;
