@@ -78,7 +78,8 @@ TensorData read_tensor(const onnx::TensorProto &p, const std::string &base_dir) 
   return t;
 }
 
-Graph read_graph(const onnx::GraphProto &gp, const std::map<std::string, int> &opsets, const std::string &base_dir);
+Graph read_graph(const onnx::GraphProto &gp, const std::map<std::string, int> &opsets, const std::string &base_dir,
+                 bool subgraph);
 
 Attribute read_attribute(const onnx::AttributeProto &a, const std::map<std::string, int> &opsets,
                          const std::string &base_dir, const std::string &where) {
@@ -90,7 +91,7 @@ Attribute read_attribute(const onnx::AttributeProto &a, const std::map<std::stri
     case onnx::AttributeProto::TENSOR: r.kind = Attribute::Tensor; r.t = read_tensor(a.t(), base_dir); break;
     case onnx::AttributeProto::GRAPH:
       r.kind = Attribute::GraphAttr;
-      r.g = std::make_shared<Graph>(read_graph(a.g(), opsets, base_dir));
+      r.g = std::make_shared<Graph>(read_graph(a.g(), opsets, base_dir, true));
       break;
     case onnx::AttributeProto::FLOATS:
       r.kind = Attribute::Floats;
@@ -115,7 +116,8 @@ DType read_elem_type(const onnx::ValueInfoProto &vi, const char *what) {
   return dtype_from_onnx(vi.type().tensor_type().elem_type());
 }
 
-Graph read_graph(const onnx::GraphProto &gp, const std::map<std::string, int> &opsets, const std::string &base_dir) {
+Graph read_graph(const onnx::GraphProto &gp, const std::map<std::string, int> &opsets, const std::string &base_dir,
+                 bool subgraph) {
   Graph g;
   g.name = gp.name();
   g.opsets = opsets;
@@ -129,7 +131,9 @@ Graph read_graph(const onnx::GraphProto &gp, const std::map<std::string, int> &o
   }
   for (const auto &vi : gp.input()) {
     if (g.find_value(vi.name()) >= 0) continue;  // an initializer listed as input (IR < 4)
-    int id = g.add_value(vi.name(), read_elem_type(vi, "graph input"));
+    // A subgraph's inputs are bound to outer values, so their types may be left out.
+    const bool untyped = subgraph && vi.type().value_case() == onnx::TypeProto::VALUE_NOT_SET;
+    int id = g.add_value(vi.name(), untyped ? DType::Undefined : read_elem_type(vi, "graph input"));
     const auto &tt = vi.type().tensor_type();
     if (tt.has_shape()) {
       Shape shape;
@@ -201,7 +205,7 @@ Graph load_onnx_bytes(const std::string &bytes, const std::string &base_dir, con
   for (const auto &o : model.opset_import())
     opsets[o.domain() == "ai.onnx" ? "" : o.domain()] = static_cast<int>(o.version());
   if (opsets.empty()) opsets[""] = 1;
-  Graph g = read_graph(model.graph(), opsets, base_dir);
+  Graph g = read_graph(model.graph(), opsets, base_dir, false);
   DISCO_CHECK(!g.outputs.empty(), "'", what, "' has no outputs");
   g.sort_nodes();
   return g;

@@ -19,6 +19,12 @@ std::string sanitize(const std::string &s) {
 
 HTensor constant_tensor(const Value &v) {
   const TensorData &t = *v.constant;
+  if (t.num_elements() == 0) {  // nothing to embed, and nothing will be read
+    HTensor h{Halide::Func("const_" + sanitize(v.name)), t.dtype, *v.shape};
+    std::vector<Halide::Var> vars(t.shape.size());
+    h.f(vars) = Halide::cast(halide_type(t.dtype), 0);
+    return h;
+  }
   std::vector<int> sizes;
   for (auto it = t.shape.rbegin(); it != t.shape.rend(); ++it) sizes.push_back(static_cast<int>(*it));
   Halide::Buffer<> buf(halide_type(t.dtype), sizes, "c_" + sanitize(v.name));

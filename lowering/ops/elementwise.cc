@@ -16,7 +16,15 @@ using Halide::Expr;
 
 // ---- inference -------------------------------------------------------------
 
-void infer_unary(InferContext &c) { c.set_output(0, c.dtype(0), c.shape(0)); }
+void infer_unary(InferContext &c) {
+  c.set_output(0, c.dtype(0), c.shape(0));
+  // Negated shape values appear in exported functions (LayerNormalization's expansion).
+  auto v = c.dims_value(0);
+  if (v && c.node().op_type == "Neg" && !dtype_is_float(c.dtype(0))) {
+    for (auto &d : *v) d = -d;
+    c.set_dims_value(0, *v);
+  }
+}
 
 void infer_binary(InferContext &c) {
   if (c.dtype(0) != c.dtype(1) && c.node().op_type != "Pow")
