@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "lowering/constant_folding.h"
 #include "lowering/control_flow.h"
 #include "lowering/known_values.h"
 #include "lowering/op_registry.h"
@@ -144,6 +145,7 @@ void infer_shapes(Graph &g, ShapeStore &store) {
     if (!def) fail(node.where(), ": ", why);
     InferContext ctx(g, static_cast<int>(n), store);
     def->infer(ctx);
+    fold_constant_node(g, n, store);
     for (int out : node.outputs)
       if (out >= 0 && !g.value(out).shape) fail(node.where(), ": output '", g.value(out).name, "' got no shape");
   }

@@ -1,5 +1,8 @@
 #include "lowering/known_values.h"
 
+#include <algorithm>
+#include <set>
+
 #include "frontend/attributes.h"
 #include "frontend/errors.h"
 
@@ -57,9 +60,26 @@ std::vector<int64_t> required_ints(const Graph &g, const Node &node, int input, 
   return *v;
 }
 
+namespace {
+void upstream_inputs(const Graph &g, int v, std::set<int> &seen, std::vector<int> &out) {
+  if (v < 0 || !seen.insert(v).second) return;
+  const Value &val = g.value(v);
+  if (val.constant) return;
+  if (std::find(g.inputs.begin(), g.inputs.end(), v) != g.inputs.end()) {
+    out.push_back(v);
+    return;
+  }
+  if (val.producer < 0) return;
+  for (int in : g.nodes.at(static_cast<size_t>(val.producer)).inputs) upstream_inputs(g, in, seen, out);
+}
+}  // namespace
+
 void value_required(const Graph &g, const Node &node, int input, const std::string &what) {
   const int id = node.inputs.at(static_cast<size_t>(input));
-  throw ValueRequired(id, node.where() + ": " + what + " ('" + g.value(id).name +
+  std::set<int> seen;
+  std::vector<int> from;
+  upstream_inputs(g, id, seen, from);
+  throw ValueRequired(id, from, node.where() + ": " + what + " ('" + g.value(id).name +
                               "') must be known at compile time (a constant, Shape arithmetic, or a graph input)");
 }
 

@@ -17,8 +17,12 @@ namespace disco {
 // compiles at run time with the input's values as constants instead.
 class ValueRequired : public Error {
  public:
-  ValueRequired(int value_id, const std::string &msg) : Error(msg), value_id(value_id) {}
+  ValueRequired(int value_id, std::vector<int> from_inputs, const std::string &msg)
+      : Error(msg), value_id(value_id), from_inputs(std::move(from_inputs)) {}
   int value_id;
+  // The graph inputs the value is computed from (constants aside): binding
+  // them as constants lets constant folding compute it.
+  std::vector<int> from_inputs;
 };
 
 // Throws ValueRequired naming the node, the input and what needs it.

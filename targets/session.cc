@@ -71,9 +71,11 @@ std::unique_ptr<Session::Variant> Session::compile_variant(const std::vector<Ten
       if (threads_ > 0) v->exec->set_num_threads(threads_);
       return v;
     } catch (const ValueRequired &e) {
-      int pos = input_position(graph_, e.value_id);
-      if (pos < 0 || value_inputs_.count(pos)) throw;  // computed inside the graph: truly data-dependent
-      value_inputs_.insert(pos);
+      // Bind the graph inputs the value comes from; constant folding does the rest.
+      size_t before = value_inputs_.size();
+      for (int id : e.from_inputs)
+        if (int pos = input_position(graph_, id); pos >= 0) value_inputs_.insert(static_cast<size_t>(pos));
+      if (value_inputs_.size() == before) throw;  // computed from data inside the graph: truly data-dependent
     }
   }
   fail("model '", name_, "': too many inputs whose values are needed at compile time");
