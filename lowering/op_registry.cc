@@ -35,6 +35,7 @@ const OpRegistry &OpRegistry::global() {
     register_quantized_conv_ops(reg);
     register_conv_transpose_ops(reg);
     register_spectral_ops(reg);
+    register_recurrent_ops(reg);
     return reg;
   }();
   return r;

@@ -73,5 +73,6 @@ void register_data_dependent_ops(OpRegistry &r);
 void register_quantized_conv_ops(OpRegistry &r);
 void register_conv_transpose_ops(OpRegistry &r);
 void register_spectral_ops(OpRegistry &r);
+void register_recurrent_ops(OpRegistry &r);
 
 }  // namespace disco
