@@ -34,19 +34,27 @@ std::vector<TensorData> nonzero(const std::vector<const TensorData *> &in, const
 struct Slices {
   int64_t outer, count, inner;  // x viewed as [outer, count, inner]
   size_t esize;
+  bool flat;     // no axis attribute: x as a flat list of elements
+  int64_t axis;
 };
+
+Slices slices_of(const TensorData &x, const HostAttrs &attrs) {
+  auto it = attrs.find("axis");
+  Slices s{1, x.num_elements(), 1, dtype_size(x.dtype), it == attrs.end(), 0};
+  if (s.flat) return s;
+  s.axis = it->second < 0 ? it->second + static_cast<int64_t>(x.shape.size()) : it->second;
+  DISCO_CHECK(s.axis >= 0 && s.axis < static_cast<int64_t>(x.shape.size()), "axis ", it->second, " is out of range");
+  s.count = x.shape[s.axis];
+  for (int64_t d = 0; d < s.axis; ++d) s.outer *= x.shape[d];
+  for (size_t d = s.axis + 1; d < x.shape.size(); ++d) s.inner *= x.shape[d];
+  return s;
+}
 
 std::vector<TensorData> compress(const std::vector<const TensorData *> &in, const HostAttrs &attrs) {
   const TensorData &x = *in.at(0), &cond = *in.at(1);
-  auto it = attrs.find("axis");
-  const bool flat = it == attrs.end();
-  int64_t axis = flat ? 0 : it->second;
-  if (axis < 0) axis += static_cast<int64_t>(x.shape.size());
-  Slices s{1, flat ? x.num_elements() : x.shape.at(axis), 1, dtype_size(x.dtype)};
-  if (!flat) {
-    for (int64_t d = 0; d < axis; ++d) s.outer *= x.shape[d];
-    for (size_t d = axis + 1; d < x.shape.size(); ++d) s.inner *= x.shape[d];
-  }
+  const Slices s = slices_of(x, attrs);
+  const bool flat = s.flat;
+  const int64_t axis = s.axis;
   std::vector<int64_t> keep;
   for (int64_t i = 0; i < std::min(s.count, cond.num_elements()); ++i)
     if (cond.int_at(i)) keep.push_back(i);
@@ -65,16 +73,10 @@ std::vector<TensorData> compress(const std::vector<const TensorData *> &in, cons
 
 std::vector<TensorData> unique(const std::vector<const TensorData *> &in, const HostAttrs &attrs) {
   const TensorData &x = *in.at(0);
-  auto it = attrs.find("axis");
-  const bool flat = it == attrs.end();
   const bool sorted = attrs.count("sorted") ? attrs.at("sorted") != 0 : true;
-  int64_t axis = flat ? 0 : it->second;
-  if (axis < 0) axis += static_cast<int64_t>(x.shape.size());
-  Slices s{1, flat ? x.num_elements() : x.shape.at(axis), 1, dtype_size(x.dtype)};
-  if (!flat) {
-    for (int64_t d = 0; d < axis; ++d) s.outer *= x.shape[d];
-    for (size_t d = axis + 1; d < x.shape.size(); ++d) s.inner *= x.shape[d];
-  }
+  const Slices s = slices_of(x, attrs);
+  const bool flat = s.flat;
+  const int64_t axis = s.axis;
   // Slice k as a list of values (doubles compare like the ONNX reference; ints fit exactly up to 2^53).
   auto slice = [&](int64_t k) {
     std::vector<double> v;
