@@ -71,17 +71,8 @@ void infer_conv_transpose(InferContext &c) {
   require_spatial_input(c, 1);
   const Shape &x = c.shape(0), &w = c.shape(1);
   if (!dtype_is_float(c.dtype(0)) || c.dtype(0) != c.dtype(1)) c.fail("X and W must be float tensors of one dtype");
-  if (w.size() != x.size()) c.fail("W ", shape_str(w), " must have the rank of X ", shape_str(x));
-  int64_t group = c.attrs().get_int("group", 1);
-  if (group < 1) c.fail("group must be positive, got ", group);
+  const int64_t group = check_conv_weights(c, x, w);
   c.require_equal(w[0], x[1], "W dim 0 must equal the input channels (X dim 1)");
-  if (auto ks = c.attrs().get_ints_opt("kernel_shape")) {
-    if (ks->size() != w.size() - 2)
-      c.fail("kernel_shape has ", ks->size(), " values for ", w.size() - 2, " spatial dims");
-    for (size_t i = 0; i < ks->size(); ++i)
-      c.require_equal(w[i + 2], (*ks)[i],
-                      "kernel_shape[" + std::to_string(i) + "] must match W dim " + std::to_string(i + 2));
-  }
   Dim channels = c.store().canonical(x[1]);
   if (channels.is_const() && channels.as_const() % group != 0)
     c.fail("input channels ", channels.as_const(), " not divisible by group ", group);

@@ -137,9 +137,7 @@ std::vector<Window> conv_geometry(const AttrReader &a, const std::string &where,
 
 }  // namespace
 
-Shape infer_conv_shape(InferContext &c, const ConvInputs &in) {
-  require_spatial_input(c, 1);  // X is input 0 in every Conv-like op
-  const Shape &x = c.shape(in.x), &w = c.shape(in.w);
+int64_t check_conv_weights(InferContext &c, const Shape &x, const Shape &w) {
   if (w.size() != x.size()) c.fail("W ", shape_str(w), " must have the rank of X ", shape_str(x));
   int64_t group = c.attrs().get_int("group", 1);
   if (group < 1) c.fail("group must be positive, got ", group);
@@ -150,6 +148,13 @@ Shape infer_conv_shape(InferContext &c, const ConvInputs &in) {
       c.require_equal(w[i + 2], (*ks)[i],
                       "kernel_shape[" + std::to_string(i) + "] must match W dim " + std::to_string(i + 2));
   }
+  return group;
+}
+
+Shape infer_conv_shape(InferContext &c, const ConvInputs &in) {
+  require_spatial_input(c, 1);  // X is input 0 in every Conv-like op
+  const Shape &x = c.shape(in.x), &w = c.shape(in.w);
+  const int64_t group = check_conv_weights(c, x, w);
   c.require_equal(x[1], w[1] * group,
                   "input channels X dim 1 must equal W dim 1 * group (" + std::to_string(group) + ")");
   Dim m = c.store().canonical(w[0]);

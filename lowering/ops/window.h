@@ -64,6 +64,8 @@ struct ConvInputs {
 
 // Checks X, W and the bias against each other and the attributes (group,
 // kernel_shape) and returns the output shape.
+// W's rank against X's, the group and kernel_shape attributes; returns the group.
+int64_t check_conv_weights(InferContext &c, const Shape &x, const Shape &w);
 Shape infer_conv_shape(InferContext &c, const ConvInputs &in);
 
 // Reads an element of X or W (index in ONNX order) in the accumulation type.
