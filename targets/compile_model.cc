@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <filesystem>
+#include <mutex>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -46,6 +48,27 @@ void make_dirs(const std::string &path) {
       if (mkdir(sub.c_str(), 0755) != 0 && errno != EEXIST) fail("cannot create directory '", sub, "'");
     }
   }
+}
+
+// Uncached compiles live in private folders that nothing reuses; a loaded
+// library may be unlinked, so they go when the process ends.
+std::mutex g_tmp_mu;
+std::vector<std::string> &tmp_dirs() {
+  static auto *dirs = new std::vector<std::string>();  // never destroyed: used by the atexit handler
+  return *dirs;
+}
+
+void remove_tmp_dirs() {
+  std::lock_guard<std::mutex> lock(g_tmp_mu);
+  std::error_code ec;
+  for (const auto &d : tmp_dirs()) std::filesystem::remove_all(d, ec);
+}
+
+void remove_at_exit(const std::string &dir) {
+  static const bool registered = (std::atexit(remove_tmp_dirs), true);
+  (void)registered;
+  std::lock_guard<std::mutex> lock(g_tmp_mu);
+  tmp_dirs().push_back(dir);
 }
 
 std::string cache_root(const CompileOptions &o) {
@@ -207,10 +230,16 @@ CompiledModel compile_graph(Graph g, const std::string &name, const std::string 
   std::string tmp = root + "/tmp-XXXXXX";
   DISCO_CHECK(mkdtemp(tmp.data()), "cannot create a folder in '", root, "'");
   if (opts.progress) opts.progress("inferring shapes");
-  ShapeStore store;
-  infer_shapes(g, store);
-  m.plan = build(g, store, name, tmp, runtime_object(root, parse_target(opts.target)), opts);
-  m.plan.save(tmp + "/plan.txt");
+  try {
+    ShapeStore store;
+    infer_shapes(g, store);
+    m.plan = build(g, store, name, tmp, runtime_object(root, parse_target(opts.target)), opts);
+    m.plan.save(tmp + "/plan.txt");
+  } catch (...) {
+    std::error_code ec;
+    std::filesystem::remove_all(tmp, ec);  // a failed compile leaves nothing behind
+    throw;
+  }
   ++g_compiles;
   if (cached) {
     if (std::rename(tmp.c_str(), m.dir.c_str()) != 0) {
@@ -219,6 +248,7 @@ CompiledModel compile_graph(Graph g, const std::string &name, const std::string 
     }
   } else {
     m.dir = tmp;
+    remove_at_exit(tmp);
   }
   m.library_path = m.dir + "/" + m.plan.library;
   m.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
