@@ -8,6 +8,7 @@
 #include <map>
 
 #include "frontend/errors.h"
+#include "frontend/tensor_compare.h"
 #include "runtime/executor.h"
 #include "runtime/npy.h"
 #include "targets/session.h"
@@ -65,21 +66,6 @@ std::string shape_text(const std::vector<int64_t> &s) {
   std::string out = "[";
   for (size_t i = 0; i < s.size(); ++i) out += (i ? "," : "") + std::to_string(s[i]);
   return out + "]";
-}
-
-// Largest |a-b| / (atol + rtol*|b|); NaN equals NaN.
-double worst_error(const TensorData &a, const TensorData &b, double rtol, double atol, double *max_abs) {
-  double worst = 0;
-  *max_abs = 0;
-  for (int64_t i = 0; i < a.num_elements(); ++i) {
-    double x = a.float_at(i), y = b.float_at(i);
-    if (std::isnan(x) && std::isnan(y)) continue;
-    double d = std::fabs(x - y);
-    if (std::isnan(d)) d = INFINITY;
-    *max_abs = std::max(*max_abs, d);
-    worst = std::max(worst, d / (atol + rtol * std::fabs(y)));
-  }
-  return worst;
 }
 
 // Output names may hold '/' or ':' (exporters like "/fc/Gemm_output_0").
@@ -204,8 +190,10 @@ int cmd_run(int argc, char **argv) {
       size_t oi = std::find(plan.output_names.begin(), plan.output_names.end(), n) - plan.output_names.begin();
       TensorData ref = read_npy(files[files.size() == 1 ? 0 : r]);
       bool ok = ref.shape == outs[oi].shape;
-      double max_abs = 0, worst = ok ? worst_error(outs[oi], ref, rtol, atol, &max_abs) : INFINITY;
-      ok = ok && worst <= 1.0;
+      Closeness close;
+      if (ok) close = closeness(outs[oi], ref, rtol, atol);
+      ok = ok && close.worst <= 1.0;
+      const double max_abs = close.max_abs;
       all_ok = all_ok && ok;
       if (ref.shape != outs[oi].shape)
         std::printf("  check %s: FAIL, shape %s, reference %s\n", n.c_str(), shape_text(outs[oi].shape).c_str(),
