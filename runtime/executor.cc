@@ -6,6 +6,8 @@
 
 #include "HalideRuntime.h"
 #include "frontend/errors.h"
+#include "frontend/file_util.h"
+#include "runtime/extern_kernel.h"
 #include "runtime/host_ops.h"
 
 namespace disco {
@@ -87,22 +89,47 @@ class KernelLibrary {
   void *handle_ = nullptr;
 };
 
-Executor::Executor(Plan plan, const std::string &library_path)
-    : plan_(std::move(plan)), lib_(std::make_unique<KernelLibrary>(library_path)) {
+Executor::Executor(Plan plan, const std::string &dir) : plan_(std::move(plan)) {
+  if (!plan_.library.empty()) lib_ = std::make_unique<KernelLibrary>(dir + "/" + plan_.library);
+  if (!plan_.constants.empty()) {
+    const std::string bytes = read_file(dir + "/" + plan_.constants);
+    constants_.assign(bytes.begin(), bytes.end());
+  }
+  for (const auto &b : plan_.buffers) {
+    if (b.kind != PlanBuffer::Constant) continue;
+    int64_t n = dtype_size(b.dtype);
+    for (const auto &d : b.shape) {
+      DISCO_CHECK(d.is_const(), "constant '", b.name, "' has a symbolic shape");
+      n *= d.as_const();
+    }
+    DISCO_CHECK(b.offset >= 0 && b.offset + n <= static_cast<int64_t>(constants_.size()), "constant '", b.name,
+                "' lies outside the constants file");
+  }
   for (const auto &s : plan_.steps) {
+    kernels_.push_back(nullptr);
+    externs_.emplace_back();
     if (!s.host_op.empty()) {
       DISCO_CHECK(find_host_op(s.host_op), "this runtime has no host op '", s.host_op, "'");
-      kernels_.push_back(nullptr);
-      continue;
+    } else if (!s.extern_call.empty()) {
+      const ExternKernelFactory *make = ExternKernelRegistry::global().find(s.extern_call);
+      DISCO_CHECK(make, "step ", s.label, " calls '", s.extern_call,
+                  "', which no backend linked into this program provides");
+      externs_.back() = (*make)(s);
+    } else {
+      DISCO_CHECK(lib_, "plan '", plan_.name, "' has kernels but no kernel library");
+      kernels_.back() = reinterpret_cast<int (*)(void **)>(lib_->symbol(s.kernel + "_argv"));
     }
-    kernels_.push_back(reinterpret_cast<int (*)(void **)>(lib_->symbol(s.kernel + "_argv")));
   }
   temps_.resize(plan_.buffers.size());
 }
 
 Executor::~Executor() = default;
 
-void Executor::set_num_threads(int n) { lib_->set_num_threads(n); }
+void Executor::set_num_threads(int n) {
+  if (lib_) lib_->set_num_threads(n);
+  for (auto &e : externs_)
+    if (e) e->set_num_threads(n);
+}
 
 std::vector<TensorData> Executor::run(const std::vector<TensorData> &inputs) {
   DISCO_CHECK(inputs.size() == plan_.inputs.size(), "model '", plan_.name, "' takes ", plan_.inputs.size(),
@@ -121,6 +148,12 @@ std::vector<TensorData> Executor::run(const std::vector<TensorData> &inputs) {
   std::vector<TensorData> outputs(plan_.output_buffers.size());
   for (size_t i = 0; i < plan_.buffers.size(); ++i) {
     const PlanBuffer &b = plan_.buffers[i];
+    if (b.kind == PlanBuffer::Constant) {
+      buf_shapes[i] = eval_shape(b.shape, symbols_);
+      bufs[i].set(constants_.data() + b.offset, b.dtype, buf_shapes[i]);
+      ready[i] = true;
+      continue;
+    }
     if (b.kind != PlanBuffer::Input) continue;
     const TensorData &t = inputs.at(b.io_index);
     buf_shapes[i] = t.shape;
@@ -163,6 +196,20 @@ std::vector<TensorData> Executor::run(const std::vector<TensorData> &inputs) {
       any_elements = any_elements || n > 0;
     }
     if (!any_elements) continue;  // nothing to compute, and empty inputs must not be bounds-checked
+    if (externs_[s]) {
+      std::vector<ExternTensor> ins, outs;
+      for (int b : step.inputs) {
+        if (b < 0) {
+          ins.push_back({});
+          continue;
+        }
+        ins.push_back({bufs[b].buf.host, plan_.buffers[b].dtype, buf_shapes[b],
+                       plan_.buffers[b].kind == PlanBuffer::Constant});
+      }
+      for (int b : step.outputs) outs.push_back({bufs[b].buf.host, plan_.buffers[b].dtype, buf_shapes[b], false});
+      externs_[s]->run(ExternCall{ins, outs, symbols_});
+      continue;
+    }
     std::vector<int32_t> sym_values;
     for (const auto &sym : step.symbols) sym_values.push_back(static_cast<int32_t>(symbols_.at(sym)));
     std::vector<void *> args;

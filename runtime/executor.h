@@ -13,11 +13,13 @@
 namespace disco {
 
 class KernelLibrary;
+class ExternKernel;
 
 class Executor {
  public:
-  // `library_path` is the shared library holding the plan's kernels.
-  Executor(Plan plan, const std::string &library_path);
+  // `dir` holds the plan's kernel library and constants file (if it has them).
+  // Extern steps need their backend's glue in ExternKernelRegistry::global().
+  Executor(Plan plan, const std::string &dir);
   ~Executor();
 
   // Inputs in the plan's input order. Throws disco::Error naming the input
@@ -34,6 +36,8 @@ class Executor {
   Plan plan_;
   std::unique_ptr<KernelLibrary> lib_;
   std::vector<int (*)(void **)> kernels_;
+  std::vector<std::unique_ptr<ExternKernel>> externs_;  // per step; null for other steps
+  std::vector<uint8_t> constants_;
   std::vector<std::vector<uint8_t>> temps_;  // kept across runs: fresh pages are slow to touch
   SymbolValues symbols_;
 };

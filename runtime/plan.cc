@@ -175,7 +175,7 @@ Dim parse_dim(const std::string &text) {
 
 void Plan::save(const std::string &path) const {
   Writer w;
-  w.word("disco-plan").num(2).str(name).str(library);
+  w.word("disco-plan").num(3).str(name).str(library).str(constants);
   w.line();
   w.word("inputs").num(static_cast<int64_t>(inputs.size()));
   for (const auto &in : inputs) w.str(in.name).num(static_cast<int>(in.dtype)).shape(in.shape);
@@ -187,7 +187,8 @@ void Plan::save(const std::string &path) const {
   for (const auto &c : checks) w.num(c.kind).dim(c.a).dim(c.b).str(c.message);
   w.line();
   w.word("buffers").num(static_cast<int64_t>(buffers.size()));
-  for (const auto &b : buffers) w.num(b.kind).str(b.name).num(static_cast<int>(b.dtype)).shape(b.shape).num(b.io_index);
+  for (const auto &b : buffers)
+    w.num(b.kind).str(b.name).num(static_cast<int>(b.dtype)).shape(b.shape).num(b.io_index).num(b.offset);
   w.line();
   w.word("steps").num(static_cast<int64_t>(steps.size()));
   for (const auto &s : steps) {
@@ -195,6 +196,8 @@ void Plan::save(const std::string &path) const {
     for (const auto &sym : s.symbols) w.str(sym);
     w.str(s.host_op).num(static_cast<int64_t>(s.host_attrs.size()));
     for (const auto &[k, v] : s.host_attrs) w.str(k).num(v);
+    w.str(s.extern_call).num(static_cast<int64_t>(s.params.size()));
+    for (const auto &[k, v] : s.params) w.str(k).str(v);
   }
   w.line();
   w.word("io").ints(input_buffers).ints(output_buffers);
@@ -212,9 +215,10 @@ Plan Plan::load(const std::string &path) {
   Reader r(ss.str());
   Plan p;
   r.expect("disco-plan");
-  DISCO_CHECK(r.num() == 2, "plan file '", path, "' has an unknown version");
+  DISCO_CHECK(r.num() == 3, "plan file '", path, "' has an unknown version");
   p.name = r.str();
   p.library = r.str();
+  p.constants = r.str();
   r.expect("inputs");
   p.inputs.resize(static_cast<size_t>(r.num()));
   for (auto &in : p.inputs) {
@@ -242,6 +246,7 @@ Plan Plan::load(const std::string &path) {
     b.dtype = static_cast<DType>(r.num());
     b.shape = r.shape();
     b.io_index = static_cast<int>(r.num());
+    b.offset = r.num();
   }
   r.expect("steps");
   p.steps.resize(static_cast<size_t>(r.num()));
@@ -256,6 +261,11 @@ Plan Plan::load(const std::string &path) {
     for (int64_t k = r.num(); k > 0; --k) {
       std::string key = r.str();
       s.host_attrs[key] = r.num();
+    }
+    s.extern_call = r.str();
+    for (int64_t k = r.num(); k > 0; --k) {
+      std::string key = r.str();
+      s.params[key] = r.str();
     }
   }
   r.expect("io");

@@ -14,19 +14,28 @@
 namespace disco {
 
 struct PlanBuffer {
-  enum Kind { Input, Output, Temp } kind = Temp;
+  // Constants are weights that library backends read as buffers; their bytes
+  // live once, in the plan's constants file, at `offset`.
+  enum Kind { Input, Output, Temp, Constant } kind = Temp;
   std::string name;
   DType dtype = DType::Undefined;
   Shape shape;
-  int io_index = -1;  // position among the inputs or outputs
+  int io_index = -1;   // position among the inputs or outputs
+  int64_t offset = 0;  // Constant: byte offset in the constants file
 };
 
 struct PlanStep {
-  // A compiled kernel, or (host_op set) an op the runtime runs itself because
-  // its output sizes depend on data; it binds the symbols of its output dims.
+  // One of three things:
+  //  - a compiled kernel of the plan's library (`kernel`);
+  //  - an op the runtime runs itself because its output sizes depend on data
+  //    (`host_op`); it binds the symbols of its output dims;
+  //  - a call into a backend's runtime glue (`extern_call`, e.g.
+  //    "onednn.matmul"), configured by `params`; see runtime/extern_kernel.h.
   std::string kernel;                // symbol prefix: the library exports <kernel>_argv
   std::string host_op;               // e.g. "NonZero"; empty for kernels
   std::map<std::string, int64_t> host_attrs;
+  std::string extern_call;
+  std::map<std::string, std::string> params;
   std::string label;                 // the nodes it computes, for --verbose and errors
   std::vector<int> inputs;           // buffer ids
   std::vector<std::string> symbols;  // int32 scalar arguments, in ABI order
@@ -41,7 +50,8 @@ struct Plan {
   std::vector<PlanBuffer> buffers;
   std::vector<PlanStep> steps;
   std::vector<int> input_buffers, output_buffers;
-  std::string library;  // file name of the kernel library, next to the plan file
+  std::string library;    // file name of the kernel library, next to the plan file; empty: none
+  std::string constants;  // file name of the constants file, next to the plan file; empty: none
 
   void save(const std::string &path) const;
   static Plan load(const std::string &path);

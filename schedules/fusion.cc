@@ -53,7 +53,10 @@ bool can_absorb(OpKind producer, OpKind consumer) {
 
 }  // namespace
 
-std::vector<FusionGroup> plan_fusion(const Graph &g, const ShapeStore &store) {
+namespace {
+
+std::vector<FusionGroup> plan_groups(const Graph &g, const ShapeStore &store, const std::vector<bool> &in_scope,
+                                     bool copy_outputs) {
   const int n = static_cast<int>(g.nodes.size());
   std::set<int> graph_outputs(g.outputs.begin(), g.outputs.end());
   // Kernel consumers of each value; folded nodes (Shape of x) read no data.
@@ -67,12 +70,13 @@ std::vector<FusionGroup> plan_fusion(const Graph &g, const ShapeStore &store) {
   std::vector<FusionGroup> groups;
   for (int i = n - 1; i >= 0; --i) {
     const Node &node = g.nodes[i];
-    if (node_is_folded(g, node)) continue;
+    if (!in_scope[i] || node_is_folded(g, node)) continue;
     int target = -1;
     if (node.outputs.size() == 1 && node.outputs[0] >= 0 && !graph_outputs.count(node.outputs[0])) {
       auto &cs = consumers[node.outputs[0]];
       std::set<int> distinct(cs.begin(), cs.end());
-      if (distinct.size() == 1 && can_absorb(kind_of(node), kind_of(g.nodes[*distinct.begin()])))
+      if (distinct.size() == 1 && in_scope[*distinct.begin()] &&
+          can_absorb(kind_of(node), kind_of(g.nodes[*distinct.begin()])))
         target = group_of[*distinct.begin()];
     }
     if (target < 0) {
@@ -105,6 +109,7 @@ std::vector<FusionGroup> plan_fusion(const Graph &g, const ShapeStore &store) {
     with_copies.push_back(std::move(gr));
   }
   groups = std::move(with_copies);
+  if (!copy_outputs) return groups;
   // Graph outputs no kernel writes: inputs, constants, folded values, repeats.
   std::set<int> written;
   for (const auto &gr : groups) written.insert(gr.outputs.begin(), gr.outputs.end());
@@ -115,6 +120,18 @@ std::vector<FusionGroup> plan_fusion(const Graph &g, const ShapeStore &store) {
   }
   (void)store;
   return groups;
+}
+
+}  // namespace
+
+std::vector<FusionGroup> plan_fusion(const Graph &g, const ShapeStore &store) {
+  return plan_groups(g, store, std::vector<bool>(g.nodes.size(), true), true);
+}
+
+std::vector<FusionGroup> plan_region_fusion(const Graph &g, const ShapeStore &store, const std::vector<int> &nodes) {
+  std::vector<bool> in_scope(g.nodes.size(), false);
+  for (int x : nodes) in_scope.at(x) = true;
+  return plan_groups(g, store, in_scope, false);
 }
 
 }  // namespace disco

@@ -33,4 +33,9 @@ bool node_is_folded(const Graph &g, const Node &n);
 // kernel computes (an input or a constant returned as is) get a Copy group.
 std::vector<FusionGroup> plan_fusion(const Graph &g, const ShapeStore &store);
 
+// The same for the nodes of one region (topological order): values that
+// other regions read leave their group, and graph outputs get no Copy group
+// (the caller adds those once every region is compiled).
+std::vector<FusionGroup> plan_region_fusion(const Graph &g, const ShapeStore &store, const std::vector<int> &nodes);
+
 }  // namespace disco

@@ -19,10 +19,10 @@
 #include "frontend/onnx_importer.h"
 #include "lowering/infer_context.h"
 #include "lowering/lower_graph.h"
-#include "schedules/fusion.h"
-#include "schedules/x86_schedule.h"
 #include "targets/content_hash.h"
+#include "targets/host/host_backend.h"
 #include "targets/host/host_codegen.h"
+#include "targets/plan_builder.h"
 
 namespace disco {
 
@@ -79,24 +79,21 @@ std::string cache_root(const CompileOptions &o) {
   return "/tmp/disco-cache";
 }
 
+std::string dir_name(const std::string &s) {
+  std::string out;
+  for (char c : s) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return out.empty() ? "model" : out;
+}
+
+std::string backend_list(const std::vector<const Backend *> &bs) {
+  std::string s;
+  for (const auto *b : bs) s += (s.empty() ? "" : ",") + b->name();
+  return s;
+}
+
 bool exists(const std::string &p) {
   struct stat st;
   return stat(p.c_str(), &st) == 0;
-}
-
-std::string sanitize(const std::string &s) {
-  std::string out;
-  for (char c : s) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "m_" + out;
-  return out;
-}
-
-std::string group_label(const Graph &g, const FusionGroup &gr) {
-  std::string s = group_kind_name(gr.kind);
-  s += ":";
-  for (int n : gr.nodes) s += " " + g.nodes[n].name;
-  if (gr.nodes.empty()) s += " " + g.value(gr.outputs[0]).name;
-  return s;
 }
 
 // Builds the plan and compiles every kernel into `dir`.
@@ -113,90 +110,35 @@ std::string runtime_object(const std::string &root, const Halide::Target &target
 }
 
 Plan build(Graph &g, const ShapeStore &store, const std::string &name, const std::string &dir,
-           const std::string &runtime_obj, const CompileOptions &opts) {
-  auto say = [&](const std::string &s) {
-    if (opts.progress) opts.progress(s);
-  };
-  Halide::Target target = parse_target(opts.target);
-  std::vector<FusionGroup> groups = plan_fusion(g, store);
-
-  Plan plan;
-  plan.name = name;
-  plan.checks = store.checks();
-  plan.library = "kernels.so";
-  std::map<int, int> buffer_of;  // value id -> buffer id
-  auto add_buffer = [&](PlanBuffer::Kind kind, int vid, int io) {
-    const Value &v = g.value(vid);
-    plan.buffers.push_back({kind, v.name, v.dtype, *v.shape, io});
-    return static_cast<int>(plan.buffers.size()) - 1;
-  };
-  for (size_t i = 0; i < g.inputs.size(); ++i) {
-    const Value &v = g.value(g.inputs[i]);
-    plan.inputs.push_back({v.name, v.dtype, *v.shape});
-    int b = add_buffer(PlanBuffer::Input, g.inputs[i], static_cast<int>(i));
-    buffer_of[g.inputs[i]] = b;
-    plan.input_buffers.push_back(b);
+           const std::string &runtime_root, const CompileOptions &opts) {
+  auto backends = make_backends(opts.backends);
+  std::vector<const Backend *> order;
+  for (const auto &b : backends) order.push_back(b.get());
+  if (opts.progress) opts.progress("partitioning for " + backend_list(order));
+  Partition part = partition_graph(g, store, order, opts.partition);
+  PlanBuilder builder(g, store, name, dir, opts.target, opts.progress);
+  for (const Region &r : part.regions) {
+    builder.progress("region " + std::to_string(r.id + 1) + "/" + std::to_string(part.regions.size()) + " [" +
+                     r.backend + "] " + std::to_string(r.nodes.size()) + " node(s)");
+    for (const auto &b : backends)
+      if (b->name() == r.backend) b->compile(r, builder);
   }
-  plan.output_buffers.assign(g.outputs.size(), -1);
-  for (int o : g.outputs) plan.output_names.push_back(g.value(o).name);
-  auto output_slot = [&](int vid) {
-    for (size_t p = 0; p < g.outputs.size(); ++p)
-      if (g.outputs[p] == vid && plan.output_buffers[p] < 0) return static_cast<int>(p);
-    return -1;
-  };
-
-  std::vector<std::string> objects, kernel_objects_to_remove;
-  for (size_t gi = 0; gi < groups.size(); ++gi) {
-    const FusionGroup &gr = groups[gi];
-    const std::string kname = sanitize(name) + "_k" + std::to_string(gi);
-    const std::string label = group_label(g, gr);
-    say("[" + std::to_string(gi + 1) + "/" + std::to_string(groups.size()) + "] kernel " + kname + " (" + label + ")");
-    PlanStep step;
-    step.kernel = kname;
-    step.label = label;
-    auto add_output = [&](int vid) {
-      int slot = output_slot(vid);
-      int b = add_buffer(slot >= 0 ? PlanBuffer::Output : PlanBuffer::Temp, vid, slot);
-      if (slot >= 0) plan.output_buffers[slot] = b;
-      if (gr.kind != GroupKind::Copy || !buffer_of.count(vid)) buffer_of[vid] = b;
-      step.outputs.push_back(b);
-    };
-    if (gr.kind == GroupKind::Host) {
-      const Node &node = g.nodes[gr.nodes.at(0)];
-      step.host_op = node.op_type;
-      for (const auto &[name, a] : node.attrs)
-        if (a.kind == Attribute::Int) step.host_attrs[name] = a.i;
-      for (int vid : node.inputs) step.inputs.push_back(vid < 0 ? -1 : buffer_of.at(vid));
-      for (int vid : node.outputs) {
-        bool used = vid >= 0 && std::find(gr.outputs.begin(), gr.outputs.end(), vid) != gr.outputs.end();
-        if (used) add_output(vid);
-        else step.outputs.push_back(-1);
-      }
-      plan.steps.push_back(std::move(step));
-      continue;
-    }
-    LoweredKernel k = lower_nodes(g, store, gr.nodes, gr.outputs);
-    schedule_x86(k, target);
-    for (int vid : k.input_values) {
-      auto it = buffer_of.find(vid);
-      DISCO_CHECK(it != buffer_of.end(), "internal: kernel ", kname, " reads '", g.value(vid).name,
-                  "' before any kernel writes it");
-      step.inputs.push_back(it->second);
-    }
-    for (auto &[sym, p] : k.syms.used()) step.symbols.push_back(sym);
-    for (int vid : k.output_values) add_output(vid);
-    const std::string obj = dir + "/" + kname + ".o";
-    compile_kernel_object(k, kname, obj, target);
-    objects.push_back(obj);
-    plan.steps.push_back(std::move(step));
+  std::vector<int> seen;
+  for (int o : g.outputs) {
+    bool repeat = std::find(seen.begin(), seen.end(), o) != seen.end();
+    seen.push_back(o);
+    const auto unwritten = builder.unwritten_outputs();
+    if (repeat || std::find(unwritten.begin(), unwritten.end(), o) != unwritten.end()) compile_host_copy(o, builder);
   }
-  for (size_t p = 0; p < g.outputs.size(); ++p)
-    DISCO_CHECK(plan.output_buffers[p] >= 0, "internal: no kernel writes output '", g.value(g.outputs[p]).name, "'");
-  say("linking " + std::to_string(objects.size()) + " kernels");
-  for (const auto &o : objects) kernel_objects_to_remove.push_back(o);
-  objects.push_back(runtime_obj);
-  link_shared_library(objects, dir + "/" + plan.library);
-  for (const auto &o : kernel_objects_to_remove) std::remove(o.c_str());
+  Plan plan = builder.finish();
+  if (!builder.objects().empty()) {
+    builder.progress("linking " + std::to_string(builder.objects().size()) + " kernels");
+    std::vector<std::string> objects = builder.objects();
+    objects.push_back(runtime_object(runtime_root, parse_target(opts.target)));
+    plan.library = "kernels.so";
+    link_shared_library(objects, dir + "/" + plan.library);
+    for (const auto &o : builder.objects()) std::remove(o.c_str());
+  }
   return plan;
 }
 
@@ -216,11 +158,14 @@ CompiledModel compile_graph(Graph g, const std::string &name, const std::string 
   const bool cached = opts.use_cache && !key.empty();
   const std::string root = cache_root(opts);
   const uint64_t id = compiler_id();
-  const std::string full_key = ContentHash().add(key).add(opts.target).add(&id, sizeof id).hex();
-  m.dir = root + "/" + sanitize(name) + "-" + full_key;
+  ContentHash h;
+  h.add(key).add(opts.target).add(&id, sizeof id);
+  for (const auto &b : opts.backends) h.add("backend:" + b);
+  for (const auto &[b, n] : opts.partition.min_region_nodes) h.add("min:" + b + "=" + std::to_string(n));
+  const std::string full_key = h.hex();
+  m.dir = root + "/" + dir_name(name) + "-" + full_key;
   if (cached && exists(m.dir + "/plan.txt")) {
     m.plan = Plan::load(m.dir + "/plan.txt");
-    m.library_path = m.dir + "/" + m.plan.library;
     m.cache_hit = true;
     m.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return m;
@@ -233,7 +178,7 @@ CompiledModel compile_graph(Graph g, const std::string &name, const std::string 
   try {
     ShapeStore store;
     infer_shapes(g, store);
-    m.plan = build(g, store, name, tmp, runtime_object(root, parse_target(opts.target)), opts);
+    m.plan = build(g, store, name, tmp, root, opts);
     m.plan.save(tmp + "/plan.txt");
   } catch (...) {
     std::error_code ec;
@@ -250,7 +195,6 @@ CompiledModel compile_graph(Graph g, const std::string &name, const std::string 
     m.dir = tmp;
     remove_at_exit(tmp);
   }
-  m.library_path = m.dir + "/" + m.plan.library;
   m.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return m;
 }

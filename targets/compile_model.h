@@ -9,11 +9,14 @@
 
 #include "frontend/graph.h"
 #include "runtime/plan.h"
+#include "targets/partitioner.h"
 
 namespace disco {
 
 struct CompileOptions {
-  std::string target = "host";
+  std::string target = "host";                 // Halide target of host code
+  std::vector<std::string> backends = {"host"};  // priority order; host is implied last
+  PartitionOptions partition;
   std::string cache_dir;  // empty: $DISCO_CACHE_DIR, else $XDG_CACHE_HOME/disco, else ~/.cache/disco
   bool use_cache = true;
   std::function<void(const std::string &)> progress;  // one line per stage and kernel
@@ -21,8 +24,7 @@ struct CompileOptions {
 
 struct CompiledModel {
   Plan plan;
-  std::string dir;           // holds plan.txt and the kernel library
-  std::string library_path;
+  std::string dir;  // holds plan.txt, the kernel library and the constants file
   bool cache_hit = false;
   double seconds = 0;
 };

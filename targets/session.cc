@@ -6,6 +6,7 @@
 #include "frontend/errors.h"
 #include "frontend/onnx_importer.h"
 #include "lowering/known_values.h"
+#include "targets/backend.h"
 #include "targets/content_hash.h"
 
 namespace disco {
@@ -67,7 +68,8 @@ std::unique_ptr<Session::Variant> Session::compile_variant(const std::vector<Ten
       auto v = std::make_unique<Variant>();
       v->compiled = compile_graph(std::move(g), name_, key_.empty() ? key_ : key_ + suffix, opts_);
       compiles_ += compile_count() - before;
-      v->exec = std::make_unique<Executor>(v->compiled.plan, v->compiled.library_path);
+      install_backend_runtimes();
+      v->exec = std::make_unique<Executor>(v->compiled.plan, v->compiled.dir);
       if (threads_ > 0) v->exec->set_num_threads(threads_);
       return v;
     } catch (const ValueRequired &e) {

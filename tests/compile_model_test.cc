@@ -38,7 +38,7 @@ TEST(CompileModel, OneCompileServesSeveralShapes) {
   int before = compile_count();
   CompiledModel m = compile_graph(relu_add_graph(), "relu_add", "", no_cache());
   EXPECT_EQ(compile_count(), before + 1);
-  Executor exec(m.plan, m.library_path);
+  Executor exec(m.plan, m.dir);
   for (int64_t rows : {1, 2, 7}) {
     TensorData x = f32({rows, 3}, -1);
     auto out = exec.run({x});
@@ -54,7 +54,7 @@ TEST(CompileModel, OneCompileServesSeveralShapes) {
 
 TEST(CompileModel, WrongInnerDimNamesTheInputAndDim) {
   CompiledModel m = compile_graph(relu_add_graph(), "relu_add", "", no_cache());
-  Executor exec(m.plan, m.library_path);
+  Executor exec(m.plan, m.dir);
   try {
     exec.run({f32({2, 4}, 0)});
     FAIL() << "expected a shape error";
@@ -66,7 +66,7 @@ TEST(CompileModel, WrongInnerDimNamesTheInputAndDim) {
 
 TEST(CompileModel, WrongDtypeIsRejected) {
   CompiledModel m = compile_graph(relu_add_graph(), "relu_add", "", no_cache());
-  Executor exec(m.plan, m.library_path);
+  Executor exec(m.plan, m.dir);
   TensorData bad(DType::I32, {2, 3});
   EXPECT_THROW(exec.run({bad}), Error);
 }
@@ -82,7 +82,7 @@ TEST(CompileModel, SecondCompileOfTheSameKeyComesFromTheCache) {
   EXPECT_FALSE(a.cache_hit);
   EXPECT_TRUE(b.cache_hit);
   EXPECT_EQ(compile_count(), count);
-  Executor exec(b.plan, b.library_path);
+  Executor exec(b.plan, b.dir);
   auto out = exec.run({f32({1, 3}, 2)});  // 0, 2, 4 -> relu -> squares
   EXPECT_FLOAT_EQ(out[0].as<float>()[2], 16.0f);
   std::system(("rm -rf " + std::string(tmpl)).c_str());

@@ -27,7 +27,7 @@ TEST_P(ModelTest, MatchesReferencesAtFourShapesWithOneCompile) {
   if (path.empty()) GTEST_SKIP() << name << ".onnx is neither in ../shared/models nor in examples/models";
   int before = compile_count();
   CompiledModel m = compile_onnx(path, CompileOptions{});
-  Executor exec(m.plan, m.library_path);
+  Executor exec(m.plan, m.dir);
   const std::string ref = reference_name(name);
   if (const std::string shared = testing::shared_models_dir(); !shared.empty()) {
     auto out = exec.run({read_npy(shared + "/" + ref + ".input.npy")});

@@ -1,0 +1,65 @@
+// The runtime half of a library backend (oneDNN, the example accelerator,
+// ...): plan steps with `extern_call` set are run by an ExternKernel that the
+// backend registered under that name. The executor makes one kernel object
+// per step when it loads a plan, so a kernel can keep state across runs, such
+// as primitives created for each run-time shape.
+//
+// Tensors are dense and row-major, in ONNX dim order. Kernels throw
+// disco::Error (naming their step's label) on failure.
+#pragma once
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "frontend/dtype.h"
+#include "lowering/shape_store.h"
+#include "runtime/plan.h"
+
+namespace disco {
+
+struct ExternTensor {
+  void *data = nullptr;  // null for an omitted optional input
+  DType dtype = DType::Undefined;
+  std::vector<int64_t> shape;
+  bool constant = false;  // a weight: same data and address on every run
+  int64_t num_elements() const;
+};
+
+struct ExternCall {
+  const std::vector<ExternTensor> &inputs;
+  const std::vector<ExternTensor> &outputs;  // allocated at their run-time shapes
+  const SymbolValues &symbols;               // every symbol bound so far
+};
+
+class ExternKernel {
+ public:
+  virtual ~ExternKernel() = default;
+  virtual void run(const ExternCall &call) = 0;
+  virtual void set_num_threads(int n) {}
+};
+
+// Made once per step when a plan is loaded; may reject bad params by throwing.
+using ExternKernelFactory = std::function<std::unique_ptr<ExternKernel>(const PlanStep &step)>;
+
+class ExternKernelRegistry {
+ public:
+  static ExternKernelRegistry &global();
+  void add(const std::string &name, ExternKernelFactory factory);
+  const ExternKernelFactory *find(const std::string &name) const;
+
+ private:
+  std::map<std::string, ExternKernelFactory> factories_;
+};
+
+// Typed access to a step's params, with errors that name the step and key.
+std::string param_str(const PlanStep &step, const std::string &key);
+int64_t param_int(const PlanStep &step, const std::string &key);
+double param_float(const PlanStep &step, const std::string &key);
+std::vector<int64_t> param_ints(const PlanStep &step, const std::string &key);
+std::vector<std::string> param_list(const PlanStep &step, const std::string &key);  // comma-separated
+bool has_param(const PlanStep &step, const std::string &key);
+std::string join_ints(const std::vector<int64_t> &v);
+
+}  // namespace disco

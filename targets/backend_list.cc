@@ -1,0 +1,63 @@
+// The registry of backends. Adding a backend is one folder under targets/
+// and one line here; the host backend stays last, the fallback for all.
+#include <mutex>
+
+#include "frontend/errors.h"
+#include "targets/backend.h"
+#include "targets/host/host_backend.h"
+
+namespace disco {
+
+namespace {
+
+struct BackendEntry {
+  const char *name;
+  std::unique_ptr<Backend> (*make)();
+  void (*install_runtime)();  // registers the backend's ExternKernels; null when it has none
+};
+
+const std::vector<BackendEntry> &entries() {
+  static const std::vector<BackendEntry> list = {
+      {"host", make_host_backend, nullptr},
+  };
+  return list;
+}
+
+}  // namespace
+
+std::vector<std::string> backend_names() {
+  std::vector<std::string> names;
+  for (const auto &e : entries()) names.push_back(e.name);
+  return names;
+}
+
+std::unique_ptr<Backend> make_backend(const std::string &name) {
+  for (const auto &e : entries())
+    if (name == e.name) return e.make();
+  std::string known;
+  for (const auto &e : entries()) known += std::string(known.empty() ? "" : ", ") + e.name;
+  fail("unknown backend '", name, "' (known: ", known, ")");
+}
+
+std::vector<std::unique_ptr<Backend>> make_backends(const std::vector<std::string> &names) {
+  std::vector<std::unique_ptr<Backend>> out;
+  bool has_host = false;
+  for (const auto &n : names) {
+    for (const auto &b : out) DISCO_CHECK(b->name() != n, "backend '", n, "' is listed twice");
+    DISCO_CHECK(!has_host, "backend '", n, "' comes after host, which takes everything; list host last");
+    out.push_back(make_backend(n));
+    has_host = has_host || n == "host";
+  }
+  if (!has_host) out.push_back(make_host_backend());
+  return out;
+}
+
+void install_backend_runtimes() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (const auto &e : entries())
+      if (e.install_runtime) e.install_runtime();
+  });
+}
+
+}  // namespace disco

@@ -1,0 +1,82 @@
+#include "targets/host/host_backend.h"
+
+#include <algorithm>
+
+#include "frontend/errors.h"
+#include "lowering/op_registry.h"
+#include "schedules/fusion.h"
+#include "schedules/x86_schedule.h"
+#include "targets/host/host_codegen.h"
+#include "targets/partitioner.h"
+#include "targets/plan_builder.h"
+
+namespace disco {
+
+namespace {
+
+std::string group_label(const Graph &g, const FusionGroup &gr) {
+  std::string s = group_kind_name(gr.kind);
+  s += ":";
+  for (int n : gr.nodes) s += " " + g.nodes[n].name;
+  if (gr.nodes.empty()) s += " " + g.value(gr.outputs[0]).name;
+  return s;
+}
+
+void compile_group(const FusionGroup &gr, PlanBuilder &b) {
+  const Graph &g = b.graph();
+  const std::string kname = b.next_kernel_name();
+  PlanStep step;
+  step.kernel = kname;
+  step.label = group_label(g, gr);
+  b.progress("kernel " + kname + " (" + step.label + ")");
+  if (gr.kind == GroupKind::Host) {
+    const Node &node = g.nodes[gr.nodes.at(0)];
+    step.kernel.clear();
+    step.host_op = node.op_type;
+    for (const auto &[name, a] : node.attrs)
+      if (a.kind == Attribute::Int) step.host_attrs[name] = a.i;
+    for (int vid : node.inputs) step.inputs.push_back(vid < 0 ? -1 : b.input_buffer(vid));
+    for (int vid : node.outputs) {
+      bool used = vid >= 0 && std::find(gr.outputs.begin(), gr.outputs.end(), vid) != gr.outputs.end();
+      step.outputs.push_back(used ? b.output_buffer(vid) : -1);
+    }
+    b.add_step(std::move(step));
+    return;
+  }
+  const Halide::Target target = parse_target(b.target());
+  LoweredKernel k = lower_nodes(g, b.store(), gr.nodes, gr.outputs);
+  schedule_x86(k, target);
+  for (int vid : k.input_values) step.inputs.push_back(b.input_buffer(vid));
+  for (auto &[sym, p] : k.syms.used()) step.symbols.push_back(sym);
+  for (int vid : k.output_values) step.outputs.push_back(b.output_buffer(vid, gr.kind != GroupKind::Copy));
+  const std::string obj = b.dir() + "/" + kname + ".o";
+  compile_kernel_object(k, kname, obj, target);
+  b.add_object(obj);
+  b.add_step(std::move(step));
+}
+
+class HostBackend : public Backend {
+ public:
+  std::string name() const override { return "host"; }
+  std::vector<SupportRule> rules() const override {
+    return {{"lowerable", {}, [](const MatchContext &ctx, int node, std::string *why) -> std::vector<int> {
+               const Node &n = ctx.node(node);
+               if (!OpRegistry::global().find(n.domain, n.op_type, n.opset)) {
+                 *why = "no lowering for this op and opset";
+                 return {};
+               }
+               return {node};
+             }}};
+  }
+  void compile(const Region &region, PlanBuilder &b) const override {
+    for (const FusionGroup &gr : plan_region_fusion(b.graph(), b.store(), region.nodes)) compile_group(gr, b);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_host_backend() { return std::make_unique<HostBackend>(); }
+
+void compile_host_copy(int vid, PlanBuilder &b) { compile_group({GroupKind::Copy, {}, {vid}}, b); }
+
+}  // namespace disco

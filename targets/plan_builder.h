@@ -1,0 +1,59 @@
+// Builds a Plan region by region. Backends call it from Backend::compile to
+// get buffers for the values they read and write, and to append their steps.
+// It keeps one buffer per value, stores each constant once (in the plan's
+// constants file) and hands out unique kernel names.
+#pragma once
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "frontend/graph.h"
+#include "lowering/shape_store.h"
+#include "runtime/plan.h"
+
+namespace disco {
+
+class PlanBuilder {
+ public:
+  PlanBuilder(const Graph &g, const ShapeStore &store, std::string name, std::string dir, std::string target,
+              std::function<void(const std::string &)> progress);
+
+  const Graph &graph() const { return g_; }
+  const ShapeStore &store() const { return store_; }
+  const std::string &dir() const { return dir_; }
+  const std::string &target() const { return target_; }  // the Halide target string for host code
+  void progress(const std::string &line) const;
+
+  // The buffer holding a value for a reading step: a graph input, a value an
+  // earlier step wrote, or a constant (stored once, whoever asks).
+  int input_buffer(int vid);
+  bool has_buffer(int vid) const { return buffer_of_.count(vid) != 0; }
+  // A fresh buffer for a value the next step writes; the output buffer when
+  // the value is a graph output. `rebind` false keeps readers on the old buffer
+  // (a copy of a value into a second graph output).
+  int output_buffer(int vid, bool rebind = true);
+
+  std::string next_kernel_name();
+  void add_step(PlanStep step);
+  void add_object(const std::string &path) { objects_.push_back(path); }
+  const std::vector<std::string> &objects() const { return objects_; }
+  // Graph outputs that no step has written yet (or written to another output already).
+  std::vector<int> unwritten_outputs() const;
+
+  // Checks that every output is written and writes the constants file into dir().
+  Plan finish();
+
+ private:
+  const Graph &g_;
+  const ShapeStore &store_;
+  std::string dir_, target_;
+  std::function<void(const std::string &)> progress_;
+  Plan plan_;
+  std::map<int, int> buffer_of_;
+  std::string constants_;
+  std::vector<std::string> objects_;
+  int kernels_ = 0;
+};
+
+}  // namespace disco
