@@ -40,12 +40,16 @@ class MatchContext {
   int sole_consumer(int vid) const;
   // A constant scalar (any rank, one element) as a double.
   bool scalar_constant(int vid, double *out) const;
+  // True when the value is computed, through any chain of nodes, from an
+  // output of `node`: such an operand cannot join the node's unit.
+  bool depends_on(int vid, int node) const;
 
  private:
   const Graph &g_;
   const ShapeStore &store_;
   std::vector<std::vector<int>> consumers_;
   std::vector<bool> graph_output_;
+  std::vector<int> producer_;
 };
 
 struct SupportRule {

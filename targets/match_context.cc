@@ -6,6 +6,10 @@ namespace disco {
 MatchContext::MatchContext(const Graph &g, const ShapeStore &store) : g_(g), store_(store) {
   consumers_.assign(g.values.size(), {});
   graph_output_.assign(g.values.size(), false);
+  producer_.assign(g.values.size(), -1);
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (int o : g.nodes[i].outputs)
+      if (o >= 0) producer_[o] = static_cast<int>(i);
   for (int o : g.outputs) graph_output_[o] = true;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     if (node_is_folded(g, g.nodes[i])) continue;
@@ -32,6 +36,22 @@ bool MatchContext::scalar_constant(int vid, double *out) const {
   if (t.num_elements() != 1) return false;
   *out = t.float_at(0);
   return true;
+}
+
+bool MatchContext::depends_on(int vid, int node) const {
+  std::vector<int> stack{vid};
+  std::vector<bool> seen(g_.values.size(), false);
+  while (!stack.empty()) {
+    const int v = stack.back();
+    stack.pop_back();
+    if (v < 0 || seen[v]) continue;
+    seen[v] = true;
+    const int p = producer_[v];
+    if (p < 0) continue;
+    if (p == node) return true;
+    for (int in : g_.nodes[p].inputs) stack.push_back(in);
+  }
+  return false;
 }
 
 }  // namespace disco
