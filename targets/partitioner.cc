@@ -332,11 +332,14 @@ std::string describe_partition(const Graph &g, const Partition &p) {
       for (const auto &s : r.symbols) os << " " << s;
     }
     os << "\n";
-    for (const auto &u : r.units) {
-      os << "  " << u.rule << ":";
+    // Multi-node units (patterns) one per line; single nodes of one rule share a line.
+    for (size_t i = 0; i < r.units.size(); ++i) {
+      const Unit &u = r.units[i];
+      const bool joins = i > 0 && u.nodes.size() == 1 && r.units[i - 1].nodes.size() == 1 && r.units[i - 1].rule == u.rule;
+      if (!joins) os << (i ? "\n" : "") << "  " << u.rule << ":";
       for (int x : u.nodes) os << " " << g.nodes[x].name << "(" << g.nodes[x].op_type << ")";
-      os << "\n";
     }
+    if (!r.units.empty()) os << "\n";
     for (int v : r.inputs) os << "  in  " << value_text(v) << "\n";
     for (int v : r.outputs) os << "  out " << value_text(v) << "\n";
   }

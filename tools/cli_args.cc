@@ -89,4 +89,17 @@ std::vector<int64_t> parse_shape(const std::string &text) {
   return dims;
 }
 
+std::vector<std::string> parse_backend_list(const std::string &text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    size_t comma = text.find(',', start);
+    std::string name = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (name.empty()) throw UsageError("--targets '" + text + "' has an empty backend name");
+    out.push_back(name);
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
+}
+
 }  // namespace disco

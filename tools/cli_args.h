@@ -36,5 +36,7 @@ class CliArgs {
 // "x=2x128x768" -> {"x", "2x128x768"}; throws UsageError naming the option.
 std::pair<std::string, std::string> split_assignment(const std::string &text, const std::string &option);
 std::vector<int64_t> parse_shape(const std::string &text);  // "2x128x768"
+// "onednn,host" -> {"onednn", "host"}; throws UsageError on an empty name.
+std::vector<std::string> parse_backend_list(const std::string &text);
 
 }  // namespace disco

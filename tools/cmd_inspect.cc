@@ -4,6 +4,7 @@
 #include "frontend/onnx_importer.h"
 #include "lowering/infer_context.h"
 #include "schedules/fusion.h"
+#include "targets/partitioner.h"
 #include "tools/cli_args.h"
 #include "tools/commands.h"
 
@@ -12,12 +13,15 @@ namespace disco {
 namespace {
 
 const char *kInspectHelp =
-    "usage: disco inspect MODEL.onnx [--fusion]\n"
+    "usage: disco inspect MODEL.onnx [--fusion] [--targets B1,B2,...]\n"
     "\n"
     "Prints the model's inputs and outputs, every value with its dtype and symbolic\n"
     "shape (folded shape values too), and the shape constraints that were collected.\n"
     "\n"
-    "  --fusion   also print the fusion groups (kernels) and their member nodes\n";
+    "  --fusion             also print the fusion groups (kernels) and their member nodes\n"
+    "  --targets B1,B2,...  partition for these backends in priority order (host is implied\n"
+    "                       last) and print the regions: backend, nodes, inputs and outputs\n"
+    "                       with their symbolic shapes, and why a backend declined a node\n";
 
 void print_value(const Graph &g, int id, const char *prefix) {
   const Value &v = g.value(id);
@@ -29,7 +33,7 @@ void print_value(const Graph &g, int id, const char *prefix) {
 }  // namespace
 
 int cmd_inspect(int argc, char **argv) {
-  CliArgs args(argc, argv, 2, {"help", "fusion"}, {});
+  CliArgs args(argc, argv, 2, {"help", "fusion"}, {"targets"});
   if (args.flag("help")) {
     std::fputs(kInspectHelp, stdout);
     return 0;
@@ -64,6 +68,12 @@ int cmd_inspect(int argc, char **argv) {
       for (int n : groups[i].nodes) std::printf(" %s", g.nodes[n].name.c_str());
       std::printf("\n");
     }
+  }
+  if (!args.all("targets").empty()) {
+    auto backends = make_backends(parse_backend_list(args.get("targets", "host")));
+    std::vector<const Backend *> order;
+    for (const auto &b : backends) order.push_back(b.get());
+    std::fputs(describe_partition(g, partition_graph(g, store, order)).c_str(), stdout);
   }
   return 0;
 }

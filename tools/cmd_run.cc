@@ -33,6 +33,7 @@ const char *kRunHelp =
     "  --repeat N              time N runs of each input set and print the median (default 1)\n"
     "  --threads N             worker threads (default: all cores)\n"
     "  --target T              host (default) or a Halide target string, e.g. x86-64-linux-avx2\n"
+    "  --targets B1,B2,...     backends in priority order (default: host); e.g. onednn,host\n"
     "  --no-cache              compile even if the compile cache has this model\n"
     "  --verbose               print compile progress, cache use and the compile count\n";
 
@@ -83,7 +84,7 @@ void make_dir(const std::string &d) {
 
 int cmd_run(int argc, char **argv) {
   CliArgs args(argc, argv, 2, {"help", "no-cache", "verbose"},
-               {"input", "shape", "output-dir", "expect", "rtol", "atol", "repeat", "threads", "target"});
+               {"input", "shape", "output-dir", "expect", "rtol", "atol", "repeat", "threads", "target", "targets"});
   if (args.flag("help")) {
     std::fputs(kRunHelp, stdout);
     return 0;
@@ -114,6 +115,7 @@ int cmd_run(int argc, char **argv) {
 
   CompileOptions opts;
   opts.target = args.get("target", "host");
+  opts.backends = parse_backend_list(args.get("targets", "host"));
   opts.use_cache = !args.flag("no-cache");
   if (verbose) opts.progress = [](const std::string &s) { std::printf("  %s\n", s.c_str()); std::fflush(stdout); };
   Session session = Session::from_onnx(model, opts);
