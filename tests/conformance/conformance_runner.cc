@@ -26,6 +26,7 @@
 #include "frontend/errors.h"
 #include "frontend/onnx_importer.h"
 #include "runtime/executor.h"
+#include "targets/backend.h"
 #include "targets/session.h"
 #include "tests/conformance/scope.h"
 
@@ -45,6 +46,7 @@ const char *kHelp =
     "  --jobs N             parallel test processes (default: number of cores)\n"
     "  --timeout S          seconds per test before it counts as hung (default 300)\n"
     "  --target T           Halide target (default host)\n"
+    "  --targets B1,B2,...  backends in priority order (default host), e.g. onednn,host\n"
     "  --verbose            print every test's result\n";
 
 struct Outcome {
@@ -124,7 +126,7 @@ void read_as_declared(std::vector<TensorData> &ts, const std::vector<DType> &dec
     if (ts[i].dtype == DType::U16 && declared[i] == DType::BF16) ts[i].dtype = DType::BF16;
 }
 
-Outcome run_case(const std::string &dir, const std::string &name, bool dynamic, const std::string &target) {
+Outcome run_case(const std::string &dir, const std::string &name, bool dynamic, const CompileOptions &base) {
   const std::string model = dir + "/model.onnx";
   if (auto why = out_of_scope_reason(model)) return {Outcome::Skip, *why};
   try {
@@ -139,8 +141,7 @@ Outcome run_case(const std::string &dir, const std::string &name, bool dynamic, 
     std::ifstream f(model, std::ios::binary);
     std::stringstream ss;
     ss << f.rdbuf();
-    CompileOptions opts;
-    opts.target = target;
+    CompileOptions opts = base;
     std::vector<DType> in_types, out_types;
     for (int id : g.inputs) in_types.push_back(g.value(id).dtype);
     for (int id : g.outputs) out_types.push_back(g.value(id).dtype);
@@ -176,7 +177,7 @@ struct Child {
   std::string out;
 };
 
-Child start_case(const std::string &data, const std::string &name, bool dynamic, const std::string &target,
+Child start_case(const std::string &data, const std::string &name, bool dynamic, const CompileOptions &base,
                  int timeout) {
   int fds[2];
   DISCO_CHECK(pipe(fds) == 0, "pipe failed");
@@ -188,7 +189,7 @@ Child start_case(const std::string &data, const std::string &name, bool dynamic,
     dup2(devnull, 1);
     dup2(devnull, 2);
     alarm(static_cast<unsigned>(timeout));
-    Outcome o = run_case(data + "/" + name, name, dynamic, target);
+    Outcome o = run_case(data + "/" + name, name, dynamic, base);
     std::string msg = std::string(o.kind == Outcome::Pass ? "P" : o.kind == Outcome::Skip ? "S" : "F") + o.reason;
     ssize_t ignored = write(fds[1], msg.data(), msg.size());
     (void)ignored;
@@ -212,13 +213,13 @@ Outcome finish_case(Child &c, int status) {
 }
 
 std::map<std::string, Outcome> run_all(const std::string &data, const std::vector<std::string> &names, bool dynamic,
-                                       const std::string &target, int jobs, int timeout, bool verbose) {
+                                       const CompileOptions &base, int jobs, int timeout, bool verbose) {
   std::map<std::string, Outcome> results;
   std::vector<Child> running;
   size_t next = 0, done = 0;
   while (done < names.size()) {
     while (next < names.size() && static_cast<int>(running.size()) < jobs)
-      running.push_back(start_case(data, names[next++], dynamic, target, timeout));
+      running.push_back(start_case(data, names[next++], dynamic, base, timeout));
     std::vector<pollfd> pfds;
     for (auto &c : running) pfds.push_back({c.fd, POLLIN, 0});
     poll(pfds.data(), pfds.size(), 1000);
@@ -276,7 +277,8 @@ Expected read_expected(const std::string &path, const std::string &mode) {
 }
 
 int main_impl(int argc, char **argv) {
-  std::string mode, data = "/usr/share/libonnx-testdata/data/node", expected, filter, target = "host";
+  std::string mode, data = "/usr/share/libonnx-testdata/data/node", expected, filter, target = "host",
+              backends = "host";
   int jobs = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)), timeout = 300;
   bool write_expected = false, verbose = false;
   for (int i = 1; i < argc; ++i) {
@@ -293,6 +295,7 @@ int main_impl(int argc, char **argv) {
     else if (a == "--expected") expected = value();
     else if (a == "--filter") filter = value();
     else if (a == "--target") target = value();
+    else if (a == "--targets") backends = value();
     else if (a == "--jobs") jobs = std::max(1, std::stoi(value()));
     else if (a == "--timeout") timeout = std::max(1, std::stoi(value()));
     else if (a == "--write-expected") write_expected = true;
@@ -308,7 +311,18 @@ int main_impl(int argc, char **argv) {
   for (const auto &n : list_dir(data, "test_"))
     if (filter.empty() || n.find(filter) != std::string::npos) names.push_back(n);
 
-  auto results = run_all(data, names, mode == "dynamic", target, jobs, timeout, verbose);
+  CompileOptions base;
+  base.target = target;
+  base.backends.clear();
+  for (size_t start = 0;;) {
+    const size_t comma = backends.find(',', start);
+    base.backends.push_back(backends.substr(start, comma == std::string::npos ? comma : comma - start));
+    DISCO_CHECK(!base.backends.back().empty(), "--targets '", backends, "' has an empty backend name");
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  make_backends(base.backends);  // unknown names fail here, not in every child
+  auto results = run_all(data, names, mode == "dynamic", base, jobs, timeout, verbose);
   Expected exp = expected.empty() ? Expected{} : read_expected(expected, mode);
   int passed = 0, failed = 0, skipped = 0;
   std::vector<std::string> unexpected_fail, unexpected_pass;
@@ -337,8 +351,8 @@ int main_impl(int argc, char **argv) {
     for (const auto &u : unexpected_pass)
       std::printf("unexpected pass (remove it from the expected failures): %s\n", u.c_str());
   }
-  std::printf("mode %s: %d of %d in-scope tests pass (%.1f%%); %zu unexpected failures, %zu unexpected passes\n",
-              mode.c_str(), passed, passed + failed, passed + failed ? 100.0 * passed / (passed + failed) : 0.0,
+  std::printf("mode %s, targets %s: %d of %d in-scope tests pass (%.1f%%); %zu unexpected failures, %zu unexpected passes\n",
+              mode.c_str(), backends.c_str(), passed, passed + failed, passed + failed ? 100.0 * passed / (passed + failed) : 0.0,
               unexpected_fail.size(), unexpected_pass.size());
   std::printf("conformance: %d passed, %d failed, %d skipped\n", passed, failed, skipped);
   bool ok = write_expected || (unexpected_fail.empty() && unexpected_pass.empty());
