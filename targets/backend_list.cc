@@ -4,6 +4,7 @@
 
 #include "frontend/errors.h"
 #include "targets/backend.h"
+#include "targets/example/example_backend.h"
 #include "targets/host/host_backend.h"
 
 namespace disco {
@@ -18,6 +19,7 @@ struct BackendEntry {
 
 const std::vector<BackendEntry> &entries() {
   static const std::vector<BackendEntry> list = {
+      {"example", make_example_backend, install_example_runtime},
       {"host", make_host_backend, nullptr},
   };
   return list;
