@@ -2,6 +2,8 @@
 // they decline the rest, regions below its minimum going back to the host, its
 // conv kernel against a scalar conv written here, and convnet run through it
 // against PyTorch's outputs.
+#include "targets/example/example_backend.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,7 +15,6 @@
 #include "runtime/extern_kernel.h"
 #include "runtime/npy.h"
 #include "targets/compile_model.h"
-#include "targets/example/example_backend.h"
 #include "targets/partitioner.h"
 #include "tests/support/jit_eval.h"
 #include "tests/support/model_files.h"
@@ -77,8 +78,8 @@ CompileOptions example_options() {
 }
 
 int count_steps(const Plan &plan, const std::string &call) {
-  return static_cast<int>(std::count_if(plan.steps.begin(), plan.steps.end(),
-                                        [&](const PlanStep &s) { return s.extern_call == call; }));
+  return static_cast<int>(
+      std::count_if(plan.steps.begin(), plan.steps.end(), [&](const PlanStep &s) { return s.extern_call == call; }));
 }
 
 // Conv geometry for the scalar reference.
@@ -128,7 +129,8 @@ Graph conv_relu_graph(int64_t channels, std::vector<int64_t> w_shape, Attributes
   GraphBuilder b;
   auto x = b.input("x", DType::F32, {sym("n"), channels, sym("h"), sym("w")});
   const int64_t m = w_shape[0];
-  auto w = constant_w ? b.constant("weights", f32(w_shape, 0.125f, 1)) : b.input("weights", DType::F32, Shape(w_shape.begin(), w_shape.end()));
+  auto w = constant_w ? b.constant("weights", f32(w_shape, 0.125f, 1))
+                      : b.input("weights", DType::F32, Shape(w_shape.begin(), w_shape.end()));
   auto bias = b.constant("bias", f32({m}, 0.5f, 3));
   b.output(b.op("Relu", {b.op("Conv", {x, w, bias}, std::move(attrs))}));
   return b.build();
@@ -187,7 +189,8 @@ TEST(ExampleBackend, DeclinesWhatItCannotRunAndTheHostTakesIt) {
   cases.push_back({"9x9 kernel", conv_relu_graph(2, {4, 2, 9, 9}, {}), "Conv", "kernel larger than 7x7"});
   cases.push_back({"7x8 kernel", conv_relu_graph(2, {4, 2, 7, 8}, {}), "Conv", "kernel larger than 7x7"});
   cases.push_back({"grouped", conv_relu_graph(4, {4, 2, 3, 3}, {{"group", attr_int(2)}}), "Conv", "group != 1"});
-  cases.push_back({"weights as input", conv_relu_graph(2, {4, 2, 3, 3}, {}, false), "Conv", "weights are not a constant"});
+  cases.push_back(
+      {"weights as input", conv_relu_graph(2, {4, 2, 3, 3}, {}, false), "Conv", "weights are not a constant"});
   cases.push_back({"SAME_UPPER", conv_relu_graph(2, {4, 2, 3, 3}, {{"auto_pad", attr_string("SAME_UPPER")}}), "Conv",
                    "auto_pad SAME_UPPER"});
   {
@@ -289,8 +292,11 @@ TEST(ExampleBackend, ConvKernelRejectsAnOutputShapeItsGeometryDoesNotGive) {
   TensorData x = f32({1, 1, 5, 5}, 1.0f, 0), w = f32({1, 1, 3, 3}, 1.0f, 0), y(DType::F32, {1, 1, 3, 3});
   std::vector<ExternTensor> ins{{x.mutable_data(), DType::F32, x.shape}, {w.mutable_data(), DType::F32, w.shape}};
   std::vector<ExternTensor> outs{{y.mutable_data(), DType::F32, y.shape}};
-  testing::expect_error_naming([&] { kernel->run(ExternCall{ins, outs, SymbolValues{}}); }, "Conv_7",
-                               "the geometry gives [1,1,2,2]");
+  testing::expect_error_naming(
+      [&] {
+        kernel->run(ExternCall{ins, outs, SymbolValues{}});
+      },
+      "Conv_7", "the geometry gives [1,1,2,2]");
   step.params["strides"] = "2";
   testing::expect_error_naming([&] { (*ExternKernelRegistry::global().find("example.conv"))(step); }, "Conv_7",
                                "2 strides");
@@ -299,8 +305,8 @@ TEST(ExampleBackend, ConvKernelRejectsAnOutputShapeItsGeometryDoesNotGive) {
 // The whole path: rules, compile() and the kernel, one compile at two shapes.
 TEST(ExampleBackend, CompiledConvReluMatchesAScalarConvAtTwoShapes) {
   ConvGeometry geo{{2, 1}, {1, 2, 0, 1}, {1, 2}};
-  Attributes attrs{{"strides", attr_ints(geo.strides)}, {"pads", attr_ints(geo.pads)},
-                   {"dilations", attr_ints(geo.dilations)}};
+  Attributes attrs{
+      {"strides", attr_ints(geo.strides)}, {"pads", attr_ints(geo.pads)}, {"dilations", attr_ints(geo.dilations)}};
   CompiledModel m = compile_graph(conv_relu_graph(3, {4, 3, 3, 3}, attrs), "example_conv", "", example_options());
   ASSERT_EQ(count_steps(m.plan, "example.conv"), 1);
   install_backend_runtimes();

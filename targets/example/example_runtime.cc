@@ -42,7 +42,8 @@ class ExampleConv : public ExternKernel {
     DISCO_CHECK(x.shape.size() == 4 && w.shape.size() == 4 && y.shape.size() == 4, label_, ": X, W and Y must be 4-D");
     DISCO_CHECK(x.shape[1] == w.shape[1], label_, ": X has ", x.shape[1], " channels, W expects ", w.shape[1]);
     const std::vector<int64_t> want{x.shape[0], w.shape[0], out_extent(x, w, 0), out_extent(x, w, 1)};
-    DISCO_CHECK(y.shape == want, label_, ": output is ", shape_text(y.shape), ", the geometry gives ", shape_text(want));
+    DISCO_CHECK(y.shape == want, label_, ": output is ", shape_text(y.shape), ", the geometry gives ",
+                shape_text(want));
     if (b) require_f32(*b, label_, "B");
     DISCO_CHECK(!b || b->num_elements() == w.shape[0], label_, ": B has ", b ? b->num_elements() : 0, " values for ",
                 w.shape[0], " output channels");
@@ -53,7 +54,8 @@ class ExampleConv : public ExternKernel {
  private:
   // floor((in + pads - window) / stride) + 1; the window spans dilation * (k - 1) + 1.
   int64_t out_extent(const ExternTensor &x, const ExternTensor &w, int axis) const {
-    const int64_t room = x.shape[2 + axis] + pads_[axis] + pads_[axis + 2] - dilations_[axis] * (w.shape[2 + axis] - 1) - 1;
+    const int64_t room =
+        x.shape[2 + axis] + pads_[axis] + pads_[axis + 2] - dilations_[axis] * (w.shape[2 + axis] - 1) - 1;
     return room < 0 ? 0 : room / strides_[axis] + 1;
   }
 
