@@ -6,6 +6,8 @@
 #include "targets/backend.h"
 #include "targets/example/example_backend.h"
 #include "targets/host/host_backend.h"
+#include "targets/onednn/onednn_backend.h"
+#include "targets/onednn/onednn_kernels.h"
 
 namespace disco {
 
@@ -20,6 +22,7 @@ struct BackendEntry {
 const std::vector<BackendEntry> &entries() {
   static const std::vector<BackendEntry> list = {
       {"example", make_example_backend, install_example_runtime},
+      {"onednn", make_onednn_backend, install_onednn_runtime},
       {"host", make_host_backend, nullptr},
   };
   return list;

@@ -9,6 +9,7 @@ PACKAGES=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   libgtest-dev libgmock-dev libbenchmark-dev
   libonnx-testdata
+  libdnnl-dev
 )
 
 missing=()

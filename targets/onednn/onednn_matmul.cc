@@ -1,0 +1,169 @@
+// "onednn.matmul": ONNX MatMul (batched, with broadcasting) and Gemm (2-D,
+// transposes, alpha and C as post-ops) through oneDNN's matmul primitive.
+//
+// When B has no batch (a weight, the common case), A's batch dims fold into
+// M: one [batch*M, K] x [K, N] product instead of a batch of small ones.
+// Constant B is reordered once into the layout the primitive asks for.
+#include <cstring>
+
+#include "targets/onednn/onednn_cache.h"
+#include "targets/onednn/onednn_step.h"
+
+namespace disco {
+
+namespace {
+
+using dnnl::memory;
+
+int64_t product(const std::vector<int64_t> &v, size_t from, size_t to) {
+  int64_t p = 1;
+  for (size_t i = from; i < to; ++i) p *= v[i];
+  return p;
+}
+
+std::vector<int64_t> pad_to(const std::vector<int64_t> &s, size_t rank) {
+  std::vector<int64_t> p(rank - s.size(), 1);
+  p.insert(p.end(), s.begin(), s.end());
+  return p;
+}
+
+class MatmulKernel : public OnednnStep {
+ public:
+  explicit MatmulKernel(const PlanStep &step) : OnednnStep(step), cache_(kOnednnCacheCapacity) {
+    trans_a_ = param_int(step, "trans_a") != 0;
+    trans_b_ = param_int(step, "trans_b") != 0;
+  }
+  size_t cached_shapes() const override { return cache_.size(); }
+  void run(const ExternCall &call) override;
+
+ private:
+  // The memory layouts of one run's shapes.
+  struct Layout {
+    memory::desc src, wei, dst;
+    std::vector<memory::desc> operands;
+  };
+  struct Entry {
+    dnnl::matmul prim;
+    memory src, wei, dst;  // wei: the user's B, unused when `packed` is set
+    std::vector<memory> operands;
+    std::shared_ptr<memory> packed;  // constant B in the primitive's layout
+    std::unordered_map<int, memory> args;
+    std::string impl;
+  };
+  Layout layout(const ExternTensor &a, const ExternTensor &b, const std::vector<int64_t> &out,
+                const Epilogue &e) const;
+  Entry make_entry(const ExternTensor &b, const Layout &l, const Epilogue &e);
+  void clear_cache() override { cache_.clear(); }
+
+  bool trans_a_ = false, trans_b_ = false;
+  ShapeLruCache<Entry> cache_;
+};
+
+MatmulKernel::Layout MatmulKernel::layout(const ExternTensor &a, const ExternTensor &b,
+                                          const std::vector<int64_t> &out, const Epilogue &e) const {
+  const size_t r = out.size();
+  const std::vector<int64_t> pa = pad_to(a.shape, r), pb = pad_to(b.shape, r);
+  const int64_t m = out[r - 2], n = out[r - 1], k = trans_a_ ? a.shape[0] : a.shape.back();
+  // Folding A's batch into M needs B without batch, and operands that are
+  // either constant or full across batch and M.
+  bool fold = r > 2 && product(pb, 0, r - 2) == 1;
+  for (const auto &o : e.operands) {
+    const bool ones = product(o.dims, 0, r - 1) == 1;
+    bool full = true;
+    for (size_t d = 0; d + 1 < r; ++d) full = full && o.dims[d] == out[d];
+    fold = fold && (ones || full);
+  }
+  Layout l;
+  const memory::dims wdims{k, n};
+  const memory::desc wei2 = trans_b_ ? memory::desc(wdims, memory::data_type::f32, memory::dims{1, k})
+                                     : plain_desc(wdims);
+  if (fold) {
+    const int64_t rows = product(out, 0, r - 1);
+    l.src = plain_desc({rows, k});
+    l.wei = wei2;
+    l.dst = plain_desc({rows, n});
+    for (const auto &o : e.operands) l.operands.push_back(plain_desc({product(o.dims, 0, r - 1), o.dims[r - 1]}));
+    return l;
+  }
+  l.src = trans_a_ ? memory::desc({m, k}, memory::data_type::f32, memory::dims{1, m}) : plain_desc(pa);
+  l.wei = r == 2 ? wei2 : plain_desc(pb);
+  l.dst = plain_desc(out);
+  for (const auto &o : e.operands) l.operands.push_back(plain_desc(o.dims));
+  return l;
+}
+
+MatmulKernel::Entry MatmulKernel::make_entry(const ExternTensor &b, const Layout &l, const Epilogue &e) {
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(e.to_dnnl(l.operands));
+  // Constant weights: let oneDNN pick their layout, then reorder them once.
+  const memory::desc wei = b.constant ? memory::desc(l.wei.dims(), memory::data_type::f32, memory::format_tag::any)
+                                      : l.wei;
+  auto pd = guarded("create a matmul primitive", [&] {
+    return dnnl::matmul::primitive_desc(dnnl::matmul::desc(l.src, wei, l.dst), attr, onednn_engine());
+  });
+  made_primitive(pd);
+  Entry en;
+  en.prim = dnnl::matmul(pd);
+  en.impl = pd.impl_info_str();
+  const auto &eng = onednn_engine();
+  en.src = memory(l.src, eng, nullptr);
+  en.dst = memory(l.dst, eng, nullptr);
+  en.wei = memory(l.wei, eng, nullptr);
+  if (b.constant && pd.weights_desc() != l.wei) en.packed = packed_weights(l.wei, b.data, pd.weights_desc());
+  en.args = {{DNNL_ARG_SRC, en.src}, {DNNL_ARG_WEIGHTS, en.packed ? *en.packed : en.wei}, {DNNL_ARG_DST, en.dst}};
+  for (size_t i = 0; i < l.operands.size(); ++i) {
+    en.operands.emplace_back(l.operands[i], eng, nullptr);
+    en.args[e.operand_arg(i)] = en.operands.back();
+  }
+  return en;
+}
+
+void MatmulKernel::run(const ExternCall &call) {
+  use_threads();
+  const ExternTensor &a = input(call, 0, "A"), &b = input(call, 1, "B");
+  check(call.outputs.size() == 1 && call.outputs[0].dtype == DType::F32, "expects one float32 output");
+  const ExternTensor &y = call.outputs[0];
+  const size_t ra = a.shape.size(), rb = b.shape.size();
+  check(ra >= 2 && rb >= 2, "A ", shape_text(a.shape), " and B ", shape_text(b.shape), " must have rank >= 2");
+  check((!trans_a_ || ra == 2) && (!trans_b_ || rb == 2), "transposed operands must be 2-D");
+  const int64_t m = trans_a_ ? a.shape[1] : a.shape[ra - 2], k = trans_a_ ? a.shape[0] : a.shape[ra - 1];
+  const int64_t kb = trans_b_ ? b.shape[1] : b.shape[rb - 2], n = trans_b_ ? b.shape[0] : b.shape[rb - 1];
+  check(k == kb, "A ", shape_text(a.shape), " and B ", shape_text(b.shape), " disagree on K (", k, " vs ", kb, ")");
+  const size_t r = std::max(ra, rb);
+  const std::vector<int64_t> pa = pad_to(a.shape, r), pb = pad_to(b.shape, r);
+  std::vector<int64_t> out(r);
+  for (size_t d = 0; d + 2 < r; ++d) {
+    check(pa[d] == pb[d] || pa[d] == 1 || pb[d] == 1, "batch dim ", d, " of A ", shape_text(a.shape), " and B ",
+          shape_text(b.shape), " does not broadcast");
+    out[d] = pa[d] == 1 ? pb[d] : pa[d];
+  }
+  out[r - 2] = m;
+  out[r - 1] = n;
+  check(y.shape == out, "output is ", shape_text(y.shape), ", expected ", shape_text(out));
+  if (y.num_elements() == 0) return;
+  Epilogue e = epilogue(call, 2, out);
+  float *dst = static_cast<float *>(y.data);
+  if (k == 0) {  // an empty sum: zeros, then the epilogue
+    std::memset(dst, 0, static_cast<size_t>(y.num_elements()) * sizeof(float));
+    apply_post_ops_scalar(dst, out, e.ops, e.operands);
+    return;
+  }
+  const std::vector<int64_t> key = shape_key(call);
+  Entry *en = cache_.find(key);
+  if (!en) en = &cache_.insert(key, make_entry(b, layout(a, b, out, e), e));
+  en->src.set_data_handle(a.data);
+  en->dst.set_data_handle(dst);
+  if (!en->packed) en->wei.set_data_handle(b.data);
+  for (size_t i = 0; i < en->operands.size(); ++i)
+    en->operands[i].set_data_handle(const_cast<float *>(e.operands[i].data));
+  execute(en->prim, en->args);
+  ran(en->impl);
+}
+
+}  // namespace
+
+std::unique_ptr<ExternKernel> make_onednn_matmul_kernel(const PlanStep &step) {
+  return std::make_unique<MatmulKernel>(step);
+}
+
+}  // namespace disco

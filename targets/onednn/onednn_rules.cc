@@ -1,0 +1,367 @@
+#include "targets/onednn/onednn_rules.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "frontend/errors.h"
+
+namespace disco {
+
+namespace {
+
+const Shape *shape_of(const MatchContext &ctx, int vid) {
+  if (vid < 0) return nullptr;
+  const Value &v = ctx.value(vid);
+  return v.shape ? &*v.shape : nullptr;
+}
+
+int rank_of(const MatchContext &ctx, int vid) {
+  const Shape *s = shape_of(ctx, vid);
+  return s ? static_cast<int>(s->size()) : -1;
+}
+
+bool is_f32(const MatchContext &ctx, int vid) { return vid >= 0 && ctx.value(vid).dtype == DType::F32; }
+
+// Why a unit with these values is declined for dtype: names the first one that is not float32.
+std::string dtype_reason(const MatchContext &ctx, const std::vector<int> &vids) {
+  for (int v : vids)
+    if (v >= 0 && !is_f32(ctx, v))
+      return "only float32 is supported; '" + ctx.value(v).name + "' is " + dtype_name(ctx.value(v).dtype);
+  return "";
+}
+
+bool is_default_domain(const Node &n) { return n.domain.empty() || n.domain == "ai.onnx"; }
+
+// True when a value of shape `small` broadcasts into `big` without growing
+// it: each of its dims (aligned right) is 1 or provably the same as big's.
+bool fits_into(const ShapeStore &store, const Shape &small, const Shape &big) {
+  if (small.size() > big.size()) return false;
+  const size_t off = big.size() - small.size();
+  for (size_t i = 0; i < small.size(); ++i)
+    if (!store.canonical(small[i]).is_const(1) && !store.same_dim(small[i], big[off + i])) return false;
+  return true;
+}
+
+// A one-element constant that does not raise the rank of a value of rank `rank`.
+bool scalar_operand(const MatchContext &ctx, int vid, int rank, double *v) {
+  return rank_of(ctx, vid) <= rank && ctx.scalar_constant(vid, v);
+}
+
+bool near(double v, double want) { return std::fabs(v - want) <= 1e-4 * std::fabs(want); }
+
+// The node's only output that anyone reads is output 0.
+bool single_result(const MatchContext &ctx, const Node &n) {
+  for (size_t i = 1; i < n.outputs.size(); ++i)
+    if (n.outputs[i] >= 0 && (!ctx.consumers(n.outputs[i]).empty() || ctx.is_graph_output(n.outputs[i])))
+      return false;
+  return !n.outputs.empty() && n.outputs[0] >= 0;
+}
+
+// ---- anchors -----------------------------------------------------------
+
+bool match_matmul(const MatchContext &ctx, const Node &n, OnednnUnit &u, std::string *why) {
+  if (n.inputs.size() != 2 || n.outputs.empty()) return *why = "MatMul needs two inputs", false;
+  const int a = n.inputs[0], b = n.inputs[1];
+  if (*why = dtype_reason(ctx, {a, b, n.outputs[0]}); !why->empty()) return false;
+  const int ra = rank_of(ctx, a), rb = rank_of(ctx, b);
+  if (ra < 2 || rb < 2) return *why = "1-D operands are left to the next backend", false;
+  if (std::max(ra, rb) > kOnednnMaxRank)
+    return *why = "rank " + std::to_string(std::max(ra, rb)) + " exceeds oneDNN's " + std::to_string(kOnednnMaxRank),
+           false;
+  u.anchor = OnednnUnit::MatMul;
+  u.anchor_inputs = {a, b};
+  return true;
+}
+
+bool match_gemm(const MatchContext &ctx, const Node &n, OnednnUnit &u, std::string *why) {
+  if (n.opset < 7) return *why = "Gemm before opset 7 (the broadcast attribute) is not supported", false;
+  if (n.inputs.size() < 2 || n.outputs.empty()) return *why = "Gemm needs A and B", false;
+  const int a = n.inputs[0], b = n.inputs[1], c = n.inputs.size() > 2 ? n.inputs[2] : -1;
+  const int y = n.outputs[0];
+  if (*why = dtype_reason(ctx, {a, b, c, y}); !why->empty()) return false;
+  if (rank_of(ctx, a) != 2 || rank_of(ctx, b) != 2 || rank_of(ctx, y) != 2)
+    return *why = "A, B and Y must be 2-D", false;
+  AttrReader attrs(n.attrs, n.where());
+  u.anchor = OnednnUnit::Gemm;
+  u.anchor_inputs = {a, b};
+  u.trans_a = attrs.get_int("transA", 0) != 0;
+  u.trans_b = attrs.get_int("transB", 0) != 0;
+  const double alpha = attrs.get_float("alpha", 1.0f), beta = attrs.get_float("beta", 1.0f);
+  const bool use_c = c >= 0 && beta != 0;
+  if (use_c && !fits_into(ctx.store(), *shape_of(ctx, c), *shape_of(ctx, y)))
+    return *why = "C does not broadcast to [M, N]", false;
+  // alpha*AB + beta*C as post-ops on AB: scale, add C; with beta != 1 the sum is
+  // beta * ((alpha/beta) * AB + C), so that C needs no scaled copy.
+  if (!use_c) {
+    if (alpha != 1) u.post_ops.push_back({OnednnPostOp::Linear, alpha, 0});
+    return true;
+  }
+  if (beta == 1) {
+    if (alpha != 1) u.post_ops.push_back({OnednnPostOp::Linear, alpha, 0});
+    u.post_ops.push_back({OnednnPostOp::Add});
+    u.operands.push_back(c);
+    return true;
+  }
+  u.post_ops.push_back({OnednnPostOp::Linear, alpha / beta, 0});
+  u.post_ops.push_back({OnednnPostOp::Add});
+  u.operands.push_back(c);
+  u.post_ops.push_back({OnednnPostOp::Linear, beta, 0});
+  return true;
+}
+
+bool match_conv(const MatchContext &ctx, const Node &n, OnednnUnit &u, std::string *why) {
+  if (n.inputs.size() < 2 || n.outputs.empty()) return *why = "Conv needs X and W", false;
+  const int x = n.inputs[0], w = n.inputs[1], bias = n.inputs.size() > 2 ? n.inputs[2] : -1;
+  if (*why = dtype_reason(ctx, {x, w, bias, n.outputs[0]}); !why->empty()) return false;
+  const int rank = rank_of(ctx, x);
+  if (rank < 3 || rank > 5) return *why = "only 1-D, 2-D and 3-D convolutions are supported", false;
+  if (rank_of(ctx, w) != rank) return *why = "W must have the rank of X", false;
+  if (bias >= 0 && rank_of(ctx, bias) != 1) return *why = "the bias must be 1-D", false;
+  const size_t spatial = static_cast<size_t>(rank - 2);
+  AttrReader attrs(n.attrs, n.where());
+  u.group = attrs.get_int("group", 1);
+  if (u.group < 1) return *why = "group must be positive", false;
+  u.auto_pad = attrs.get_string("auto_pad", "NOTSET");
+  if (u.auto_pad != "NOTSET" && u.auto_pad != "VALID" && u.auto_pad != "SAME_UPPER" && u.auto_pad != "SAME_LOWER")
+    return *why = "unknown auto_pad '" + u.auto_pad + "'", false;
+  u.strides = attrs.get_ints_opt("strides").value_or(std::vector<int64_t>(spatial, 1));
+  u.dilations = attrs.get_ints_opt("dilations").value_or(std::vector<int64_t>(spatial, 1));
+  u.pads = std::vector<int64_t>(2 * spatial, 0);
+  if (u.auto_pad == "NOTSET") u.pads = attrs.get_ints_opt("pads").value_or(u.pads);
+  if (u.strides.size() != spatial || u.dilations.size() != spatial || u.pads.size() != 2 * spatial)
+    return *why = "strides, dilations or pads do not match the spatial rank", false;
+  for (size_t i = 0; i < spatial; ++i)
+    if (u.strides[i] < 1 || u.dilations[i] < 1) return *why = "strides and dilations must be positive", false;
+  for (int64_t p : u.pads)
+    if (p < 0) return *why = "negative pads are not supported", false;
+  if (auto ks = attrs.get_ints_opt("kernel_shape"); ks && ks->size() != spatial)
+    return *why = "kernel_shape does not match the spatial rank", false;
+  u.anchor = OnednnUnit::Conv;
+  u.anchor_inputs = {x, w, bias};
+  return true;
+}
+
+// ---- epilogue ------------------------------------------------------------
+
+// Gelu as PyTorch exports it: x * 0.5 * (1 + erf(x / sqrt(2))), with the
+// scalings in either place and the operands of Add and Mul in either order.
+// `x` feeds two nodes of the pattern; every other value in it has one reader.
+bool match_gelu(const MatchContext &ctx, int x, std::vector<int> *nodes, int *out) {
+  const auto &cs = ctx.consumers(x);
+  if (cs.size() != 2 || ctx.is_graph_output(x)) return false;
+  const int rank = rank_of(ctx, x);
+  auto other_input = [&](const Node &n, int v) { return n.inputs[0] == v ? n.inputs[1] : n.inputs[0]; };
+  auto is_binary = [&](int node, const char *op, int v) {
+    const Node &n = ctx.node(node);
+    return n.op_type == op && is_default_domain(n) && n.inputs.size() == 2 && n.outputs.size() == 1 &&
+           (n.inputs[0] == v || n.inputs[1] == v) && n.inputs[0] != n.inputs[1];
+  };
+  // Mul of v by a scalar near `want` (either order), or Div by 1/want (v first).
+  auto is_scaling = [&](int node, int v, double want) {
+    double s = 0;
+    const Node &n = ctx.node(node);
+    if (is_binary(node, "Mul", v)) return scalar_operand(ctx, other_input(n, v), rank, &s) && near(s, want);
+    if (is_binary(node, "Div", v) && n.inputs[0] == v)
+      return scalar_operand(ctx, n.inputs[1], rank, &s) && s != 0 && near(1 / s, want);
+    return false;
+  };
+  const double inv_sqrt2 = 0.70710678118654752;
+  for (int k = 0; k < 2; ++k) {
+    const int scaled = cs[k], rest = cs[1 - k];
+    if (!is_scaling(scaled, x, inv_sqrt2)) continue;
+    std::vector<int> found{scaled};
+    const int erf = ctx.sole_consumer(ctx.node(scaled).outputs[0]);
+    if (erf < 0 || ctx.node(erf).op_type != "Erf" || !is_default_domain(ctx.node(erf))) continue;
+    found.push_back(erf);
+    const int erf_out = ctx.node(erf).outputs[0];
+    const int plus = ctx.sole_consumer(erf_out);
+    double one = 0;
+    if (plus < 0 || !is_binary(plus, "Add", erf_out) ||
+        !scalar_operand(ctx, other_input(ctx.node(plus), erf_out), rank, &one) || !near(one, 1.0))
+      continue;
+    found.push_back(plus);
+    int factor = ctx.node(plus).outputs[0];  // 1 + erf(x / sqrt 2), maybe halved next
+    bool halved = false;
+    if (int h = ctx.sole_consumer(factor); h >= 0 && is_scaling(h, factor, 0.5)) {
+      found.push_back(h);
+      factor = ctx.node(h).outputs[0];
+      halved = true;
+    }
+    int left = x;  // x, maybe halved first
+    if (!halved && is_scaling(rest, x, 0.5)) {
+      found.push_back(rest);
+      left = ctx.node(rest).outputs[0];
+      halved = true;
+    }
+    const int prod = left == x ? rest : ctx.sole_consumer(left);
+    if (prod < 0 || !is_binary(prod, "Mul", left) || other_input(ctx.node(prod), left) != factor ||
+        ctx.sole_consumer(factor) != prod)
+      continue;
+    found.push_back(prod);
+    int result = ctx.node(prod).outputs[0];
+    if (!halved) {
+      const int h = ctx.sole_consumer(result);
+      if (h < 0 || !is_scaling(h, result, 0.5)) continue;
+      found.push_back(h);
+      result = ctx.node(h).outputs[0];
+    }
+    if (!is_f32(ctx, result) || rank_of(ctx, result) != rank) continue;
+    nodes->insert(nodes->end(), found.begin(), found.end());
+    *out = result;
+    return true;
+  }
+  return false;
+}
+
+// Add, Sub, Mul or Div of the running value `cur` by a scalar constant (a
+// Linear post-op) or by a tensor that broadcasts into it and is not computed
+// from the anchor (a binary post-op).
+bool match_arith(const MatchContext &ctx, int anchor, int cur, const Node &n, OnednnUnit &u) {
+  if (n.inputs.size() != 2 || n.inputs[0] == n.inputs[1]) return false;
+  const bool cur_first = n.inputs[0] == cur;
+  const int other = cur_first ? n.inputs[1] : n.inputs[0];
+  const std::string &op = n.op_type;
+  double s = 0;
+  if (scalar_operand(ctx, other, rank_of(ctx, cur), &s)) {
+    if (op == "Add") u.post_ops.push_back({OnednnPostOp::Linear, 1, s});
+    else if (op == "Sub") u.post_ops.push_back({OnednnPostOp::Linear, cur_first ? 1.0 : -1.0, cur_first ? -s : s});
+    else if (op == "Mul") u.post_ops.push_back({OnednnPostOp::Linear, s, 0});
+    else if (op == "Div" && cur_first && s != 0) u.post_ops.push_back({OnednnPostOp::Linear, 1 / s, 0});
+    else return false;
+    return true;
+  }
+  if (!is_f32(ctx, other) || !shape_of(ctx, other) || !fits_into(ctx.store(), *shape_of(ctx, other), *shape_of(ctx, cur)) ||
+      ctx.depends_on(other, anchor))
+    return false;
+  // Two chains can meet here (a residual block's two convolutions). The one
+  // whose running value is computed last takes the node, so both rules agree
+  // on who owns it and neither unit is refused for overlapping the other.
+  if (ctx.value(other).producer > ctx.value(cur).producer) return false;
+  if (op == "Add") u.post_ops.push_back({OnednnPostOp::Add});
+  else if (op == "Mul") u.post_ops.push_back({OnednnPostOp::Mul});
+  else if (op == "Sub" && cur_first) u.post_ops.push_back({OnednnPostOp::Sub});
+  else if (op == "Div" && cur_first) u.post_ops.push_back({OnednnPostOp::Div});
+  else return false;
+  u.operands.push_back(other);
+  return true;
+}
+
+// Inference BatchNormalization over dim 1 with constant parameters.
+bool match_batchnorm(const MatchContext &ctx, int cur, const Node &n, OnednnUnit &u) {
+  if (n.opset < 9 || n.inputs.size() != 5 || n.inputs[0] != cur || rank_of(ctx, cur) < 2) return false;
+  AttrReader attrs(n.attrs, n.where());
+  if (attrs.get_int("training_mode", 0) != 0) return false;
+  const Dim channels = (*shape_of(ctx, cur))[1];
+  for (int i = 1; i < 5; ++i) {
+    const int p = n.inputs[i];
+    if (!ctx.is_constant(p) || !is_f32(ctx, p) || rank_of(ctx, p) != 1 ||
+        !ctx.store().same_dim((*shape_of(ctx, p))[0], channels))
+      return false;
+  }
+  u.post_ops.push_back({OnednnPostOp::BatchNorm, attrs.get_float("epsilon", 1e-5f), 0});
+  for (int i = 1; i < 5; ++i) u.operands.push_back(n.inputs[i]);
+  return true;
+}
+
+// Clip's bounds: attributes before opset 11, optional scalar constant inputs after.
+bool clip_bounds(const MatchContext &ctx, int cur, const Node &n, double *lo, double *hi) {
+  *lo = -std::numeric_limits<double>::infinity();
+  *hi = std::numeric_limits<double>::infinity();
+  if (n.opset < 11) {
+    AttrReader attrs(n.attrs, n.where());
+    *lo = attrs.get_float("min", -std::numeric_limits<float>::infinity());
+    *hi = attrs.get_float("max", std::numeric_limits<float>::infinity());
+    return true;
+  }
+  const int rank = rank_of(ctx, cur);
+  if (n.inputs.size() > 1 && n.inputs[1] >= 0 && !scalar_operand(ctx, n.inputs[1], rank, lo)) return false;
+  if (n.inputs.size() > 2 && n.inputs[2] >= 0 && !scalar_operand(ctx, n.inputs[2], rank, hi)) return false;
+  return true;
+}
+
+// Appends the epilogue node that reads `cur`, if it is one the backend fuses.
+bool match_epilogue_node(const MatchContext &ctx, int anchor, int cur, int node, OnednnUnit &u) {
+  const Node &n = ctx.node(node);
+  if (!is_default_domain(n) || !single_result(ctx, n) || !is_f32(ctx, n.outputs[0])) return false;
+  if (n.inputs.empty() || n.inputs[0] < 0) return false;
+  const std::string &op = n.op_type;
+  if (op == "Relu") {
+    u.post_ops.push_back({OnednnPostOp::Relu, 0, 0});
+  } else if (op == "LeakyRelu") {
+    u.post_ops.push_back({OnednnPostOp::Relu, AttrReader(n.attrs, n.where()).get_float("alpha", 0.01f), 0});
+  } else if (op == "Sigmoid") {
+    u.post_ops.push_back({OnednnPostOp::Sigmoid});
+  } else if (op == "Tanh") {
+    u.post_ops.push_back({OnednnPostOp::Tanh});
+  } else if (op == "Clip") {
+    double lo = 0, hi = 0;
+    if (n.inputs[0] != cur || !clip_bounds(ctx, cur, n, &lo, &hi)) return false;
+    u.post_ops.push_back({OnednnPostOp::Clip, lo, hi});
+  } else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
+    return match_arith(ctx, anchor, cur, n, u);
+  } else if (op == "BatchNormalization") {
+    return match_batchnorm(ctx, cur, n, u);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+void match_epilogue(const MatchContext &ctx, int anchor, OnednnUnit &u) {
+  int cur = u.output;
+  while (static_cast<int>(u.post_ops.size()) < kOnednnMaxPostOps) {
+    std::vector<int> gelu_nodes;
+    int gelu_out = -1;
+    if (match_gelu(ctx, cur, &gelu_nodes, &gelu_out)) {
+      u.post_ops.push_back({OnednnPostOp::GeluErf});
+      u.nodes.insert(u.nodes.end(), gelu_nodes.begin(), gelu_nodes.end());
+      cur = gelu_out;
+      continue;
+    }
+    const int next = ctx.sole_consumer(cur);
+    if (next < 0) break;
+    const OnednnUnit before = u;
+    if (!match_epilogue_node(ctx, anchor, cur, next, u)) {
+      u = before;
+      break;
+    }
+    u.nodes.push_back(next);
+    cur = ctx.node(next).outputs[0];
+    // An epilogue never changes the shape: broadcasting into `cur` was checked.
+  }
+  u.output = cur;
+  std::sort(u.nodes.begin() + 1, u.nodes.end());
+}
+
+}  // namespace
+
+std::optional<OnednnUnit> match_onednn_unit(const MatchContext &ctx, int node, std::string *why) {
+  const Node &n = ctx.node(node);
+  OnednnUnit u;
+  u.nodes = {node};
+  try {
+    bool ok = false;
+    if (n.op_type == "MatMul") ok = match_matmul(ctx, n, u, why);
+    else if (n.op_type == "Gemm") ok = match_gemm(ctx, n, u, why);
+    else if (n.op_type == "Conv") ok = match_conv(ctx, n, u, why);
+    else *why = "not an op the oneDNN backend anchors at";
+    if (!ok) return std::nullopt;
+    u.output = n.outputs[0];
+    match_epilogue(ctx, node, u);
+  } catch (const Error &e) {
+    *why = e.what();  // a malformed attribute: the next backend reports it properly
+    return std::nullopt;
+  }
+  return u;
+}
+
+std::vector<SupportRule> onednn_rules() {
+  auto check = [](const MatchContext &ctx, int node, std::string *why) -> std::vector<int> {
+    auto u = match_onednn_unit(ctx, node, why);
+    return u ? u->nodes : std::vector<int>{};
+  };
+  return {{"onednn.matmul+epilogue", {"MatMul", "Gemm"}, check}, {"onednn.conv+epilogue", {"Conv"}, check}};
+}
+
+}  // namespace disco

@@ -1,0 +1,44 @@
+// What the oneDNN backend takes: a MatMul, Gemm or Conv (the anchor) with
+// the epilogue that follows it as oneDNN post-ops: bias and residual adds,
+// Relu, Gelu (in the erf form PyTorch exports), Sigmoid, Tanh, LeakyRelu,
+// Clip, scalar scaling and inference BatchNormalization.
+//
+// Matching sees dtypes, attributes and the shape store's facts only; run-time
+// sizes are the glue's business (targets/onednn/onednn_kernels.h). The same
+// match serves the support rule (which nodes form the unit) and the codegen
+// (which post-ops and operands the step gets), so the two cannot disagree.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "targets/backend.h"
+#include "targets/onednn/onednn_post_ops.h"
+
+namespace disco {
+
+// oneDNN 2.6 tensors have at most 12 dims (DNNL_MAX_NDIMS); matmul takes 2 to 12.
+constexpr int kOnednnMaxRank = 12;
+// Longer epilogues stop here; the rest goes to the next backend.
+constexpr int kOnednnMaxPostOps = 16;
+
+struct OnednnUnit {
+  enum Anchor { MatMul, Gemm, Conv } anchor = MatMul;
+  std::vector<int> nodes;          // anchor first, then the epilogue in graph order
+  std::vector<int> anchor_inputs;  // MatMul/Gemm: A, B; Conv: X, W, bias (-1 when absent)
+  std::vector<OnednnPostOp> post_ops;
+  std::vector<int> operands;       // values the binary post-ops read, in post-op order
+  int output = -1;                 // the unit's one result: the value after the last post-op
+  bool trans_a = false, trans_b = false;  // Gemm
+  // Conv: per spatial dim; pads are all begins then all ends (ONNX order).
+  std::vector<int64_t> strides, dilations, pads;
+  int64_t group = 1;
+  std::string auto_pad = "NOTSET";  // SAME_* pads are computed per run-time shape
+};
+
+// The unit anchored at `node`, or nullopt with the reason in `why`.
+std::optional<OnednnUnit> match_onednn_unit(const MatchContext &ctx, int node, std::string *why);
+
+std::vector<SupportRule> onednn_rules();
+
+}  // namespace disco

@@ -1,0 +1,191 @@
+#include "targets/onednn/onednn_step.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace disco {
+
+dnnl::engine &onednn_engine() {
+  static auto *e = new dnnl::engine(dnnl::engine::kind::cpu, 0);  // never destroyed: kernels may outlive statics
+  return *e;
+}
+
+dnnl::memory::dims plain_strides(const dnnl::memory::dims &dims) {
+  dnnl::memory::dims s(dims.size());
+  dnnl::memory::dim step = 1;
+  for (size_t i = dims.size(); i-- > 0;) {
+    s[i] = step;
+    step *= std::max<dnnl::memory::dim>(dims[i], 1);
+  }
+  return s;
+}
+
+dnnl::memory::desc plain_desc(const dnnl::memory::dims &dims) {
+  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, plain_strides(dims));
+}
+
+std::string shape_text(const std::vector<int64_t> &s) {
+  std::string t = "[";
+  for (size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
+  return t + "]";
+}
+
+namespace {
+
+dnnl::algorithm eltwise_algorithm(OnednnPostOp::Kind k) {
+  switch (k) {
+    case OnednnPostOp::Relu: return dnnl::algorithm::eltwise_relu;
+    case OnednnPostOp::GeluErf: return dnnl::algorithm::eltwise_gelu_erf;
+    case OnednnPostOp::Sigmoid: return dnnl::algorithm::eltwise_logistic;
+    case OnednnPostOp::Tanh: return dnnl::algorithm::eltwise_tanh;
+    case OnednnPostOp::Clip: return dnnl::algorithm::eltwise_clip;
+    case OnednnPostOp::Linear: return dnnl::algorithm::eltwise_linear;
+    default: return dnnl::algorithm::undef;
+  }
+}
+
+dnnl::algorithm binary_algorithm(OnednnPostOp::Kind k) {
+  switch (k) {
+    case OnednnPostOp::Add: return dnnl::algorithm::binary_add;
+    case OnednnPostOp::Sub: return dnnl::algorithm::binary_sub;
+    case OnednnPostOp::Mul: return dnnl::algorithm::binary_mul;
+    case OnednnPostOp::Div: return dnnl::algorithm::binary_div;
+    default: return dnnl::algorithm::undef;
+  }
+}
+
+}  // namespace
+
+dnnl::post_ops Epilogue::to_dnnl(const std::vector<dnnl::memory::desc> &operand_descs) const {
+  dnnl::post_ops po;
+  size_t next = 0;
+  for (const auto &op : ops) {
+    if (op.num_operands() == 0) {
+      po.append_eltwise(1.0f, eltwise_algorithm(op.kind), static_cast<float>(op.a), static_cast<float>(op.b));
+      continue;
+    }
+    po.append_binary(binary_algorithm(op.kind), operand_descs.at(next++));
+  }
+  return po;
+}
+
+int Epilogue::operand_arg(size_t i) const {
+  size_t seen = 0;
+  for (size_t k = 0; k < ops.size(); ++k)
+    if (ops[k].num_operands() > 0 && seen++ == i) return DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(k)) | DNNL_ARG_SRC_1;
+  fail("internal: no post-op reads operand ", i);
+}
+
+OnednnStep::OnednnStep(const PlanStep &step)
+    : label_(step.label), call_(step.extern_call), stream_(onednn_engine()) {
+  post_ops_ = parse_post_ops(param_str(step, "post_ops"), "step " + step.label + " (" + step.extern_call + ")");
+}
+
+void OnednnStep::set_num_threads(int n) {
+  if (n == threads_) return;
+  threads_ = n;
+  clear_cache();  // primitives plan their work for the team size they were made with
+}
+
+void OnednnStep::use_threads() const {
+  if (threads_ > 0 && omp_get_max_threads() != threads_) omp_set_num_threads(threads_);
+}
+
+const ExternTensor &OnednnStep::input(const ExternCall &call, size_t i, const char *what) const {
+  check(i < call.inputs.size() && call.inputs[i].data, "input ", i, " (", what, ") is missing");
+  const ExternTensor &t = call.inputs[i];
+  check(t.dtype == DType::F32, what, " has dtype ", dtype_name(t.dtype), ", expected float32");
+  return t;
+}
+
+std::vector<int64_t> OnednnStep::shape_key(const ExternCall &call) {
+  std::vector<int64_t> key;
+  for (const auto &t : call.inputs) {
+    key.push_back(t.data ? static_cast<int64_t>(t.shape.size()) : -1);
+    key.insert(key.end(), t.shape.begin(), t.shape.end());
+  }
+  return key;
+}
+
+Epilogue OnednnStep::epilogue(const ExternCall &call, size_t first, const std::vector<int64_t> &dst) {
+  Epilogue e;
+  const size_t rank = dst.size();
+  size_t next = first, bn = 0;
+  auto padded = [&](const std::vector<int64_t> &dims, const std::string &what) {
+    check(dims.size() <= rank, what, " ", shape_text(dims), " has a higher rank than the result ", shape_text(dst));
+    std::vector<int64_t> p(rank - dims.size(), 1);
+    p.insert(p.end(), dims.begin(), dims.end());
+    for (size_t d = 0; d < rank; ++d)
+      check(p[d] == 1 || p[d] == dst[d], what, " ", shape_text(dims), " does not broadcast to the result ",
+            shape_text(dst));
+    return p;
+  };
+  for (const auto &op : post_ops_) {
+    if (op.kind != OnednnPostOp::BatchNorm) {
+      e.ops.push_back(op);
+      if (op.num_operands() == 0) continue;
+      const std::string what = "post-op operand " + std::to_string(next - first);
+      const ExternTensor &t = input(call, next++, what.c_str());
+      e.operands.push_back({static_cast<const float *>(t.data), padded(t.shape, what)});
+      continue;
+    }
+    // y = (x - mean) / sqrt(var + eps) * scale + B = x * a + b, per channel (dim 1).
+    check(rank >= 2, "BatchNormalization needs a result of rank >= 2");
+    const int64_t c = dst[1];
+    const float *p[4];
+    for (int i = 0; i < 4; ++i) {
+      const ExternTensor &t = input(call, next++, "BatchNormalization parameter");
+      check(t.shape.size() == 1 && t.shape[0] == c, "BatchNormalization parameter ", i + 1, " is ",
+            shape_text(t.shape), ", expected [", c, "]");
+      p[i] = static_cast<const float *>(t.data);
+    }
+    if (bn_.size() < bn + 2) bn_.resize(bn + 2);
+    std::vector<float> &a = bn_[bn++], &b = bn_[bn++];
+    a.resize(c);
+    b.resize(c);
+    for (int64_t k = 0; k < c; ++k) {
+      a[k] = p[0][k] / std::sqrt(p[3][k] + static_cast<float>(op.a));
+      b[k] = p[1][k] - p[2][k] * a[k];
+    }
+    std::vector<int64_t> dims(rank, 1);
+    dims[1] = c;
+    e.ops.push_back({OnednnPostOp::Mul});
+    e.operands.push_back({a.data(), dims});
+    e.ops.push_back({OnednnPostOp::Add});
+    e.operands.push_back({b.data(), dims});
+  }
+  check(next == call.inputs.size(), "has ", call.inputs.size(), " inputs, its post-ops read ", next);
+  return e;
+}
+
+void OnednnStep::execute(dnnl::primitive &p, const std::unordered_map<int, dnnl::memory> &args) {
+  guarded("run the primitive", [&] {
+    p.execute(stream_, args);
+    stream_.wait();
+  });
+}
+
+std::shared_ptr<dnnl::memory> OnednnStep::packed_weights(const dnnl::memory::desc &user, const void *data,
+                                                         const dnnl::memory::desc &want) {
+  packed_.erase(std::remove_if(packed_.begin(), packed_.end(), [](const Packed &p) { return p.mem.expired(); }),
+                packed_.end());
+  for (const auto &p : packed_)
+    if (p.data == data && p.want == want) return p.mem.lock();
+  auto mem = std::make_shared<dnnl::memory>(want, onednn_engine());
+  guarded("reorder the weights", [&] {
+    dnnl::memory src(user, onednn_engine(), const_cast<void *>(data));
+    dnnl::reorder(src, *mem).execute(stream_, src, *mem);
+    stream_.wait();
+  });
+  packed_.push_back({want, data, mem});
+  return mem;
+}
+
+void OnednnStep::made_primitive(const dnnl::primitive_desc_base &pd) {
+  ++created_;
+  impl_ = pd.impl_info_str();
+}
+
+}  // namespace disco

@@ -1,0 +1,104 @@
+// What the oneDNN kernels share: the CPU engine, errors that name the step,
+// the epilogue turned into oneDNN post-ops, the thread count, and constant
+// weights reordered once and shared between cache entries that want the
+// same layout. Used by onednn_matmul.cc and onednn_conv.cc only.
+#pragma once
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "frontend/errors.h"
+#include "targets/onednn/onednn_kernels.h"
+#include "targets/onednn/onednn_post_ops.h"
+
+namespace disco {
+
+dnnl::engine &onednn_engine();
+dnnl::memory::dims plain_strides(const dnnl::memory::dims &dims);
+dnnl::memory::desc plain_desc(const dnnl::memory::dims &dims);
+
+// The epilogue of one run: BatchNorm expanded into Mul and Add, and every
+// operand padded with leading 1s to the rank of the result.
+struct Epilogue {
+  std::vector<OnednnPostOp> ops;
+  std::vector<PostOpOperand> operands;
+  // The post-ops with each binary one reading an operand of the given layout.
+  dnnl::post_ops to_dnnl(const std::vector<dnnl::memory::desc> &operand_descs) const;
+  // The execution argument of the i-th operand (its post-op's position in the chain).
+  int operand_arg(size_t i) const;
+};
+
+class OnednnStep : public OnednnKernel {
+ public:
+  explicit OnednnStep(const PlanStep &step);
+  void set_num_threads(int n) override;
+  int64_t primitives_created() const override { return created_; }
+  std::string implementation() const override { return impl_; }
+
+ protected:
+  template <typename... Args>
+  [[noreturn]] void error(const Args &...args) const {
+    fail("step ", label_, " (", call_, "): ", args...);
+  }
+  template <typename... Args>
+  void check(bool ok, const Args &...args) const {
+    if (!ok) error(args...);
+  }
+  // Input i, which must be present and float32.
+  const ExternTensor &input(const ExternCall &call, size_t i, const char *what) const;
+  // The epilogue for a result of shape `dst`, its operands read from input `first` on.
+  Epilogue epilogue(const ExternCall &call, size_t first, const std::vector<int64_t> &dst);
+  // Every input's shape: what a cache entry is made for.
+  static std::vector<int64_t> shape_key(const ExternCall &call);
+  // Call before creating or running a primitive: oneDNN sizes its OpenMP team from the calling thread.
+  void use_threads() const;
+  // Makes a primitive descriptor or runs a primitive, with oneDNN's errors named for this step.
+  template <typename F>
+  auto guarded(const char *what, F &&f) -> decltype(f()) {
+    try {
+      return f();
+    } catch (const dnnl::error &e) {
+      error("oneDNN could not ", what, ": ", e.what());
+    }
+  }
+  void execute(dnnl::primitive &p, const std::unordered_map<int, dnnl::memory> &args);
+  // Constant weights at `data` (laid out as `user`) reordered into `want`,
+  // made once and shared while some cache entry holds them.
+  std::shared_ptr<dnnl::memory> packed_weights(const dnnl::memory::desc &user, const void *data,
+                                               const dnnl::memory::desc &want);
+  void made_primitive(const dnnl::primitive_desc_base &pd);
+  void ran(const std::string &impl) { impl_ = impl; }
+  virtual void clear_cache() = 0;
+
+  std::string label_, call_;
+  std::vector<OnednnPostOp> post_ops_;
+  int threads_ = 0;  // 0: OpenMP's default
+
+ private:
+  struct Packed {
+    dnnl::memory::desc want;
+    const void *data;
+    std::weak_ptr<dnnl::memory> mem;
+  };
+  int64_t created_ = 0;
+  std::string impl_;
+  dnnl::stream stream_;
+  std::vector<std::vector<float>> bn_;  // BatchNorm scale and shift, per run
+  std::vector<Packed> packed_;
+};
+
+}  // namespace disco
+
+namespace disco {
+
+// The kernels, made once per plan step (registered by install_onednn_runtime).
+std::unique_ptr<ExternKernel> make_onednn_matmul_kernel(const PlanStep &step);
+std::unique_ptr<ExternKernel> make_onednn_conv_kernel(const PlanStep &step);
+
+// "[2, 3]", for messages.
+std::string shape_text(const std::vector<int64_t> &shape);
+
+}  // namespace disco
