@@ -128,7 +128,7 @@ ConvKernel::Entry ConvKernel::make_entry(const ExternTensor &x, const ExternTens
 void ConvKernel::run(const ExternCall &call) {
   use_threads();
   const ExternTensor &x = input(call, 0, "X"), &w = input(call, 1, "W");
-  const ExternTensor *bias = call.inputs.size() > 2 && call.inputs[2].data ? &input(call, 2, "bias") : nullptr;
+  const ExternTensor *bias = call.inputs.size() > 2 && call.inputs[2].dtype != DType::Undefined ? &input(call, 2, "bias") : nullptr;
   check(call.outputs.size() == 1 && call.outputs[0].dtype == DType::F32, "expects one float32 output");
   const ExternTensor &y = call.outputs[0];
   const size_t rank = strides_.size() + 2;

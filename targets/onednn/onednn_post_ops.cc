@@ -21,7 +21,8 @@ const KindName kKinds[] = {
     {OnednnPostOp::Relu, "relu", 1},       {OnednnPostOp::GeluErf, "gelu_erf", 0}, {OnednnPostOp::Sigmoid, "sigmoid", 0},
     {OnednnPostOp::Tanh, "tanh", 0},       {OnednnPostOp::Clip, "clip", 2},        {OnednnPostOp::Linear, "linear", 2},
     {OnednnPostOp::Add, "add", 0},         {OnednnPostOp::Sub, "sub", 0},          {OnednnPostOp::Mul, "mul", 0},
-    {OnednnPostOp::Div, "div", 0},         {OnednnPostOp::BatchNorm, "batchnorm", 1},
+    {OnednnPostOp::Div, "div", 0},         {OnednnPostOp::Max, "max", 0},          {OnednnPostOp::Min, "min", 0},
+    {OnednnPostOp::BatchNorm, "batchnorm", 1},
 };
 
 const KindName &info(OnednnPostOp::Kind k) {
@@ -55,6 +56,8 @@ float binary(OnednnPostOp::Kind k, float x, float y) {
     case OnednnPostOp::Sub: return x - y;
     case OnednnPostOp::Mul: return x * y;
     case OnednnPostOp::Div: return x / y;
+    case OnednnPostOp::Max: return std::fmax(x, y);
+    case OnednnPostOp::Min: return std::fmin(x, y);
     default: fail("internal: post-op ", info(k).name, " is not binary");
   }
 }
@@ -66,7 +69,9 @@ int OnednnPostOp::num_operands() const {
     case Add:
     case Sub:
     case Mul:
-    case Div: return 1;
+    case Div:
+    case Max:
+    case Min: return 1;
     case BatchNorm: return 4;
     default: return 0;
   }

@@ -24,6 +24,8 @@ struct OnednnPostOp {
     Sub,  // value - operand
     Mul,
     Div,  // value / operand
+    Max,  // the glue's stand-ins for a repeated Clip (see onednn_step.cc)
+    Min,
     // Inference BatchNormalization over dim 1, with four operands: scale, B, mean, var. a: epsilon.
     BatchNorm,
   };

@@ -214,6 +214,17 @@ bool match_gelu(const MatchContext &ctx, int x, std::vector<int> *nodes, int *ou
   return false;
 }
 
+// a * value + b, composed with a Linear right before it: one post-op, one rounding.
+void append_linear(OnednnUnit &u, double a, double b) {
+  if (!u.post_ops.empty() && u.post_ops.back().kind == OnednnPostOp::Linear) {
+    OnednnPostOp &prev = u.post_ops.back();
+    prev.b = a * prev.b + b;
+    prev.a = a * prev.a;
+    return;
+  }
+  u.post_ops.push_back({OnednnPostOp::Linear, a, b});
+}
+
 // Add, Sub, Mul or Div of the running value `cur` by a scalar constant (a
 // Linear post-op) or by a tensor that broadcasts into it and is not computed
 // from the anchor (a binary post-op).
@@ -224,10 +235,10 @@ bool match_arith(const MatchContext &ctx, int anchor, int cur, const Node &n, On
   const std::string &op = n.op_type;
   double s = 0;
   if (scalar_operand(ctx, other, rank_of(ctx, cur), &s)) {
-    if (op == "Add") u.post_ops.push_back({OnednnPostOp::Linear, 1, s});
-    else if (op == "Sub") u.post_ops.push_back({OnednnPostOp::Linear, cur_first ? 1.0 : -1.0, cur_first ? -s : s});
-    else if (op == "Mul") u.post_ops.push_back({OnednnPostOp::Linear, s, 0});
-    else if (op == "Div" && cur_first && s != 0) u.post_ops.push_back({OnednnPostOp::Linear, 1 / s, 0});
+    if (op == "Add") append_linear(u, 1, s);
+    else if (op == "Sub") append_linear(u, cur_first ? 1.0 : -1.0, cur_first ? -s : s);
+    else if (op == "Mul") append_linear(u, s, 0);
+    else if (op == "Div" && cur_first && s != 0) append_linear(u, 1 / s, 0);
     else return false;
     return true;
   }
@@ -286,10 +297,14 @@ bool match_epilogue_node(const MatchContext &ctx, int anchor, int cur, int node,
   if (!is_default_domain(n) || !single_result(ctx, n) || !is_f32(ctx, n.outputs[0])) return false;
   if (n.inputs.empty() || n.inputs[0] < 0) return false;
   const std::string &op = n.op_type;
-  if (op == "Relu") {
-    u.post_ops.push_back({OnednnPostOp::Relu, 0, 0});
-  } else if (op == "LeakyRelu") {
-    u.post_ops.push_back({OnednnPostOp::Relu, AttrReader(n.attrs, n.where()).get_float("alpha", 0.01f), 0});
+  if (op == "Relu" || op == "LeakyRelu") {
+    const double slope = op == "Relu" ? 0.0 : AttrReader(n.attrs, n.where()).get_float("alpha", 0.01f);
+    // oneDNN 2.6's JIT post-ops give every eltwise post-op of one algorithm
+    // the parameters of one of them. The glue rewrites repeated Linear and Clip
+    // as binary ops; a second Relu with another slope ends the chain instead.
+    for (const auto &p : u.post_ops)
+      if (p.kind == OnednnPostOp::Relu && p.a != slope) return false;
+    u.post_ops.push_back({OnednnPostOp::Relu, slope, 0});
   } else if (op == "Sigmoid") {
     u.post_ops.push_back({OnednnPostOp::Sigmoid});
   } else if (op == "Tanh") {

@@ -52,6 +52,8 @@ dnnl::algorithm binary_algorithm(OnednnPostOp::Kind k) {
     case OnednnPostOp::Sub: return dnnl::algorithm::binary_sub;
     case OnednnPostOp::Mul: return dnnl::algorithm::binary_mul;
     case OnednnPostOp::Div: return dnnl::algorithm::binary_div;
+    case OnednnPostOp::Max: return dnnl::algorithm::binary_max;
+    case OnednnPostOp::Min: return dnnl::algorithm::binary_min;
     default: return dnnl::algorithm::undef;
   }
 }
@@ -94,7 +96,7 @@ void OnednnStep::use_threads() const {
 }
 
 const ExternTensor &OnednnStep::input(const ExternCall &call, size_t i, const char *what) const {
-  check(i < call.inputs.size() && call.inputs[i].data, "input ", i, " (", what, ") is missing");
+  check(i < call.inputs.size() && call.inputs[i].dtype != DType::Undefined, "input ", i, " (", what, ") is missing");
   const ExternTensor &t = call.inputs[i];
   check(t.dtype == DType::F32, what, " has dtype ", dtype_name(t.dtype), ", expected float32");
   return t;
@@ -103,7 +105,7 @@ const ExternTensor &OnednnStep::input(const ExternCall &call, size_t i, const ch
 std::vector<int64_t> OnednnStep::shape_key(const ExternCall &call) {
   std::vector<int64_t> key;
   for (const auto &t : call.inputs) {
-    key.push_back(t.data ? static_cast<int64_t>(t.shape.size()) : -1);
+    key.push_back(t.dtype != DType::Undefined ? static_cast<int64_t>(t.shape.size()) : -1);
     key.insert(key.end(), t.shape.begin(), t.shape.end());
   }
   return key;
@@ -112,7 +114,19 @@ std::vector<int64_t> OnednnStep::shape_key(const ExternCall &call) {
 Epilogue OnednnStep::epilogue(const ExternCall &call, size_t first, const std::vector<int64_t> &dst) {
   Epilogue e;
   const size_t rank = dst.size();
-  size_t next = first, bn = 0;
+  size_t next = first, owned = 0;
+  // Operand data that the kernel computes itself, kept until the next run.
+  auto own = [&](size_t n) -> std::vector<float> & {
+    if (owned_.size() <= owned) owned_.resize(owned + 1);
+    owned_[owned].resize(n);
+    return owned_[owned++];
+  };
+  auto scalar_op = [&](OnednnPostOp::Kind kind, double v) {
+    std::vector<float> &s = own(1);
+    s[0] = static_cast<float>(v);
+    e.ops.push_back({kind});
+    e.operands.push_back({s.data(), std::vector<int64_t>(rank, 1)});
+  };
   auto padded = [&](const std::vector<int64_t> &dims, const std::string &what) {
     check(dims.size() <= rank, what, " ", shape_text(dims), " has a higher rank than the result ", shape_text(dst));
     std::vector<int64_t> p(rank - dims.size(), 1);
@@ -123,9 +137,30 @@ Epilogue OnednnStep::epilogue(const ExternCall &call, size_t first, const std::v
     return p;
   };
   for (const auto &op : post_ops_) {
+    if (op.num_operands() == 0) {
+      // oneDNN 2.6's JIT post-ops give every eltwise post-op of one algorithm
+      // the parameters of one of them (seen with linear(2, 0) then linear(1, 1)
+      // in a brgemm matmul), so a repeat with other parameters becomes binary
+      // ops with scalar operands, which each read their own memory.
+      const OnednnPostOp *same = nullptr;
+      for (const auto &p : e.ops)
+        if (p.kind == op.kind && !same) same = &p;
+      if (!same || (same->a == op.a && same->b == op.b)) {
+        e.ops.push_back(op);
+      } else if (op.kind == OnednnPostOp::Linear) {
+        if (op.a != 1) scalar_op(OnednnPostOp::Mul, op.a);
+        if (op.b != 0) scalar_op(OnednnPostOp::Add, op.b);
+      } else if (op.kind == OnednnPostOp::Clip) {
+        if (!std::isinf(op.a)) scalar_op(OnednnPostOp::Max, op.a);
+        if (!std::isinf(op.b)) scalar_op(OnednnPostOp::Min, op.b);
+      } else {
+        error("two ", post_ops_to_string({*same}), " and ", post_ops_to_string({op}),
+              " post-ops with different parameters, which oneDNN 2.6 cannot run in one chain");
+      }
+      continue;
+    }
     if (op.kind != OnednnPostOp::BatchNorm) {
       e.ops.push_back(op);
-      if (op.num_operands() == 0) continue;
       const std::string what = "post-op operand " + std::to_string(next - first);
       const ExternTensor &t = input(call, next++, what.c_str());
       e.operands.push_back({static_cast<const float *>(t.data), padded(t.shape, what)});
@@ -141,10 +176,9 @@ Epilogue OnednnStep::epilogue(const ExternCall &call, size_t first, const std::v
             shape_text(t.shape), ", expected [", c, "]");
       p[i] = static_cast<const float *>(t.data);
     }
-    if (bn_.size() < bn + 2) bn_.resize(bn + 2);
-    std::vector<float> &a = bn_[bn++], &b = bn_[bn++];
-    a.resize(c);
-    b.resize(c);
+    own(c);
+    own(c);  // may move the first vector (its data stays put): index them afterwards
+    std::vector<float> &a = owned_[owned - 2], &b = owned_[owned - 1];
     for (int64_t k = 0; k < c; ++k) {
       a[k] = p[0][k] / std::sqrt(p[3][k] + static_cast<float>(op.a));
       b[k] = p[1][k] - p[2][k] * a[k];

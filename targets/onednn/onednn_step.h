@@ -47,7 +47,7 @@ class OnednnStep : public OnednnKernel {
   void check(bool ok, const Args &...args) const {
     if (!ok) error(args...);
   }
-  // Input i, which must be present and float32.
+  // Input i, which must be present (an omitted one has no dtype; an empty one may have no data) and float32.
   const ExternTensor &input(const ExternCall &call, size_t i, const char *what) const;
   // The epilogue for a result of shape `dst`, its operands read from input `first` on.
   Epilogue epilogue(const ExternCall &call, size_t first, const std::vector<int64_t> &dst);
@@ -86,7 +86,7 @@ class OnednnStep : public OnednnKernel {
   int64_t created_ = 0;
   std::string impl_;
   dnnl::stream stream_;
-  std::vector<std::vector<float>> bn_;  // BatchNorm scale and shift, per run
+  std::vector<std::vector<float>> owned_;  // operands made per run: BatchNorm's scale and shift, scalars
   std::vector<Packed> packed_;
 };
 

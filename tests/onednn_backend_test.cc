@@ -1,0 +1,638 @@
+// The oneDNN backend (targets/onednn/): which nodes its rules take, and its
+// MatMul, Gemm and Conv steps with every fused epilogue against scalar
+// references written here, at several run-time shapes of one compile; the
+// glue's shape cache bound, its run-time shape errors and empty reductions.
+#include "targets/onednn/onednn_backend.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+
+#include "frontend/errors.h"
+#include "frontend/graph_builder.h"
+#include "lowering/infer_context.h"
+#include "runtime/extern_kernel.h"
+#include "targets/compile_model.h"
+#include "targets/onednn/onednn_kernels.h"
+#include "targets/partitioner.h"
+#include "targets/session.h"
+#include "tests/support/jit_eval.h"
+#include "tests/support/tensors.h"
+
+namespace disco {
+namespace {
+
+using testing::numel;
+using testing::ramp;
+using testing::sym;
+using Dims = std::vector<int64_t>;
+
+// ---- helpers ----------------------------------------------------------------
+
+CompileOptions onednn_first() {
+  CompileOptions o;
+  o.backends = {"onednn", "host"};
+  o.use_cache = false;
+  return o;
+}
+
+TensorData tensor(Dims shape, float scale = 0.25f, int offset = 0) {
+  return testing::f32(shape, ramp(numel(shape), scale, offset));
+}
+
+std::vector<float> values(const TensorData &t) { return {t.as<float>(), t.as<float>() + t.num_elements()}; }
+
+struct StepCount {
+  int onednn = 0, other = 0;
+};
+
+StepCount count_steps(const Plan &p) {
+  StepCount c;
+  for (const auto &s : p.steps) (s.extern_call.rfind("onednn.", 0) == 0 ? c.onednn : c.other) += 1;
+  return c;
+}
+
+// Row-major `v` of `shape`, broadcast (numpy rules) to `out`.
+std::vector<float> expand(const std::vector<float> &v, Dims shape, const Dims &out) {
+  shape.insert(shape.begin(), out.size() - shape.size(), 1);
+  std::vector<float> r(numel(out));
+  for (int64_t i = 0; i < numel(out); ++i) {
+    int64_t rest = i, off = 0, stride = 1;
+    for (size_t d = out.size(); d-- > 0;) {
+      const int64_t idx = rest % out[d];
+      rest /= out[d];
+      off += (shape[d] == 1 ? 0 : idx) * stride;
+      stride *= shape[d];
+    }
+    r[i] = v[off];
+  }
+  return r;
+}
+
+// ONNX MatMul (ranks >= 2, batch dims broadcast) in plain loops.
+std::vector<float> ref_matmul(const std::vector<float> &a, Dims sa, const std::vector<float> &b, Dims sb, Dims *out) {
+  const size_t r = std::max(sa.size(), sb.size());
+  sa.insert(sa.begin(), r - sa.size(), 1);
+  sb.insert(sb.begin(), r - sb.size(), 1);
+  const int64_t m = sa[r - 2], k = sa[r - 1], n = sb[r - 1];
+  Dims batch;
+  for (size_t d = 0; d + 2 < r; ++d) batch.push_back(std::max(sa[d], sb[d]));
+  Dims oa = batch, ob = batch;
+  oa.insert(oa.end(), {m, k});
+  ob.insert(ob.end(), {k, n});
+  const auto ea = expand(a, sa, oa), eb = expand(b, sb, ob);
+  *out = batch;
+  out->insert(out->end(), {m, n});
+  std::vector<float> y(numel(*out), 0.0f);
+  for (int64_t p = 0; p < numel(batch); ++p)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double s = 0;
+        for (int64_t q = 0; q < k; ++q) s += double(ea[(p * m + i) * k + q]) * eb[(p * k + q) * n + j];
+        y[(p * m + i) * n + j] = static_cast<float>(s);
+      }
+  return y;
+}
+
+// ONNX Conv, 2-D, explicit pads {top, left, bottom, right}.
+std::vector<float> ref_conv2d(const std::vector<float> &x, const Dims &xs, const std::vector<float> &w, const Dims &ws,
+                              const std::vector<float> &bias, Dims strides, Dims dil, Dims pads, int64_t group,
+                              Dims *out) {
+  const int64_t n = xs[0], c = xs[1], h = xs[2], wd = xs[3], m = ws[0], cg = ws[1], kh = ws[2], kw = ws[3];
+  const int64_t oh = (h + pads[0] + pads[2] - (dil[0] * (kh - 1) + 1)) / strides[0] + 1;
+  const int64_t ow = (wd + pads[1] + pads[3] - (dil[1] * (kw - 1) + 1)) / strides[1] + 1;
+  *out = {n, m, oh, ow};
+  std::vector<float> y(numel(*out));
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t o = 0; o < m; ++o)
+      for (int64_t i = 0; i < oh; ++i)
+        for (int64_t j = 0; j < ow; ++j) {
+          double s = bias.empty() ? 0.0 : bias[o];
+          const int64_t g = o / (m / group);
+          for (int64_t ci = 0; ci < cg; ++ci)
+            for (int64_t p = 0; p < kh; ++p)
+              for (int64_t q = 0; q < kw; ++q) {
+                const int64_t yy = i * strides[0] + p * dil[0] - pads[0], xx = j * strides[1] + q * dil[1] - pads[1];
+                if (yy < 0 || yy >= h || xx < 0 || xx >= wd) continue;
+                s += double(x[((b * c + g * cg + ci) * h + yy) * wd + xx]) * w[((o * cg + ci) * kh + p) * kw + q];
+              }
+          y[((b * m + o) * oh + i) * ow + j] = static_cast<float>(s);
+        }
+  (void)c;
+  return y;
+}
+
+void expect_near_all(const TensorData &got, const Dims &shape, const std::vector<float> &want, const std::string &what,
+                     double rtol = 1e-4, double atol = 1e-5) {
+  ASSERT_EQ(got.shape, shape) << what;
+  ASSERT_EQ(static_cast<size_t>(got.num_elements()), want.size()) << what;
+  for (size_t i = 0; i < want.size(); ++i)
+    ASSERT_NEAR(got.as<float>()[i], want[i], atol + rtol * std::fabs(want[i])) << what << " element " << i;
+}
+
+// A kernel of the glue, made as the executor makes it.
+std::unique_ptr<OnednnKernel> make_kernel(const std::string &call, std::map<std::string, std::string> params) {
+  install_onednn_runtime();
+  PlanStep step;
+  step.extern_call = call;
+  step.label = "test_step";
+  step.params = std::move(params);
+  const ExternKernelFactory *make = ExternKernelRegistry::global().find(call);
+  EXPECT_TRUE(make) << call;
+  std::unique_ptr<ExternKernel> k = (*make)(step);
+  auto *o = dynamic_cast<OnednnKernel *>(k.get());
+  EXPECT_TRUE(o);
+  k.release();
+  return std::unique_ptr<OnednnKernel>(o);
+}
+
+ExternTensor view(TensorData &t, bool constant = false) {
+  return {t.mutable_data(), t.dtype, t.shape, constant};
+}
+
+// ---- rules -----------------------------------------------------------------
+
+struct Partitioned {
+  Graph graph;
+  ShapeStore store;
+  Partition partition;
+  std::string backend_of(const std::string &op_type) const {
+    for (size_t n = 0; n < graph.nodes.size(); ++n)
+      if (graph.nodes[n].op_type == op_type) return partition.regions.at(partition.region_of[n]).backend;
+    ADD_FAILURE() << "no " << op_type << " node";
+    return "";
+  }
+};
+
+Partitioned partition_onednn(Graph g) {
+  Partitioned p;
+  p.graph = std::move(g);
+  infer_shapes(p.graph, p.store);
+  auto backends = make_backends({"onednn", "host"});
+  std::vector<const Backend *> order;
+  for (const auto &b : backends) order.push_back(b.get());
+  p.partition = partition_graph(p.graph, p.store, order);
+  return p;
+}
+
+TEST(OnednnRules, IntegerAndOneDimensionalMatMulsGoToTheHostWithAReason) {
+  GraphBuilder b;
+  auto xi = b.input("xi", DType::I32, {sym("m"), 4});
+  auto wi = b.constant("wi", testing::i32({4, 2}, {1, 2, 3, 4, 5, 6, 7, 8}));
+  b.output(b.op("MatMul", {xi, wi}));
+  auto v = b.input("v", DType::F32, {4});
+  auto w = b.constant("w", tensor({4, 3}));
+  b.output(b.op("MatMul", {v, w}));
+  Partitioned p = partition_onednn(b.build());
+  for (const auto &r : p.partition.regions) EXPECT_EQ(r.backend, "host");
+  const std::string text = describe_partition(p.graph, p.partition);
+  EXPECT_NE(text.find("only float32 is supported; 'xi' is int32"), std::string::npos) << text;
+  EXPECT_NE(text.find("1-D operands"), std::string::npos) << text;
+}
+
+TEST(OnednnRules, TwoConvolutionsMeetingAtAnAddBothRunOnOnednn) {
+  // A residual block's join: one unit takes the Add, the other ends before it.
+  GraphBuilder b;
+  auto x = b.input("x", DType::F32, {sym("n"), 2, sym("h"), sym("w")});
+  auto c1 = b.op("Conv", {x, b.constant("w1", tensor({2, 2, 1, 1}))});
+  auto c2 = b.op("Conv", {x, b.constant("w2", tensor({2, 2, 1, 1}, 0.5f, 3))});
+  b.output(b.op("Relu", {b.op("Add", {c1, c2})}));
+  Partitioned p = partition_onednn(b.build());
+  ASSERT_EQ(p.partition.regions.size(), 1u) << describe_partition(p.graph, p.partition);
+  EXPECT_EQ(p.partition.regions[0].backend, "onednn");
+  EXPECT_EQ(p.partition.regions[0].units.size(), 2u);
+}
+
+TEST(OnednnRules, AnEpilogueStopsAtAValueWithTwoReaders) {
+  GraphBuilder b;
+  auto x = b.input("x", DType::F32, {sym("m"), 4});
+  auto y = b.op("MatMul", {x, b.constant("w", tensor({4, 3}))});
+  auto r = b.op("Relu", {y});
+  b.output(b.op("Add", {r, r}));  // r has one reader but is both operands
+  b.output(b.op("Sigmoid", {y}));  // y has two readers
+  Partitioned p = partition_onednn(b.build());
+  EXPECT_EQ(p.backend_of("MatMul"), "onednn");
+  EXPECT_EQ(p.backend_of("Relu"), "host");
+  EXPECT_EQ(p.backend_of("Sigmoid"), "host");
+}
+
+// ---- MatMul and Gemm ----------------------------------------------------------
+
+TEST(OnednnMatMul, BatchBroadcastOfBothOperandsMatchesTheReference) {
+  GraphBuilder b;
+  auto a = b.input("a", DType::F32, {sym("p"), 1, sym("m"), 4});
+  auto w = b.input("b", DType::F32, {1, sym("q"), 4, 3});
+  b.output(b.op("MatMul", {a, w}));
+  Session s(b.build(), "mm_bcast", "", onednn_first());
+  for (Dims sa : {Dims{2, 1, 3, 4}, Dims{1, 1, 5, 4}, Dims{3, 1, 1, 4}}) {
+    const Dims sb{1, 2, 4, 3};
+    TensorData ta = tensor(sa), tb = tensor(sb, 0.5f, 4);
+    auto out = s.run({ta, tb});
+    Dims os;
+    auto want = ref_matmul(values(ta), sa, values(tb), sb, &os);
+    expect_near_all(out[0], os, want, "A " + std::to_string(sa[0]) + "x" + std::to_string(sa[2]));
+  }
+  EXPECT_EQ(count_steps(s.last_compile().plan).onednn, 1);
+  EXPECT_EQ(s.compiles(), 1);
+}
+
+TEST(OnednnMatMul, ConstantWeightsWithBiasAndResidualServeManyShapesFromOneCompile) {
+  // [batch, seq, 6] x [6, 5] + bias + residual, as in a transformer layer.
+  GraphBuilder b;
+  auto x = b.input("x", DType::F32, {sym("batch"), sym("seq"), 6});
+  auto res = b.input("res", DType::F32, {sym("batch"), sym("seq"), 5});
+  TensorData w = tensor({6, 5}, 0.125f, 2), bias = tensor({5}, 0.5f, 1);
+  auto y = b.op("MatMul", {x, b.constant("w", w)});
+  y = b.op("Add", {b.constant("bias", bias), y});
+  b.output(b.op("Add", {y, res}));
+  const int before = compile_count();
+  Session s(b.build(), "mm_bias_res", "", onednn_first());
+  for (Dims shape : {Dims{1, 1}, Dims{2, 7}, Dims{3, 1}, Dims{4, 33}}) {
+    const Dims sx{shape[0], shape[1], 6}, sr{shape[0], shape[1], 5};
+    TensorData tx = tensor(sx), tr = tensor(sr, 0.75f, 5);
+    auto out = s.run({tx, tr});
+    Dims os;
+    auto want = ref_matmul(values(tx), sx, values(w), {6, 5}, &os);
+    const auto eb = expand(values(bias), {5}, os);
+    for (size_t i = 0; i < want.size(); ++i) want[i] += eb[i] + tr.as<float>()[i];
+    expect_near_all(out[0], os, want, "batch " + std::to_string(shape[0]) + " seq " + std::to_string(shape[1]));
+  }
+  const StepCount c = count_steps(s.last_compile().plan);
+  EXPECT_EQ(c.onednn, 1);
+  EXPECT_EQ(c.other, 0);
+  EXPECT_EQ(compile_count(), before + 1);
+}
+
+TEST(OnednnGemm, TransposesAlphaBetaAndBiasMatchTheReference) {
+  // Y = 0.5 * A^T B^T + 2 * C, A [4, m], B [3, 4], C [3].
+  GraphBuilder b;
+  auto a = b.input("a", DType::F32, {4, sym("m")});
+  TensorData w = tensor({3, 4}, 0.5f, 1), c = tensor({3}, 0.25f, 6);
+  b.output(b.op("Gemm", {a, b.constant("b", w), b.constant("c", c)},
+                testing::attrs({{"transA", attr_int(1)}, {"transB", attr_int(1)}, {"alpha", attr_float(0.5f)},
+                                {"beta", attr_float(2.0f)}})));
+  Session s(b.build(), "gemm_t", "", onednn_first());
+  for (int64_t m : {1, 5, 16}) {
+    TensorData ta = tensor({4, m});
+    auto out = s.run({ta});
+    std::vector<float> want(m * 3);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < 3; ++j) {
+        double acc = 0;
+        for (int64_t k = 0; k < 4; ++k) acc += double(ta.as<float>()[k * m + i]) * w.as<float>()[j * 4 + k];
+        want[i * 3 + j] = static_cast<float>(0.5 * acc + 2.0 * c.as<float>()[j]);
+      }
+    expect_near_all(out[0], {m, 3}, want, "m = " + std::to_string(m));
+  }
+  EXPECT_EQ(count_steps(s.last_compile().plan).onednn, 1);
+}
+
+TEST(OnednnGemm, ColumnBroadcastCAndAlphaWithoutCMatchTheReference) {
+  // Y1 = A B + C with C [m, 1] an input; Y2 = 2 * A B with no C.
+  GraphBuilder b;
+  auto a = b.input("a", DType::F32, {sym("m"), 4});
+  auto c = b.input("c", DType::F32, {sym("m"), 1});
+  TensorData w = tensor({4, 3}, 0.5f, 2);
+  auto wc = b.constant("w", w);
+  b.output(b.op("Gemm", {a, wc, c}));
+  b.output(b.op("Gemm", {a, wc}, testing::attrs({{"alpha", attr_float(2.0f)}})));
+  Session s(b.build(), "gemm_c", "", onednn_first());
+  for (int64_t m : {1, 6}) {
+    TensorData ta = tensor({m, 4}), tc = tensor({m, 1}, 1.0f, 3);
+    auto out = s.run({ta, tc});
+    Dims os;
+    auto ab = ref_matmul(values(ta), {m, 4}, values(w), {4, 3}, &os);
+    std::vector<float> y1(ab.size()), y2(ab.size());
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < 3; ++j) {
+        y1[i * 3 + j] = ab[i * 3 + j] + tc.as<float>()[i];
+        y2[i * 3 + j] = 2 * ab[i * 3 + j];
+      }
+    expect_near_all(out[0], os, y1, "A B + C");
+    expect_near_all(out[1], os, y2, "2 A B");
+  }
+  EXPECT_EQ(count_steps(s.last_compile().plan).onednn, 2);
+}
+
+// ---- epilogues ----------------------------------------------------------------
+
+// y = x [m, 6] x W [6, 5], then one epilogue; every node must land in one onednn step.
+struct EpilogueCase {
+  std::string name;
+  // Builds the epilogue on `y`; may add the input "r" [m, 5] or "s" [m, 1].
+  std::function<std::string(GraphBuilder &, const std::string &y)> build;
+  // The reference, per element: y, row i, column j, and the inputs r and s.
+  std::function<double(double y, int64_t i, int64_t j, const TensorData &r, const TensorData &s)> ref;
+  bool uses_r = false, uses_s = false;
+};
+
+double gelu(double v) { return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))); }
+
+std::string scalar(GraphBuilder &b, float v) {
+  static int count = 0;
+  return b.constant("k" + std::to_string(count++), testing::f32({}, {v}));
+}
+
+std::vector<EpilogueCase> epilogue_cases() {
+  const TensorData bias = tensor({5}, 0.5f, 1);
+  const TensorData bn_scale = tensor({5}, 0.25f, 2), bn_b = tensor({5}, 0.5f, 3), bn_mean = tensor({5}, 0.5f, 4);
+  const TensorData bn_var = testing::f32({5}, {0.5f, 1.0f, 2.0f, 0.25f, 4.0f});
+  auto bn_ref = [=](double y, int64_t j) {
+    return (y - bn_mean.as<float>()[j]) / std::sqrt(bn_var.as<float>()[j] + 1e-3) * bn_scale.as<float>()[j] +
+           bn_b.as<float>()[j];
+  };
+  return {
+      {"ConstantBias", [=](GraphBuilder &b, const std::string &y) { return b.op("Add", {y, b.constant("bias", bias)}); },
+       [=](double y, int64_t, int64_t j, const TensorData &, const TensorData &) { return y + bias.as<float>()[j]; }},
+      {"Residual", [](GraphBuilder &b, const std::string &y) { return b.op("Add", {"r", y}); },
+       [](double y, int64_t i, int64_t j, const TensorData &r, const TensorData &) { return y + r.as<float>()[i * 5 + j]; },
+       true},
+      {"RowScaleAndSubtract",
+       [](GraphBuilder &b, const std::string &y) { return b.op("Sub", {b.op("Mul", {"s", y}), "s"}); },
+       [](double y, int64_t i, int64_t, const TensorData &, const TensorData &s) {
+         return y * s.as<float>()[i] - s.as<float>()[i];
+       },
+       false, true},
+      {"DivideByRows", [](GraphBuilder &b, const std::string &y) { return b.op("Div", {y, "s"}); },
+       [](double y, int64_t i, int64_t, const TensorData &, const TensorData &s) { return y / s.as<float>()[i]; }, false,
+       true},
+      {"Relu", [](GraphBuilder &b, const std::string &y) { return b.op("Relu", {y}); },
+       [](double y, int64_t, int64_t, const TensorData &, const TensorData &) { return y > 0 ? y : 0; }},
+      {"LeakyRelu",
+       [](GraphBuilder &b, const std::string &y) {
+         return b.op("LeakyRelu", {y}, testing::attrs({{"alpha", attr_float(0.125f)}}));
+       },
+       [](double y, int64_t, int64_t, const TensorData &, const TensorData &) { return y > 0 ? y : 0.125 * y; }},
+      {"Sigmoid", [](GraphBuilder &b, const std::string &y) { return b.op("Sigmoid", {y}); },
+       [](double y, int64_t, int64_t, const TensorData &, const TensorData &) { return 1 / (1 + std::exp(-y)); }},
+      {"Tanh", [](GraphBuilder &b, const std::string &y) { return b.op("Tanh", {y}); },
+       [](double y, int64_t, int64_t, const TensorData &, const TensorData &) { return std::tanh(y); }},
+      {"Clip", [](GraphBuilder &b, const std::string &y) { return b.op("Clip", {y, scalar(b, -0.5f), scalar(b, 1.0f)}); },
+       [](double y, int64_t, int64_t, const TensorData &, const TensorData &) { return std::min(std::max(y, -0.5), 1.0); }},
+      {"GeluAsPyTorchExportsIt",
+       [](GraphBuilder &b, const std::string &y) {
+         auto e = b.op("Erf", {b.op("Div", {y, scalar(b, 1.4142135f)})});
+         auto f = b.op("Add", {e, scalar(b, 1.0f)});
+         return b.op("Mul", {b.op("Mul", {y, f}), scalar(b, 0.5f)});
+       },
+       [](double y, int64_t, int64_t, const TensorData &, const TensorData &) { return gelu(y); }},
+      {"GeluHalvedFirst",
+       [](GraphBuilder &b, const std::string &y) {
+         auto h = b.op("Mul", {scalar(b, 0.5f), y});
+         auto e = b.op("Erf", {b.op("Mul", {y, scalar(b, 0.70710678f)})});
+         return b.op("Mul", {b.op("Add", {scalar(b, 1.0f), e}), h});
+       },
+       [](double y, int64_t, int64_t, const TensorData &, const TensorData &) { return gelu(y); }},
+      {"ScalarArithmetic",
+       [](GraphBuilder &b, const std::string &y) {
+         auto v = b.op("Div", {b.op("Mul", {scalar(b, 2.0f), b.op("Sub", {y, scalar(b, 1.5f)})}), scalar(b, 4.0f)});
+         return b.op("Sub", {scalar(b, 3.0f), b.op("Add", {v, scalar(b, 0.25f)})});
+       },
+       [](double y, int64_t, int64_t, const TensorData &, const TensorData &) {
+         return 3.0 - ((2.0 * (y - 1.5)) / 4.0 + 0.25);
+       }},
+      {"BatchNormalization",
+       [=](GraphBuilder &b, const std::string &y) {
+         return b.op("BatchNormalization",
+                     {y, b.constant("bn_s", bn_scale), b.constant("bn_b", bn_b), b.constant("bn_m", bn_mean),
+                      b.constant("bn_v", bn_var)},
+                     testing::attrs({{"epsilon", attr_float(1e-3f)}}));
+       },
+       [=](double y, int64_t, int64_t j, const TensorData &, const TensorData &) { return bn_ref(y, j); }},
+      {"BiasGeluResidualChain",
+       [=](GraphBuilder &b, const std::string &y) {
+         auto v = b.op("Add", {y, b.constant("bias", bias)});
+         auto e = b.op("Erf", {b.op("Div", {v, scalar(b, 1.4142135f)})});
+         auto g = b.op("Mul", {b.op("Mul", {v, b.op("Add", {e, scalar(b, 1.0f)})}), scalar(b, 0.5f)});
+         return b.op("Relu", {b.op("Add", {g, "r"})});
+       },
+       [=](double y, int64_t i, int64_t j, const TensorData &r, const TensorData &) {
+         return std::max(0.0, gelu(y + bias.as<float>()[j]) + r.as<float>()[i * 5 + j]);
+       },
+       true},
+  };
+}
+
+class OnednnEpilogue : public ::testing::TestWithParam<EpilogueCase> {};
+
+TEST_P(OnednnEpilogue, FusesIntoTheMatMulStepAndMatchesTheReference) {
+  const EpilogueCase &ec = GetParam();
+  GraphBuilder b;
+  auto x = b.input("x", DType::F32, {sym("m"), 6});
+  if (ec.uses_r) b.input("r", DType::F32, {sym("m"), 5});
+  if (ec.uses_s) b.input("s", DType::F32, {sym("m"), 1});
+  TensorData w = tensor({6, 5}, 0.25f, 3);
+  b.output(ec.build(b, b.op("MatMul", {x, b.constant("w", w)})));
+  Session s(b.build(), "epilogue", "", onednn_first());
+  const StepCount c = count_steps(s.last_compile().plan);
+  EXPECT_EQ(c.onednn, 1);
+  EXPECT_EQ(c.other, 0) << "every epilogue node belongs to the oneDNN step";
+  for (int64_t m : {1, 4, 9}) {
+    TensorData tx = tensor({m, 6}), tr = tensor({m, 5}, 0.5f, 7);
+    TensorData ts = testing::f32({m, 1}, std::vector<float>(m));
+    for (int64_t i = 0; i < m; ++i) ts.mutable_as<float>()[i] = 0.5f + 0.25f * static_cast<float>(i);
+    std::vector<TensorData> in{tx};
+    if (ec.uses_r) in.push_back(tr);
+    if (ec.uses_s) in.push_back(ts);
+    auto out = s.run(in);
+    Dims os;
+    auto y = ref_matmul(values(tx), {m, 6}, values(w), {6, 5}, &os);
+    std::vector<float> want(y.size());
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < 5; ++j) want[i * 5 + j] = static_cast<float>(ec.ref(y[i * 5 + j], i, j, tr, ts));
+    expect_near_all(out[0], os, want, ec.name + " at m = " + std::to_string(m));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Epilogues, OnednnEpilogue, ::testing::ValuesIn(epilogue_cases()),
+                         [](const ::testing::TestParamInfo<EpilogueCase> &i) { return i.param.name; });
+
+// ---- Conv ---------------------------------------------------------------------
+
+TEST(OnednnConv, StridesPadsDilationsGroupsAndBiasMatchTheReference) {
+  GraphBuilder b;
+  auto x = b.input("x", DType::F32, {sym("n"), 4, sym("h"), sym("w")});
+  TensorData w = tensor({6, 2, 3, 2}, 0.25f, 1), bias = tensor({6}, 0.5f, 2);
+  auto y = b.op("Conv", {x, b.constant("w", w), b.constant("bias", bias)},
+                testing::attrs({{"group", attr_int(2)},
+                                {"strides", attr_ints({2, 1})},
+                                {"pads", attr_ints({1, 0, 2, 1})},
+                                {"dilations", attr_ints({1, 2})}}));
+  b.output(b.op("Relu", {y}));
+  Session s(b.build(), "conv_geom", "", onednn_first());
+  for (Dims xs : {Dims{1, 4, 5, 6}, Dims{2, 4, 8, 3}, Dims{3, 4, 1, 4}}) {
+    TensorData tx = tensor(xs);
+    auto out = s.run({tx});
+    Dims os;
+    auto want = ref_conv2d(values(tx), xs, values(w), w.shape, values(bias), {2, 1}, {1, 2}, {1, 0, 2, 1}, 2, &os);
+    for (auto &v : want) v = std::max(v, 0.0f);
+    expect_near_all(out[0], os, want, "X [" + std::to_string(xs[0]) + ", 4, " + std::to_string(xs[2]) + ", " +
+                                          std::to_string(xs[3]) + "]");
+  }
+  const StepCount c = count_steps(s.last_compile().plan);
+  EXPECT_EQ(c.onednn, 1);
+  EXPECT_EQ(c.other, 0);
+}
+
+TEST(OnednnConv, DepthwiseSameUpperPadsFollowTheRunTimeShape) {
+  GraphBuilder b;
+  auto x = b.input("x", DType::F32, {1, 3, sym("h"), sym("w")});
+  TensorData w = tensor({3, 1, 3, 3}, 0.5f, 4);
+  b.output(b.op("Conv", {x, b.constant("w", w)},
+                testing::attrs({{"group", attr_int(3)}, {"strides", attr_ints({2, 2})},
+                                {"auto_pad", attr_string("SAME_UPPER")}})));
+  Session s(b.build(), "conv_dw", "", onednn_first());
+  for (Dims xs : {Dims{1, 3, 7, 6}, Dims{1, 3, 4, 9}}) {
+    TensorData tx = tensor(xs);
+    auto out = s.run({tx});
+    // SAME_UPPER: out = ceil(in / 2), the odd pad goes at the end.
+    Dims pads(4);
+    for (int d = 0; d < 2; ++d) {
+      const int64_t in = xs[2 + d], o = (in + 1) / 2, total = std::max<int64_t>(0, (o - 1) * 2 + 3 - in);
+      pads[d] = total / 2;
+      pads[d + 2] = total - total / 2;
+    }
+    Dims os;
+    auto want = ref_conv2d(values(tx), xs, values(w), w.shape, {}, {2, 2}, {1, 1}, pads, 3, &os);
+    expect_near_all(out[0], os, want, "h " + std::to_string(xs[2]) + " w " + std::to_string(xs[3]));
+  }
+  EXPECT_EQ(count_steps(s.last_compile().plan).onednn, 1);
+}
+
+TEST(OnednnConv, OneDimensionalConvWithInputWeightsAndResidualMatchesTheReference) {
+  GraphBuilder b;
+  auto x = b.input("x", DType::F32, {sym("n"), 2, sym("l")});
+  auto w = b.input("w", DType::F32, {3, 2, 3});
+  auto r = b.input("r", DType::F32, {sym("n"), 3, sym("l")});
+  auto y = b.op("Conv", {x, w}, testing::attrs({{"pads", attr_ints({1, 1})}}));
+  b.output(b.op("Add", {y, r}));
+  Session s(b.build(), "conv1d", "", onednn_first());
+  for (Dims xs : {Dims{1, 2, 5}, Dims{2, 2, 11}}) {
+    TensorData tx = tensor(xs), tw = tensor({3, 2, 3}, 0.5f, 5), tr = tensor({xs[0], 3, xs[2]}, 0.25f, 9);
+    auto out = s.run({tx, tw, tr});
+    // A 1-D conv is a 2-D conv of height 1.
+    Dims os;
+    auto want = ref_conv2d(values(tx), {xs[0], 2, 1, xs[2]}, values(tw), {3, 2, 1, 3}, {}, {1, 1}, {1, 1},
+                           {0, 1, 0, 1}, 1, &os);
+    for (size_t i = 0; i < want.size(); ++i) want[i] += tr.as<float>()[i];
+    expect_near_all(out[0], {xs[0], 3, xs[2]}, want, "l = " + std::to_string(xs[2]));
+  }
+  const StepCount c = count_steps(s.last_compile().plan);
+  EXPECT_EQ(c.onednn, 1);
+  EXPECT_EQ(c.other, 0);
+}
+
+// ---- the glue's cache, threads, errors and edge cases ---------------------------
+
+TEST(OnednnKernels, TheShapeCacheStaysWithinItsBoundAndEvictsTheLeastRecentlyUsed) {
+  auto k = make_kernel("onednn.matmul", {{"trans_a", "0"}, {"trans_b", "0"}, {"post_ops", "relu:0"}});
+  TensorData w = tensor({3, 2}, 0.5f, 1);
+  auto run_rows = [&](int64_t m) {
+    TensorData a = tensor({m, 3}), y(DType::F32, {m, 2});
+    std::vector<ExternTensor> ins{view(a), view(w, true)}, outs{view(y)};
+    SymbolValues syms;
+    k->run(ExternCall{ins, outs, syms});
+    Dims os;
+    auto want = ref_matmul(values(a), {m, 3}, values(w), {3, 2}, &os);
+    for (auto &v : want) v = std::max(v, 0.0f);
+    expect_near_all(y, os, want, "m = " + std::to_string(m));
+  };
+  const int64_t cap = static_cast<int64_t>(kOnednnCacheCapacity);
+  for (int64_t m = 1; m <= cap + 4; ++m) run_rows(m);
+  EXPECT_EQ(k->cached_shapes(), kOnednnCacheCapacity);
+  EXPECT_EQ(k->primitives_created(), cap + 4);
+  run_rows(cap + 4);  // the most recent: still cached
+  EXPECT_EQ(k->primitives_created(), cap + 4);
+  run_rows(5);  // the oldest still cached, now the most recent
+  EXPECT_EQ(k->primitives_created(), cap + 4);
+  run_rows(cap + 5);  // new: evicts the least recently used, m = 6
+  EXPECT_EQ(k->primitives_created(), cap + 5);
+  run_rows(5);
+  EXPECT_EQ(k->primitives_created(), cap + 5);
+  run_rows(6);
+  EXPECT_EQ(k->primitives_created(), cap + 6);
+  EXPECT_EQ(k->cached_shapes(), kOnednnCacheCapacity);
+}
+
+TEST(OnednnKernels, ARunTimeShapeMismatchIsAnErrorNamingTheStep) {
+  auto k = make_kernel("onednn.matmul", {{"trans_a", "0"}, {"trans_b", "0"}, {"post_ops", "add"}});
+  TensorData a = tensor({2, 3}), w = tensor({4, 2}), bias = tensor({2}), y(DType::F32, {2, 2});
+  SymbolValues syms;
+  std::vector<ExternTensor> outs{view(y)};
+  std::vector<ExternTensor> bad_k{view(a), view(w), view(bias)};
+  testing::expect_error_naming([&] { k->run(ExternCall{bad_k, outs, syms}); }, "test_step", "disagree on K (3 vs 4)");
+  TensorData w2 = tensor({3, 2}), wide_bias = tensor({3});
+  std::vector<ExternTensor> bad_bias{view(a), view(w2), view(wide_bias)};
+  testing::expect_error_naming([&] { k->run(ExternCall{bad_bias, outs, syms}); }, "test_step",
+                               "does not broadcast to the result [2, 2]");
+  auto conv = make_kernel("onednn.conv", {{"strides", "1"}, {"dilations", "1"}, {"pads", "0,0"}, {"group", "2"},
+                                          {"auto_pad", "NOTSET"}, {"post_ops", ""}});
+  TensorData x = tensor({1, 3, 5}), cw = tensor({2, 1, 3}), cy(DType::F32, {1, 2, 3});
+  std::vector<ExternTensor> cin{view(x), view(cw), {}}, cout{view(cy)};
+  testing::expect_error_naming([&] { conv->run(ExternCall{cin, cout, syms}); }, "test_step", "has 3 channels");
+}
+
+TEST(OnednnKernels, BadRunTimeShapesThroughASessionAreErrorsNotCrashes) {
+  GraphBuilder b;
+  auto a = b.input("a", DType::F32, {sym("m"), sym("k")});
+  auto w = b.input("w", DType::F32, {sym("k2"), 3});
+  b.output(b.op("MatMul", {a, w}));
+  Session s(b.build(), "mm_bad", "", onednn_first());
+  EXPECT_THROW(s.run({tensor({2, 4}), tensor({5, 3})}), Error);
+}
+
+TEST(OnednnKernels, AnEmptyReductionGivesTheEpilogueOfZeros) {
+  // K == 0: A B is all zeros; then + bias, then sigmoid.
+  auto k = make_kernel("onednn.matmul", {{"trans_a", "0"}, {"trans_b", "0"}, {"post_ops", "add,sigmoid"}});
+  TensorData a(DType::F32, {2, 0}), w(DType::F32, {0, 3}), bias = testing::f32({3}, {0.0f, 1.0f, -2.0f});
+  TensorData y(DType::F32, {2, 3});
+  std::vector<ExternTensor> ins{view(a), view(w), view(bias)}, outs{view(y)};
+  SymbolValues syms;
+  k->run(ExternCall{ins, outs, syms});
+  for (int64_t i = 0; i < 6; ++i)
+    EXPECT_NEAR(y.as<float>()[i], 1 / (1 + std::exp(-bias.as<float>()[i % 3])), 1e-6) << i;
+}
+
+TEST(OnednnKernels, RepeatedLinearAndClipWithOtherParametersKeepTheirOwnParameters) {
+  // oneDNN 2.6 would run both linears (and both clips) with one parameter set.
+  auto k = make_kernel("onednn.matmul", {{"trans_a", "0"}, {"trans_b", "0"},
+                                         {"post_ops", "linear:2:0,clip:-1:5,linear:1:1,relu:0,clip:0:2,relu:0"}});
+  TensorData a = tensor({5, 7}), w = tensor({7, 9}, 0.5f, 3), y(DType::F32, {5, 9});
+  std::vector<ExternTensor> ins{view(a), view(w, true)}, outs{view(y)};
+  SymbolValues syms;
+  k->run(ExternCall{ins, outs, syms});
+  Dims os;
+  auto want = ref_matmul(values(a), {5, 7}, values(w), {7, 9}, &os);
+  for (auto &v : want) v = std::min(std::max(std::max(std::min(std::max(2 * v, -1.0f), 5.0f) + 1, 0.0f), 0.0f), 2.0f);
+  expect_near_all(y, os, want, "linear, clip, linear, relu, clip, relu");
+}
+
+TEST(OnednnRules, ASecondReluWithAnotherSlopeEndsTheChain) {
+  GraphBuilder b;
+  auto x = b.input("x", DType::F32, {sym("m"), 4});
+  auto y = b.op("Relu", {b.op("MatMul", {x, b.constant("w", tensor({4, 3}))})});
+  b.output(b.op("LeakyRelu", {y}, testing::attrs({{"alpha", attr_float(0.5f)}})));
+  Partitioned p = partition_onednn(b.build());
+  EXPECT_EQ(p.backend_of("Relu"), "onednn");
+  EXPECT_EQ(p.backend_of("LeakyRelu"), "host");
+}
+
+TEST(OnednnKernels, ThreadCountsGiveTheSameNumbers) {
+  GraphBuilder b;
+  auto x = b.input("x", DType::F32, {sym("m"), 64});
+  TensorData w = tensor({64, 48}, 0.125f, 2);
+  b.output(b.op("Relu", {b.op("MatMul", {x, b.constant("w", w)})}));
+  Session s(b.build(), "mm_threads", "", onednn_first());
+  TensorData tx = tensor({37, 64});
+  Dims os;
+  auto want = ref_matmul(values(tx), {37, 64}, values(w), {64, 48}, &os);
+  for (auto &v : want) v = std::max(v, 0.0f);
+  for (int threads : {1, 2, 1}) {
+    s.set_num_threads(threads);
+    expect_near_all(s.run({tx})[0], os, want, std::to_string(threads) + " thread(s)");
+  }
+}
+
+}  // namespace
+}  // namespace disco
