@@ -91,6 +91,23 @@ std::string backend_list(const std::vector<const Backend *> &bs) {
   return s;
 }
 
+void pin_static_shapes(Graph &g, const std::map<std::string, std::vector<int64_t>> &shapes) {
+  for (const auto &[name, dims] : shapes) {
+    const int vid = g.find_value(name);
+    const bool is_input = std::find(g.inputs.begin(), g.inputs.end(), vid) != g.inputs.end();
+    DISCO_CHECK(vid >= 0 && is_input, "--static names '", name, "', which is not an input of the model");
+    Value &v = g.value(vid);
+    DISCO_CHECK(v.shape && v.shape->size() == dims.size(), "--static gives input '", name, "' ", dims.size(),
+                " dims; it has ", v.shape ? v.shape->size() : 0);
+    for (size_t d = 0; d < dims.size(); ++d) {
+      const Dim &declared = (*v.shape)[d];
+      DISCO_CHECK(!declared.is_const() || declared.as_const() == dims[d], "--static gives input '", name, "' dim ", d,
+                  " = ", dims[d], "; the model fixes it to ", declared.as_const());
+      (*v.shape)[d] = Dim(dims[d]);
+    }
+  }
+}
+
 bool exists(const std::string &p) {
   struct stat st;
   return stat(p.c_str(), &st) == 0;
@@ -162,6 +179,10 @@ CompiledModel compile_graph(Graph g, const std::string &name, const std::string 
   h.add(key).add(opts.target).add(&id, sizeof id);
   for (const auto &b : opts.backends) h.add("backend:" + b);
   for (const auto &[b, n] : opts.partition.min_region_nodes) h.add("min:" + b + "=" + std::to_string(n));
+  for (const auto &[in, dims] : opts.static_shapes) {
+    h.add("static:" + in);
+    for (int64_t d : dims) h.add(&d, sizeof d);
+  }
   const std::string full_key = h.hex();
   m.dir = root + "/" + dir_name(name) + "-" + full_key;
   if (cached && exists(m.dir + "/plan.txt")) {
@@ -177,6 +198,7 @@ CompiledModel compile_graph(Graph g, const std::string &name, const std::string 
   if (opts.progress) opts.progress("inferring shapes");
   try {
     ShapeStore store;
+    pin_static_shapes(g, opts.static_shapes);
     infer_shapes(g, store);
     m.plan = build(g, store, name, tmp, root, opts);
     m.plan.save(tmp + "/plan.txt");

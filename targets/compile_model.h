@@ -4,6 +4,7 @@
 // compiler binary, so a second run of an unchanged model compiles nothing.
 #pragma once
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,9 @@ struct CompileOptions {
   std::string target = "host";                 // Halide target of host code
   std::vector<std::string> backends = {"host"};  // priority order; host is implied last
   PartitionOptions partition;
+  // Pins graph inputs to one shape ("x" -> {2, 128, 768}): a fully static
+  // compile, the yardstick the dynamic compile is measured against.
+  std::map<std::string, std::vector<int64_t>> static_shapes;
   std::string cache_dir;  // empty: $DISCO_CACHE_DIR, else $XDG_CACHE_HOME/disco, else ~/.cache/disco
   bool use_cache = true;
   std::function<void(const std::string &)> progress;  // one line per stage and kernel

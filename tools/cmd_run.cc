@@ -35,6 +35,7 @@ const char *kRunHelp =
     "  --threads N             worker threads (default: all cores)\n"
     "  --target T              host (default) or a Halide target string, e.g. x86-64-linux-avx2\n"
     "  --targets B1,B2,...     backends in priority order (default: host); e.g. onednn,host\n"
+    "  --static NAME=2x128x768 compile input NAME for this one shape only (a static compile)\n"
     "  --no-cache              compile even if the compile cache has this model\n"
     "  --verbose               print compile progress, cache use and the compile count\n";
 
@@ -59,7 +60,7 @@ void make_dir(const std::string &d) {
 
 int cmd_run(int argc, char **argv) {
   CliArgs args(argc, argv, 2, {"help", "no-cache", "verbose"},
-               {"input", "shape", "output-dir", "expect", "rtol", "atol", "repeat", "threads", "target", "targets"});
+               {"input", "shape", "output-dir", "expect", "rtol", "atol", "repeat", "threads", "target", "targets", "static"});
   if (args.flag("help")) {
     std::fputs(kRunHelp, stdout);
     return 0;
@@ -91,6 +92,10 @@ int cmd_run(int argc, char **argv) {
   CompileOptions opts;
   opts.target = args.get("target", "host");
   opts.backends = parse_backend_list(args.get("targets", "host"));
+  for (const auto &text : args.all("static")) {
+    auto [name, dims] = split_assignment(text, "--static");
+    opts.static_shapes[name] = parse_shape(dims);
+  }
   opts.use_cache = !args.flag("no-cache");
   if (verbose) opts.progress = [](const std::string &s) { std::printf("  %s\n", s.c_str()); std::fflush(stdout); };
   Session session = Session::from_onnx(model, opts);
