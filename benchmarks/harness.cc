@@ -1,0 +1,258 @@
+// The CPU benchmark harness: disco (dynamic compile), disco (static compile
+// per shape) and ONNX Runtime, side by side in one run, interleaved round by
+// round so that machine noise hits all three alike. Also a STREAM-style copy
+// for the machine's memory bandwidth. Prints a markdown table (and writes it
+// with --out). benchmarks/run.sh installs the peer and calls this.
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+#include "frontend/errors.h"
+#include "frontend/random_tensor.h"
+#include "targets/session.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Sweep {
+  std::string model;
+  std::vector<std::vector<int64_t>> shapes;
+  double min_bytes_per_element = 0;  // memory-bound models: bytes moved per input element, at least
+};
+
+// Issue #5's sweep. layernorm_softmax reads its input and writes its output once: 8 bytes per element.
+const std::vector<Sweep> kSweep = {
+    {"mlp", {{1, 256}, {16, 256}, {256, 256}}},
+    {"bert_layer", {{1, 32, 768}, {1, 128, 768}, {4, 128, 768}, {8, 384, 768}}},
+    {"bert_small4", {{1, 64, 768}, {8, 128, 768}}},
+    {"convnet", {{1, 3, 64, 64}, {8, 3, 128, 128}}},
+    {"layernorm_softmax", {{1, 128, 768}, {16, 512, 768}}, 8},
+};
+
+std::string shape_text(const std::vector<int64_t> &s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? "x" : "") + std::to_string(s[i]);
+  return out;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+// The ONNX Runtime peer (benchmarks/peers/ort_peer.js) as a child process.
+class OrtPeer {
+ public:
+  OrtPeer(const std::string &node, const std::string &script) {
+    int to_child[2], from_child[2];
+    DISCO_CHECK(pipe(to_child) == 0 && pipe(from_child) == 0, "pipe failed");
+    pid_ = fork();
+    DISCO_CHECK(pid_ >= 0, "fork failed");
+    if (pid_ == 0) {
+      dup2(to_child[0], 0);
+      dup2(from_child[1], 1);
+      close(to_child[1]);
+      close(from_child[0]);
+      execlp(node.c_str(), node.c_str(), script.c_str(), static_cast<char *>(nullptr));
+      _exit(127);
+    }
+    close(to_child[0]);
+    close(from_child[1]);
+    in_ = fdopen(to_child[1], "w");
+    out_ = fdopen(from_child[0], "r");
+  }
+  ~OrtPeer() {
+    fclose(in_);
+    fclose(out_);
+    waitpid(pid_, nullptr, 0);
+  }
+  // Times `runs` runs after `warmup`; throws with the peer's message on error.
+  std::vector<double> time(const std::string &model, const std::vector<int64_t> &shape, int threads, int runs,
+                           int warmup) {
+    std::string req = "{\"model\":\"" + model + "\",\"shape\":[";
+    for (size_t i = 0; i < shape.size(); ++i) req += (i ? "," : "") + std::to_string(shape[i]);
+    req += "],\"threads\":" + std::to_string(threads) + ",\"runs\":" + std::to_string(runs) +
+           ",\"warmup\":" + std::to_string(warmup) + "}\n";
+    std::fputs(req.c_str(), in_);
+    std::fflush(in_);
+    std::string line;
+    for (int c; (c = std::fgetc(out_)) != EOF && c != '\n';) line += static_cast<char>(c);
+    DISCO_CHECK(!line.empty(), "the ONNX Runtime peer exited (is benchmarks/peers installed?)");
+    DISCO_CHECK(line.find("\"error\"") == std::string::npos, "ONNX Runtime: ", line);
+    std::vector<double> ms;
+    size_t p = line.find('[');
+    while (p != std::string::npos && p + 1 < line.size() && line[p] != ']') {
+      char *end = nullptr;
+      ms.push_back(std::strtod(line.c_str() + p + 1, &end));
+      p = static_cast<size_t>(end - line.c_str());
+    }
+    return ms;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  FILE *in_ = nullptr, *out_ = nullptr;
+};
+
+// STREAM "copy": GB/s counting bytes read plus bytes written, best of 10.
+double stream_copy_gbps(int threads) {
+  const size_t n = size_t(64) << 20;  // 256 MiB per array: far beyond the caches
+  std::vector<float> a(n, 1.0f), b(n, 0.0f);
+  double best = 1e30;
+  for (int rep = 0; rep < 10; ++rep) {
+    auto t0 = Clock::now();
+    std::vector<std::thread> ts;
+    for (int t = 0; t < threads; ++t)
+      ts.emplace_back([&, t] {
+        const size_t lo = n * t / threads, hi = n * (t + 1) / threads;
+        std::memcpy(b.data() + lo, a.data() + lo, (hi - lo) * sizeof(float));
+      });
+    for (auto &t : ts) t.join();
+    best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
+  }
+  return 2.0 * n * sizeof(float) / best / 1e9;
+}
+
+double run_ms(disco::Session &s, const std::vector<disco::TensorData> &in) {
+  auto t0 = Clock::now();
+  s.run(in);
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+bool exists(const std::string &p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0;
+}
+
+const char *kHelp =
+    "usage: harness [--models DIR] [--peer ort_peer.js] [--node node] [--runs N] [--threads 1,2]\n"
+    "               [--only MODEL] [--targets B,host] [--out FILE]\n"
+    "Times each model of the sweep with disco (one dynamic compile), disco (a static compile\n"
+    "per shape) and ONNX Runtime (all graph optimizations), interleaved, at each thread\n"
+    "count set explicitly on both sides; medians of N runs (default 20) after warm-up.\n";
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  try {
+    std::string models = std::string(DISCO_SOURCE_DIR) + "/../shared/models";
+    std::string peer = std::string(DISCO_SOURCE_DIR) + "/benchmarks/peers/ort_peer.js", node = "node", out, only,
+                targets = "onednn,host";
+    int runs = 20;
+    std::vector<int> thread_counts = {1, 2};
+    for (int i = 1; i < argc; ++i) {
+      std::string a = argv[i];
+      auto value = [&]() -> std::string {
+        DISCO_CHECK(i + 1 < argc, a, " needs a value");
+        return argv[++i];
+      };
+      if (a == "--help") {
+        std::fputs(kHelp, stdout);
+        return 0;
+      } else if (a == "--models") models = value();
+      else if (a == "--peer") peer = value();
+      else if (a == "--node") node = value();
+      else if (a == "--out") out = value();
+      else if (a == "--only") only = value();
+      else if (a == "--targets") targets = value();
+      else if (a == "--runs") runs = std::max(1, std::stoi(value()));
+      else if (a == "--threads") {
+        thread_counts.clear();
+        std::stringstream ss(value());
+        for (std::string t; std::getline(ss, t, ',');) thread_counts.push_back(std::stoi(t));
+      } else disco::fail("unknown option '", a, "' (see --help)");
+    }
+    disco::CompileOptions base;
+    base.backends.clear();
+    std::stringstream ts(targets);
+    for (std::string b; std::getline(ts, b, ',');) base.backends.push_back(b);
+
+    std::ostringstream md;
+    std::map<int, double> bandwidth;
+    md << "Memory bandwidth (STREAM copy):";
+    for (int t : thread_counts) {
+      bandwidth[t] = stream_copy_gbps(t);
+      char b[64];
+      std::snprintf(b, sizeof b, " %d thread(s) %.1f GB/s;", t, bandwidth[t]);
+      md << b;
+    }
+    md << "\n\ndisco backends: " << targets << "; ONNX Runtime: CPU execution provider, all graph optimizations; "
+       << "medians of " << runs << " runs after warm-up, interleaved.\n\n";
+    md << "| model | shape | threads | disco dynamic ms | disco static ms | ONNX Runtime ms | dynamic / ORT | "
+          "dynamic speed / static speed | kernels | compile s (dynamic) | notes |\n";
+    md << "|---|---|---|---|---|---|---|---|---|---|---|\n";
+    std::fputs(md.str().c_str(), stdout);
+    std::fflush(stdout);
+
+    OrtPeer ort(node, peer);
+    for (const auto &sw : kSweep) {
+      if (!only.empty() && sw.model != only) continue;
+      const std::string path = models + "/" + sw.model + ".onnx";
+      if (!exists(path)) {
+        std::fprintf(stderr, "harness: %s not found; skipping\n", path.c_str());
+        continue;
+      }
+      disco::Session dynamic = disco::Session::from_onnx(path, base);
+      const double compile_s = dynamic.last_compile().seconds;
+      for (const auto &shape : sw.shapes) {
+        disco::CompileOptions st = base;
+        st.static_shapes[dynamic.inputs()[0].name] = shape;
+        disco::Session fixed = disco::Session::from_onnx(path, st);
+        std::vector<disco::TensorData> in{disco::random_tensor(disco::DType::F32, shape, 7)};
+        for (int threads : thread_counts) {
+          dynamic.set_num_threads(threads);
+          fixed.set_num_threads(threads);
+          std::vector<double> d, s, o;
+          for (int w = 0; w < 3; ++w) {
+            run_ms(dynamic, in);
+            run_ms(fixed, in);
+          }
+          ort.time(path, shape, threads, 1, 3);
+          for (int r = 0; r < runs; ++r) {
+            d.push_back(run_ms(dynamic, in));
+            s.push_back(run_ms(fixed, in));
+            o.push_back(ort.time(path, shape, threads, 1, 0).at(0));
+          }
+          const double dm = median(d), sm = median(s), om = median(o);
+          std::string notes;
+          if (sw.min_bytes_per_element > 0) {
+            double elems = 1;
+            for (auto x : shape) elems *= static_cast<double>(x);
+            const double gbps = sw.min_bytes_per_element * elems / (dm * 1e-3) / 1e9;
+            char b[96];
+            std::snprintf(b, sizeof b, "%.1f GB/s = %.0f%% of copy", gbps, 100 * gbps / bandwidth[threads]);
+            notes = b;
+          }
+          char line[512];
+          std::snprintf(line, sizeof line, "| %s | %s | %d | %.3f | %.3f | %.3f | %.2f | %.2f | %zu | %.1f | %s |\n",
+                        sw.model.c_str(), shape_text(shape).c_str(), threads, dm, sm, om, dm / om, sm / dm,
+                        dynamic.last_compile().plan.steps.size(), compile_s, notes.c_str());
+          md << line;
+          std::fputs(line, stdout);
+          std::fflush(stdout);
+        }
+      }
+    }
+    if (!out.empty()) {
+      std::ofstream f(out);
+      f << md.str();
+      DISCO_CHECK(f.good(), "cannot write '", out, "'");
+    }
+    return 0;
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "harness: error: %s\n", e.what());
+    return 1;
+  }
+}
