@@ -523,6 +523,25 @@ TEST(OnednnConv, OneDimensionalConvWithInputWeightsAndResidualMatchesTheReferenc
   EXPECT_EQ(c.other, 0);
 }
 
+TEST(OnednnConv, OneChannelInAndOnePositionOutNeedNoLayoutCopies) {
+  // X with one channel and Y with one position read the same in NCHW and NHWC.
+  GraphBuilder b;
+  auto x = b.input("x", DType::F32, {sym("n"), 1, 5, 5});
+  auto r = b.input("r", DType::F32, {sym("n"), 3, 1, 1});
+  TensorData w = tensor({3, 1, 5, 5}, 0.25f, 2);
+  b.output(b.op("Sigmoid", {b.op("Add", {b.op("Conv", {x, b.constant("w", w)}), r})}));
+  Session s(b.build(), "conv_1x1_out", "", onednn_first());
+  for (int64_t n : {1, 4}) {
+    TensorData tx = tensor({n, 1, 5, 5}), tr = tensor({n, 3, 1, 1}, 0.5f, 3);
+    auto out = s.run({tx, tr});
+    Dims os;
+    auto want = ref_conv2d(values(tx), tx.shape, values(w), w.shape, {}, {1, 1}, {1, 1}, {0, 0, 0, 0}, 1, &os);
+    for (size_t i = 0; i < want.size(); ++i) want[i] = 1 / (1 + std::exp(-(want[i] + tr.as<float>()[i])));
+    expect_near_all(out[0], os, want, "n = " + std::to_string(n));
+  }
+  EXPECT_EQ(count_steps(s.last_compile().plan).other, 0);
+}
+
 // ---- the glue's cache, threads, errors and edge cases ---------------------------
 
 TEST(OnednnKernels, TheShapeCacheStaysWithinItsBoundAndEvictsTheLeastRecentlyUsed) {

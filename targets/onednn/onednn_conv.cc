@@ -1,8 +1,11 @@
 // "onednn.conv": ONNX Conv (1-D to 3-D, groups, strides, dilations, explicit
 // or SAME/VALID pads computed per run-time shape, optional bias) through
-// oneDNN's forward-inference convolution. X and Y stay in ONNX's plain NC...
-// layout; constant W is reordered once into the layout the primitive asks for.
+// oneDNN's forward-inference convolution. disco's X and Y are plain NC...;
+// the primitive runs channels last on staged copies (see below). Constant W
+// is reordered once into the layout the primitive asks for.
+#include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "targets/onednn/onednn_cache.h"
 #include "targets/onednn/onednn_step.h"
@@ -12,6 +15,44 @@ namespace disco {
 namespace {
 
 using dnnl::memory;
+
+// oneDNN's fast convolutions want channels last (N, spatial..., C); with
+// plain NC... activations 2.6 picks a gemm-based one that is several times
+// slower, worst with a residual post-op. So X, Y and full-size post-op
+// operands are reordered into channels-last staging buffers around the call.
+memory::format_tag channels_last(size_t rank) {
+  return rank == 3 ? memory::format_tag::nwc : rank == 4 ? memory::format_tag::nhwc : memory::format_tag::ndhwc;
+}
+
+// True when the plain and channels-last layouts order the elements alike:
+// one channel, or one spatial position. Such a tensor needs no copy.
+bool same_order(const memory::dims &dims) {
+  int64_t spatial = 1;
+  for (size_t d = 2; d < dims.size(); ++d) spatial *= dims[d];
+  return dims[1] == 1 || spatial == 1;
+}
+
+// A buffer of floats aligned for vector loads, reused across runs and shapes.
+class Scratch {
+ public:
+  float *get(size_t n) {
+    if (store_.size() < n + kAlign) store_.resize(n + kAlign);
+    auto p = reinterpret_cast<uintptr_t>(store_.data());
+    return reinterpret_cast<float *>((p + 63) & ~uintptr_t(63));
+  }
+
+ private:
+  static constexpr size_t kAlign = 16;  // floats: 64 bytes
+  std::vector<float> store_;
+};
+
+// A tensor that disco holds plain and the primitive sees channels last.
+struct Staged {
+  memory user;          // disco's buffer (its handle is set per run)
+  memory inner;         // what the primitive reads or writes
+  dnnl::reorder copy;   // user -> inner for inputs, inner -> user for the output; unused when !copied
+  bool copied = false;  // false: `inner` views disco's buffer in place
+};
 
 class ConvKernel : public OnednnStep {
  public:
@@ -39,21 +80,28 @@ class ConvKernel : public OnednnStep {
   };
   struct Entry {
     dnnl::convolution_forward prim;
-    memory src, wei, bias, dst;  // wei: the user's W, unused when `packed` is set
-    std::vector<memory> operands;
-    std::shared_ptr<memory> packed;
+    Staged src, dst;
+    std::vector<Staged> operands;
+    memory wei, bias;                // disco's W and bias
+    memory wei_inner;                // W in the primitive's layout, for W that is not constant
+    dnnl::reorder wei_copy;          // wei -> wei_inner, when W is not constant and the layouts differ
+    std::shared_ptr<memory> packed;  // constant W in the primitive's layout
     std::unordered_map<int, memory> args;
     std::string impl;
   };
   Geometry geometry(const ExternTensor &x, const ExternTensor &w) const;
   Entry make_entry(const ExternTensor &x, const ExternTensor &w, const ExternTensor *bias, const Geometry &g,
                    const Epilogue &e);
+  Staged stage(const memory::dims &dims, bool output) const;
+  void bind(Staged &s, const void *data, Scratch &scratch);
   void clear_cache() override { cache_.clear(); }
 
   std::vector<int64_t> strides_, dilations_, pads_;
   int64_t group_ = 1;
   std::string auto_pad_;
   ShapeLruCache<Entry> cache_;
+  // Staging memory shared by all cache entries (one runs at a time): X, Y, W, then one per operand.
+  std::vector<Scratch> scratch_;
 };
 
 ConvKernel::Geometry ConvKernel::geometry(const ExternTensor &x, const ExternTensor &w) const {
@@ -81,6 +129,22 @@ ConvKernel::Geometry ConvKernel::geometry(const ExternTensor &x, const ExternTen
   return g;
 }
 
+Staged ConvKernel::stage(const memory::dims &dims, bool output) const {
+  const auto &eng = onednn_engine();
+  Staged s;
+  s.user = memory(plain_desc(dims), eng, nullptr);
+  s.inner = memory(memory::desc(dims, memory::data_type::f32, channels_last(dims.size())), eng, nullptr);
+  s.copied = !same_order(dims);
+  if (s.copied) s.copy = output ? dnnl::reorder(s.inner, s.user) : dnnl::reorder(s.user, s.inner);
+  return s;
+}
+
+void ConvKernel::bind(Staged &s, const void *data, Scratch &scratch) {
+  s.user.set_data_handle(const_cast<void *>(data));
+  s.inner.set_data_handle(s.copied ? scratch.get(s.inner.get_desc().get_size() / sizeof(float))
+                                   : const_cast<void *>(data));
+}
+
 ConvKernel::Entry ConvKernel::make_entry(const ExternTensor &x, const ExternTensor &w, const ExternTensor *bias,
                                          const Geometry &g, const Epilogue &e) {
   memory::dims wdims = w.shape;
@@ -88,47 +152,58 @@ ConvKernel::Entry ConvKernel::make_entry(const ExternTensor &x, const ExternTens
     wdims[0] /= group_;
     wdims.insert(wdims.begin(), group_);
   }
-  const memory::desc src = plain_desc(x.shape), user_wei = plain_desc(wdims), dst = plain_desc(g.out);
-  const memory::desc wei =
-      w.constant ? memory::desc(wdims, memory::data_type::f32, memory::format_tag::any) : user_wei;
-  std::vector<memory::desc> operands;
-  for (const auto &o : e.operands) operands.push_back(plain_desc(o.dims));
+  const auto &eng = onednn_engine();
+  Entry en;
+  en.src = stage(x.shape, false);
+  en.dst = stage(g.out, true);
+  std::vector<memory::desc> operand_descs;
+  for (const auto &o : e.operands) {
+    en.operands.push_back(stage(o.dims, false));
+    operand_descs.push_back(en.operands.back().inner.get_desc());
+  }
+  const memory::desc user_wei = plain_desc(wdims);
   dnnl::primitive_attr attr;
-  attr.set_post_ops(e.to_dnnl(operands));
+  attr.set_post_ops(e.to_dnnl(operand_descs));
   auto pd = guarded("create a convolution primitive", [&] {
     using dnnl::convolution_forward;
     const auto prop = dnnl::prop_kind::forward_inference;
     const auto alg = dnnl::algorithm::convolution_direct;
+    const memory::desc src = en.src.inner.get_desc(), dst = en.dst.inner.get_desc();
+    const memory::desc wei(wdims, memory::data_type::f32, memory::format_tag::any);
     auto d = bias ? convolution_forward::desc(prop, alg, src, wei, plain_desc(bias->shape), dst, g.strides, g.dilates,
                                               g.pad_begin, g.pad_end)
                   : convolution_forward::desc(prop, alg, src, wei, dst, g.strides, g.dilates, g.pad_begin, g.pad_end);
-    return convolution_forward::primitive_desc(d, attr, onednn_engine());
+    return convolution_forward::primitive_desc(d, attr, eng);
   });
   made_primitive(pd);
-  const auto &eng = onednn_engine();
-  Entry en;
   en.prim = dnnl::convolution_forward(pd);
   en.impl = pd.impl_info_str();
-  en.src = memory(src, eng, nullptr);
-  en.dst = memory(dst, eng, nullptr);
   en.wei = memory(user_wei, eng, nullptr);
-  if (w.constant && pd.weights_desc() != user_wei) en.packed = packed_weights(user_wei, w.data, pd.weights_desc());
-  en.args = {{DNNL_ARG_SRC, en.src}, {DNNL_ARG_WEIGHTS, en.packed ? *en.packed : en.wei}, {DNNL_ARG_DST, en.dst}};
+  memory wei_arg = en.wei;
+  if (pd.weights_desc() != user_wei) {
+    if (w.constant) {
+      en.packed = packed_weights(user_wei, w.data, pd.weights_desc());
+      wei_arg = *en.packed;
+    } else {
+      en.wei_inner = memory(pd.weights_desc(), eng, nullptr);
+      en.wei_copy = dnnl::reorder(en.wei, en.wei_inner);
+      wei_arg = en.wei_inner;
+    }
+  }
+  en.args = {{DNNL_ARG_SRC, en.src.inner}, {DNNL_ARG_WEIGHTS, wei_arg}, {DNNL_ARG_DST, en.dst.inner}};
   if (bias) {
     en.bias = memory(plain_desc(bias->shape), eng, nullptr);
     en.args[DNNL_ARG_BIAS] = en.bias;
   }
-  for (size_t i = 0; i < operands.size(); ++i) {
-    en.operands.emplace_back(operands[i], eng, nullptr);
-    en.args[e.operand_arg(i)] = en.operands.back();
-  }
+  for (size_t i = 0; i < en.operands.size(); ++i) en.args[e.operand_arg(i)] = en.operands[i].inner;
   return en;
 }
 
 void ConvKernel::run(const ExternCall &call) {
   use_threads();
   const ExternTensor &x = input(call, 0, "X"), &w = input(call, 1, "W");
-  const ExternTensor *bias = call.inputs.size() > 2 && call.inputs[2].dtype != DType::Undefined ? &input(call, 2, "bias") : nullptr;
+  const ExternTensor *bias =
+      call.inputs.size() > 2 && call.inputs[2].dtype != DType::Undefined ? &input(call, 2, "bias") : nullptr;
   check(call.outputs.size() == 1 && call.outputs[0].dtype == DType::F32, "expects one float32 output");
   const ExternTensor &y = call.outputs[0];
   const size_t rank = strides_.size() + 2;
@@ -154,13 +229,23 @@ void ConvKernel::run(const ExternCall &call) {
   const std::vector<int64_t> key = shape_key(call);
   Entry *en = cache_.find(key);
   if (!en) en = &cache_.insert(key, make_entry(x, w, bias, g, e));
-  en->src.set_data_handle(x.data);
-  en->dst.set_data_handle(dst);
-  if (!en->packed) en->wei.set_data_handle(w.data);
+  if (scratch_.size() < 3 + en->operands.size()) scratch_.resize(3 + en->operands.size());
+  bind(en->src, x.data, scratch_[0]);
+  bind(en->dst, dst, scratch_[1]);
+  en->wei.set_data_handle(w.data);
+  if (en->wei_copy) en->wei_inner.set_data_handle(scratch_[2].get(en->wei_inner.get_desc().get_size() / sizeof(float)));
   if (bias) en->bias.set_data_handle(bias->data);
-  for (size_t i = 0; i < en->operands.size(); ++i)
-    en->operands[i].set_data_handle(const_cast<float *>(e.operands[i].data));
+  for (size_t i = 0; i < en->operands.size(); ++i) bind(en->operands[i], e.operands[i].data, scratch_[3 + i]);
+  // Inputs into the primitive's layouts, the convolution, the result back out.
+  auto copy = [&](dnnl::reorder &r, memory &from, memory &to) {
+    execute(r, {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}});
+  };
+  if (en->src.copied) copy(en->src.copy, en->src.user, en->src.inner);
+  for (auto &o : en->operands)
+    if (o.copied) copy(o.copy, o.user, o.inner);
+  if (en->wei_copy) copy(en->wei_copy, en->wei, en->wei_inner);
   execute(en->prim, en->args);
+  if (en->dst.copied) copy(en->dst.copy, en->dst.inner, en->dst.user);
   ran(en->impl);
 }
 
