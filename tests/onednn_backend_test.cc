@@ -147,9 +147,7 @@ std::unique_ptr<OnednnKernel> make_kernel(const std::string &call, std::map<std:
   return std::unique_ptr<OnednnKernel>(o);
 }
 
-ExternTensor view(TensorData &t, bool constant = false) {
-  return {t.mutable_data(), t.dtype, t.shape, constant};
-}
+ExternTensor view(TensorData &t, bool constant = false) { return {t.mutable_data(), t.dtype, t.shape, constant}; }
 
 // ---- rules -----------------------------------------------------------------
 
@@ -209,7 +207,7 @@ TEST(OnednnRules, AnEpilogueStopsAtAValueWithTwoReaders) {
   auto x = b.input("x", DType::F32, {sym("m"), 4});
   auto y = b.op("MatMul", {x, b.constant("w", tensor({4, 3}))});
   auto r = b.op("Relu", {y});
-  b.output(b.op("Add", {r, r}));  // r has one reader but is both operands
+  b.output(b.op("Add", {r, r}));   // r has one reader but is both operands
   b.output(b.op("Sigmoid", {y}));  // y has two readers
   Partitioned p = partition_onednn(b.build());
   EXPECT_EQ(p.backend_of("MatMul"), "onednn");
@@ -270,7 +268,9 @@ TEST(OnednnGemm, TransposesAlphaBetaAndBiasMatchTheReference) {
   auto a = b.input("a", DType::F32, {4, sym("m")});
   TensorData w = tensor({3, 4}, 0.5f, 1), c = tensor({3}, 0.25f, 6);
   b.output(b.op("Gemm", {a, b.constant("b", w), b.constant("c", c)},
-                testing::attrs({{"transA", attr_int(1)}, {"transB", attr_int(1)}, {"alpha", attr_float(0.5f)},
+                testing::attrs({{"transA", attr_int(1)},
+                                {"transB", attr_int(1)},
+                                {"alpha", attr_float(0.5f)},
                                 {"beta", attr_float(2.0f)}})));
   Session s(b.build(), "gemm_t", "", onednn_first());
   for (int64_t m : {1, 5, 16}) {
@@ -343,20 +343,33 @@ std::vector<EpilogueCase> epilogue_cases() {
            bn_b.as<float>()[j];
   };
   return {
-      {"ConstantBias", [=](GraphBuilder &b, const std::string &y) { return b.op("Add", {y, b.constant("bias", bias)}); },
+      {"ConstantBias",
+       [=](GraphBuilder &b, const std::string &y) {
+         return b.op("Add", {y, b.constant("bias", bias)});
+       },
        [=](double y, int64_t, int64_t j, const TensorData &, const TensorData &) { return y + bias.as<float>()[j]; }},
-      {"Residual", [](GraphBuilder &b, const std::string &y) { return b.op("Add", {"r", y}); },
-       [](double y, int64_t i, int64_t j, const TensorData &r, const TensorData &) { return y + r.as<float>()[i * 5 + j]; },
+      {"Residual",
+       [](GraphBuilder &b, const std::string &y) {
+         return b.op("Add", {"r", y});
+       },
+       [](double y, int64_t i, int64_t j, const TensorData &r, const TensorData &) {
+         return y + r.as<float>()[i * 5 + j];
+       },
        true},
       {"RowScaleAndSubtract",
-       [](GraphBuilder &b, const std::string &y) { return b.op("Sub", {b.op("Mul", {"s", y}), "s"}); },
+       [](GraphBuilder &b, const std::string &y) {
+         return b.op("Sub", {b.op("Mul", {"s", y}), "s"});
+       },
        [](double y, int64_t i, int64_t, const TensorData &, const TensorData &s) {
          return y * s.as<float>()[i] - s.as<float>()[i];
        },
        false, true},
-      {"DivideByRows", [](GraphBuilder &b, const std::string &y) { return b.op("Div", {y, "s"}); },
-       [](double y, int64_t i, int64_t, const TensorData &, const TensorData &s) { return y / s.as<float>()[i]; }, false,
-       true},
+      {"DivideByRows",
+       [](GraphBuilder &b, const std::string &y) {
+         return b.op("Div", {y, "s"});
+       },
+       [](double y, int64_t i, int64_t, const TensorData &, const TensorData &s) { return y / s.as<float>()[i]; },
+       false, true},
       {"Relu", [](GraphBuilder &b, const std::string &y) { return b.op("Relu", {y}); },
        [](double y, int64_t, int64_t, const TensorData &, const TensorData &) { return y > 0 ? y : 0; }},
       {"LeakyRelu",
@@ -368,8 +381,13 @@ std::vector<EpilogueCase> epilogue_cases() {
        [](double y, int64_t, int64_t, const TensorData &, const TensorData &) { return 1 / (1 + std::exp(-y)); }},
       {"Tanh", [](GraphBuilder &b, const std::string &y) { return b.op("Tanh", {y}); },
        [](double y, int64_t, int64_t, const TensorData &, const TensorData &) { return std::tanh(y); }},
-      {"Clip", [](GraphBuilder &b, const std::string &y) { return b.op("Clip", {y, scalar(b, -0.5f), scalar(b, 1.0f)}); },
-       [](double y, int64_t, int64_t, const TensorData &, const TensorData &) { return std::min(std::max(y, -0.5), 1.0); }},
+      {"Clip",
+       [](GraphBuilder &b, const std::string &y) {
+         return b.op("Clip", {y, scalar(b, -0.5f), scalar(b, 1.0f)});
+       },
+       [](double y, int64_t, int64_t, const TensorData &, const TensorData &) {
+         return std::min(std::max(y, -0.5), 1.0);
+       }},
       {"GeluAsPyTorchExportsIt",
        [](GraphBuilder &b, const std::string &y) {
          auto e = b.op("Erf", {b.op("Div", {y, scalar(b, 1.4142135f)})});
@@ -467,8 +485,9 @@ TEST(OnednnConv, StridesPadsDilationsGroupsAndBiasMatchTheReference) {
     Dims os;
     auto want = ref_conv2d(values(tx), xs, values(w), w.shape, values(bias), {2, 1}, {1, 2}, {1, 0, 2, 1}, 2, &os);
     for (auto &v : want) v = std::max(v, 0.0f);
-    expect_near_all(out[0], os, want, "X [" + std::to_string(xs[0]) + ", 4, " + std::to_string(xs[2]) + ", " +
-                                          std::to_string(xs[3]) + "]");
+    expect_near_all(
+        out[0], os, want,
+        "X [" + std::to_string(xs[0]) + ", 4, " + std::to_string(xs[2]) + ", " + std::to_string(xs[3]) + "]");
   }
   const StepCount c = count_steps(s.last_compile().plan);
   EXPECT_EQ(c.onednn, 1);
@@ -479,9 +498,10 @@ TEST(OnednnConv, DepthwiseSameUpperPadsFollowTheRunTimeShape) {
   GraphBuilder b;
   auto x = b.input("x", DType::F32, {1, 3, sym("h"), sym("w")});
   TensorData w = tensor({3, 1, 3, 3}, 0.5f, 4);
-  b.output(b.op("Conv", {x, b.constant("w", w)},
-                testing::attrs({{"group", attr_int(3)}, {"strides", attr_ints({2, 2})},
-                                {"auto_pad", attr_string("SAME_UPPER")}})));
+  b.output(
+      b.op("Conv", {x, b.constant("w", w)},
+           testing::attrs(
+               {{"group", attr_int(3)}, {"strides", attr_ints({2, 2})}, {"auto_pad", attr_string("SAME_UPPER")}})));
   Session s(b.build(), "conv_dw", "", onednn_first());
   for (Dims xs : {Dims{1, 3, 7, 6}, Dims{1, 3, 4, 9}}) {
     TensorData tx = tensor(xs);
@@ -513,8 +533,8 @@ TEST(OnednnConv, OneDimensionalConvWithInputWeightsAndResidualMatchesTheReferenc
     auto out = s.run({tx, tw, tr});
     // A 1-D conv is a 2-D conv of height 1.
     Dims os;
-    auto want = ref_conv2d(values(tx), {xs[0], 2, 1, xs[2]}, values(tw), {3, 2, 1, 3}, {}, {1, 1}, {1, 1},
-                           {0, 1, 0, 1}, 1, &os);
+    auto want = ref_conv2d(values(tx), {xs[0], 2, 1, xs[2]}, values(tw), {3, 2, 1, 3}, {}, {1, 1}, {1, 1}, {0, 1, 0, 1},
+                           1, &os);
     for (size_t i = 0; i < want.size(); ++i) want[i] += tr.as<float>()[i];
     expect_near_all(out[0], {xs[0], 3, xs[2]}, want, "l = " + std::to_string(xs[2]));
   }
@@ -583,10 +603,17 @@ TEST(OnednnKernels, ARunTimeShapeMismatchIsAnErrorNamingTheStep) {
   testing::expect_error_naming([&] { k->run(ExternCall{bad_k, outs, syms}); }, "test_step", "disagree on K (3 vs 4)");
   TensorData w2 = tensor({3, 2}), wide_bias = tensor({3});
   std::vector<ExternTensor> bad_bias{view(a), view(w2), view(wide_bias)};
-  testing::expect_error_naming([&] { k->run(ExternCall{bad_bias, outs, syms}); }, "test_step",
-                               "does not broadcast to the result [2, 2]");
-  auto conv = make_kernel("onednn.conv", {{"strides", "1"}, {"dilations", "1"}, {"pads", "0,0"}, {"group", "2"},
-                                          {"auto_pad", "NOTSET"}, {"post_ops", ""}});
+  testing::expect_error_naming(
+      [&] {
+        k->run(ExternCall{bad_bias, outs, syms});
+      },
+      "test_step", "does not broadcast to the result [2, 2]");
+  auto conv = make_kernel("onednn.conv", {{"strides", "1"},
+                                          {"dilations", "1"},
+                                          {"pads", "0,0"},
+                                          {"group", "2"},
+                                          {"auto_pad", "NOTSET"},
+                                          {"post_ops", ""}});
   TensorData x = tensor({1, 3, 5}), cw = tensor({2, 1, 3}), cy(DType::F32, {1, 2, 3});
   std::vector<ExternTensor> cin{view(x), view(cw), {}}, cout{view(cy)};
   testing::expect_error_naming([&] { conv->run(ExternCall{cin, cout, syms}); }, "test_step", "has 3 channels");
@@ -615,8 +642,9 @@ TEST(OnednnKernels, AnEmptyReductionGivesTheEpilogueOfZeros) {
 
 TEST(OnednnKernels, RepeatedLinearAndClipWithOtherParametersKeepTheirOwnParameters) {
   // oneDNN 2.6 would run both linears (and both clips) with one parameter set.
-  auto k = make_kernel("onednn.matmul", {{"trans_a", "0"}, {"trans_b", "0"},
-                                         {"post_ops", "linear:2:0,clip:-1:5,linear:1:1,relu:0,clip:0:2,relu:0"}});
+  auto k = make_kernel(
+      "onednn.matmul",
+      {{"trans_a", "0"}, {"trans_b", "0"}, {"post_ops", "linear:2:0,clip:-1:5,linear:1:1,relu:0,clip:0:2,relu:0"}});
   TensorData a = tensor({5, 7}), w = tensor({7, 9}, 0.5f, 3), y(DType::F32, {5, 9});
   std::vector<ExternTensor> ins{view(a), view(w, true)}, outs{view(y)};
   SymbolValues syms;

@@ -50,8 +50,7 @@ class MatmulKernel : public OnednnStep {
     std::unordered_map<int, memory> args;
     std::string impl;
   };
-  Layout layout(const ExternTensor &a, const ExternTensor &b, const std::vector<int64_t> &out,
-                const Epilogue &e) const;
+  Layout layout(const ExternTensor &a, const ExternTensor &b, const std::vector<int64_t> &out, const Epilogue &e) const;
   Entry make_entry(const ExternTensor &b, const Layout &l, const Epilogue &e);
   void clear_cache() override { cache_.clear(); }
 
@@ -59,8 +58,8 @@ class MatmulKernel : public OnednnStep {
   ShapeLruCache<Entry> cache_;
 };
 
-MatmulKernel::Layout MatmulKernel::layout(const ExternTensor &a, const ExternTensor &b,
-                                          const std::vector<int64_t> &out, const Epilogue &e) const {
+MatmulKernel::Layout MatmulKernel::layout(const ExternTensor &a, const ExternTensor &b, const std::vector<int64_t> &out,
+                                          const Epilogue &e) const {
   const size_t r = out.size();
   const std::vector<int64_t> pa = pad_to(a.shape, r), pb = pad_to(b.shape, r);
   const int64_t m = out[r - 2], n = out[r - 1], k = trans_a_ ? a.shape[0] : a.shape.back();
@@ -75,8 +74,8 @@ MatmulKernel::Layout MatmulKernel::layout(const ExternTensor &a, const ExternTen
   }
   Layout l;
   const memory::dims wdims{k, n};
-  const memory::desc wei2 = trans_b_ ? memory::desc(wdims, memory::data_type::f32, memory::dims{1, k})
-                                     : plain_desc(wdims);
+  const memory::desc wei2 =
+      trans_b_ ? memory::desc(wdims, memory::data_type::f32, memory::dims{1, k}) : plain_desc(wdims);
   if (fold) {
     const int64_t rows = product(out, 0, r - 1);
     l.src = plain_desc({rows, k});
@@ -96,8 +95,8 @@ MatmulKernel::Entry MatmulKernel::make_entry(const ExternTensor &b, const Layout
   dnnl::primitive_attr attr;
   attr.set_post_ops(e.to_dnnl(l.operands));
   // Constant weights: let oneDNN pick their layout, then reorder them once.
-  const memory::desc wei = b.constant ? memory::desc(l.wei.dims(), memory::data_type::f32, memory::format_tag::any)
-                                      : l.wei;
+  const memory::desc wei =
+      b.constant ? memory::desc(l.wei.dims(), memory::data_type::f32, memory::format_tag::any) : l.wei;
   auto pd = guarded("create a matmul primitive", [&] {
     return dnnl::matmul::primitive_desc(dnnl::matmul::desc(l.src, wei, l.dst), attr, onednn_engine());
   });

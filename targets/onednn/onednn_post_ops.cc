@@ -18,10 +18,18 @@ struct KindName {
 };
 
 const KindName kKinds[] = {
-    {OnednnPostOp::Relu, "relu", 1},       {OnednnPostOp::GeluErf, "gelu_erf", 0}, {OnednnPostOp::Sigmoid, "sigmoid", 0},
-    {OnednnPostOp::Tanh, "tanh", 0},       {OnednnPostOp::Clip, "clip", 2},        {OnednnPostOp::Linear, "linear", 2},
-    {OnednnPostOp::Add, "add", 0},         {OnednnPostOp::Sub, "sub", 0},          {OnednnPostOp::Mul, "mul", 0},
-    {OnednnPostOp::Div, "div", 0},         {OnednnPostOp::Max, "max", 0},          {OnednnPostOp::Min, "min", 0},
+    {OnednnPostOp::Relu, "relu", 1},
+    {OnednnPostOp::GeluErf, "gelu_erf", 0},
+    {OnednnPostOp::Sigmoid, "sigmoid", 0},
+    {OnednnPostOp::Tanh, "tanh", 0},
+    {OnednnPostOp::Clip, "clip", 2},
+    {OnednnPostOp::Linear, "linear", 2},
+    {OnednnPostOp::Add, "add", 0},
+    {OnednnPostOp::Sub, "sub", 0},
+    {OnednnPostOp::Mul, "mul", 0},
+    {OnednnPostOp::Div, "div", 0},
+    {OnednnPostOp::Max, "max", 0},
+    {OnednnPostOp::Min, "min", 0},
     {OnednnPostOp::BatchNorm, "batchnorm", 1},
 };
 
@@ -40,25 +48,39 @@ std::string number(double v) {
 
 float eltwise(const OnednnPostOp &op, float x) {
   switch (op.kind) {
-    case OnednnPostOp::Relu: return x > 0 ? x : static_cast<float>(op.a) * x;
-    case OnednnPostOp::GeluErf: return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f));
-    case OnednnPostOp::Sigmoid: return 1.0f / (1.0f + std::exp(-x));
-    case OnednnPostOp::Tanh: return std::tanh(x);
-    case OnednnPostOp::Clip: return std::fmin(std::fmax(x, static_cast<float>(op.a)), static_cast<float>(op.b));
-    case OnednnPostOp::Linear: return static_cast<float>(op.a) * x + static_cast<float>(op.b);
-    default: fail("internal: post-op ", info(op.kind).name, " is not elementwise");
+    case OnednnPostOp::Relu:
+      return x > 0 ? x : static_cast<float>(op.a) * x;
+    case OnednnPostOp::GeluErf:
+      return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f));
+    case OnednnPostOp::Sigmoid:
+      return 1.0f / (1.0f + std::exp(-x));
+    case OnednnPostOp::Tanh:
+      return std::tanh(x);
+    case OnednnPostOp::Clip:
+      return std::fmin(std::fmax(x, static_cast<float>(op.a)), static_cast<float>(op.b));
+    case OnednnPostOp::Linear:
+      return static_cast<float>(op.a) * x + static_cast<float>(op.b);
+    default:
+      fail("internal: post-op ", info(op.kind).name, " is not elementwise");
   }
 }
 
 float binary(OnednnPostOp::Kind k, float x, float y) {
   switch (k) {
-    case OnednnPostOp::Add: return x + y;
-    case OnednnPostOp::Sub: return x - y;
-    case OnednnPostOp::Mul: return x * y;
-    case OnednnPostOp::Div: return x / y;
-    case OnednnPostOp::Max: return std::fmax(x, y);
-    case OnednnPostOp::Min: return std::fmin(x, y);
-    default: fail("internal: post-op ", info(k).name, " is not binary");
+    case OnednnPostOp::Add:
+      return x + y;
+    case OnednnPostOp::Sub:
+      return x - y;
+    case OnednnPostOp::Mul:
+      return x * y;
+    case OnednnPostOp::Div:
+      return x / y;
+    case OnednnPostOp::Max:
+      return std::fmax(x, y);
+    case OnednnPostOp::Min:
+      return std::fmin(x, y);
+    default:
+      fail("internal: post-op ", info(k).name, " is not binary");
   }
 }
 
@@ -71,9 +93,12 @@ int OnednnPostOp::num_operands() const {
     case Mul:
     case Div:
     case Max:
-    case Min: return 1;
-    case BatchNorm: return 4;
-    default: return 0;
+    case Min:
+      return 1;
+    case BatchNorm:
+      return 4;
+    default:
+      return 0;
   }
 }
 

@@ -53,8 +53,7 @@ bool near(double v, double want) { return std::fabs(v - want) <= 1e-4 * std::fab
 // The node's only output that anyone reads is output 0.
 bool single_result(const MatchContext &ctx, const Node &n) {
   for (size_t i = 1; i < n.outputs.size(); ++i)
-    if (n.outputs[i] >= 0 && (!ctx.consumers(n.outputs[i]).empty() || ctx.is_graph_output(n.outputs[i])))
-      return false;
+    if (n.outputs[i] >= 0 && (!ctx.consumers(n.outputs[i]).empty() || ctx.is_graph_output(n.outputs[i]))) return false;
   return !n.outputs.empty() && n.outputs[0] >= 0;
 }
 
@@ -235,25 +234,35 @@ bool match_arith(const MatchContext &ctx, int anchor, int cur, const Node &n, On
   const std::string &op = n.op_type;
   double s = 0;
   if (scalar_operand(ctx, other, rank_of(ctx, cur), &s)) {
-    if (op == "Add") append_linear(u, 1, s);
-    else if (op == "Sub") append_linear(u, cur_first ? 1.0 : -1.0, cur_first ? -s : s);
-    else if (op == "Mul") append_linear(u, s, 0);
-    else if (op == "Div" && cur_first && s != 0) append_linear(u, 1 / s, 0);
-    else return false;
+    if (op == "Add")
+      append_linear(u, 1, s);
+    else if (op == "Sub")
+      append_linear(u, cur_first ? 1.0 : -1.0, cur_first ? -s : s);
+    else if (op == "Mul")
+      append_linear(u, s, 0);
+    else if (op == "Div" && cur_first && s != 0)
+      append_linear(u, 1 / s, 0);
+    else
+      return false;
     return true;
   }
-  if (!is_f32(ctx, other) || !shape_of(ctx, other) || !fits_into(ctx.store(), *shape_of(ctx, other), *shape_of(ctx, cur)) ||
-      ctx.depends_on(other, anchor))
+  if (!is_f32(ctx, other) || !shape_of(ctx, other) ||
+      !fits_into(ctx.store(), *shape_of(ctx, other), *shape_of(ctx, cur)) || ctx.depends_on(other, anchor))
     return false;
   // Two chains can meet here (a residual block's two convolutions). The one
   // whose running value is computed last takes the node, so both rules agree
   // on who owns it and neither unit is refused for overlapping the other.
   if (ctx.value(other).producer > ctx.value(cur).producer) return false;
-  if (op == "Add") u.post_ops.push_back({OnednnPostOp::Add});
-  else if (op == "Mul") u.post_ops.push_back({OnednnPostOp::Mul});
-  else if (op == "Sub" && cur_first) u.post_ops.push_back({OnednnPostOp::Sub});
-  else if (op == "Div" && cur_first) u.post_ops.push_back({OnednnPostOp::Div});
-  else return false;
+  if (op == "Add")
+    u.post_ops.push_back({OnednnPostOp::Add});
+  else if (op == "Mul")
+    u.post_ops.push_back({OnednnPostOp::Mul});
+  else if (op == "Sub" && cur_first)
+    u.post_ops.push_back({OnednnPostOp::Sub});
+  else if (op == "Div" && cur_first)
+    u.post_ops.push_back({OnednnPostOp::Div});
+  else
+    return false;
   u.operands.push_back(other);
   return true;
 }
@@ -357,10 +366,14 @@ std::optional<OnednnUnit> match_onednn_unit(const MatchContext &ctx, int node, s
   u.nodes = {node};
   try {
     bool ok = false;
-    if (n.op_type == "MatMul") ok = match_matmul(ctx, n, u, why);
-    else if (n.op_type == "Gemm") ok = match_gemm(ctx, n, u, why);
-    else if (n.op_type == "Conv") ok = match_conv(ctx, n, u, why);
-    else *why = "not an op the oneDNN backend anchors at";
+    if (n.op_type == "MatMul")
+      ok = match_matmul(ctx, n, u, why);
+    else if (n.op_type == "Gemm")
+      ok = match_gemm(ctx, n, u, why);
+    else if (n.op_type == "Conv")
+      ok = match_conv(ctx, n, u, why);
+    else
+      *why = "not an op the oneDNN backend anchors at";
     if (!ok) return std::nullopt;
     u.output = n.outputs[0];
     match_epilogue(ctx, node, u);

@@ -27,8 +27,8 @@ struct OnednnUnit {
   std::vector<int> nodes;          // anchor first, then the epilogue in graph order
   std::vector<int> anchor_inputs;  // MatMul/Gemm: A, B; Conv: X, W, bias (-1 when absent)
   std::vector<OnednnPostOp> post_ops;
-  std::vector<int> operands;       // values the binary post-ops read, in post-op order
-  int output = -1;                 // the unit's one result: the value after the last post-op
+  std::vector<int> operands;              // values the binary post-ops read, in post-op order
+  int output = -1;                        // the unit's one result: the value after the last post-op
   bool trans_a = false, trans_b = false;  // Gemm
   // Conv: per spatial dim; pads are all begins then all ends (ONNX order).
   std::vector<int64_t> strides, dilations, pads;

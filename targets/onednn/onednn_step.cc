@@ -36,25 +36,39 @@ namespace {
 
 dnnl::algorithm eltwise_algorithm(OnednnPostOp::Kind k) {
   switch (k) {
-    case OnednnPostOp::Relu: return dnnl::algorithm::eltwise_relu;
-    case OnednnPostOp::GeluErf: return dnnl::algorithm::eltwise_gelu_erf;
-    case OnednnPostOp::Sigmoid: return dnnl::algorithm::eltwise_logistic;
-    case OnednnPostOp::Tanh: return dnnl::algorithm::eltwise_tanh;
-    case OnednnPostOp::Clip: return dnnl::algorithm::eltwise_clip;
-    case OnednnPostOp::Linear: return dnnl::algorithm::eltwise_linear;
-    default: return dnnl::algorithm::undef;
+    case OnednnPostOp::Relu:
+      return dnnl::algorithm::eltwise_relu;
+    case OnednnPostOp::GeluErf:
+      return dnnl::algorithm::eltwise_gelu_erf;
+    case OnednnPostOp::Sigmoid:
+      return dnnl::algorithm::eltwise_logistic;
+    case OnednnPostOp::Tanh:
+      return dnnl::algorithm::eltwise_tanh;
+    case OnednnPostOp::Clip:
+      return dnnl::algorithm::eltwise_clip;
+    case OnednnPostOp::Linear:
+      return dnnl::algorithm::eltwise_linear;
+    default:
+      return dnnl::algorithm::undef;
   }
 }
 
 dnnl::algorithm binary_algorithm(OnednnPostOp::Kind k) {
   switch (k) {
-    case OnednnPostOp::Add: return dnnl::algorithm::binary_add;
-    case OnednnPostOp::Sub: return dnnl::algorithm::binary_sub;
-    case OnednnPostOp::Mul: return dnnl::algorithm::binary_mul;
-    case OnednnPostOp::Div: return dnnl::algorithm::binary_div;
-    case OnednnPostOp::Max: return dnnl::algorithm::binary_max;
-    case OnednnPostOp::Min: return dnnl::algorithm::binary_min;
-    default: return dnnl::algorithm::undef;
+    case OnednnPostOp::Add:
+      return dnnl::algorithm::binary_add;
+    case OnednnPostOp::Sub:
+      return dnnl::algorithm::binary_sub;
+    case OnednnPostOp::Mul:
+      return dnnl::algorithm::binary_mul;
+    case OnednnPostOp::Div:
+      return dnnl::algorithm::binary_div;
+    case OnednnPostOp::Max:
+      return dnnl::algorithm::binary_max;
+    case OnednnPostOp::Min:
+      return dnnl::algorithm::binary_min;
+    default:
+      return dnnl::algorithm::undef;
   }
 }
 
@@ -76,12 +90,12 @@ dnnl::post_ops Epilogue::to_dnnl(const std::vector<dnnl::memory::desc> &operand_
 int Epilogue::operand_arg(size_t i) const {
   size_t seen = 0;
   for (size_t k = 0; k < ops.size(); ++k)
-    if (ops[k].num_operands() > 0 && seen++ == i) return DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(k)) | DNNL_ARG_SRC_1;
+    if (ops[k].num_operands() > 0 && seen++ == i)
+      return DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(k)) | DNNL_ARG_SRC_1;
   fail("internal: no post-op reads operand ", i);
 }
 
-OnednnStep::OnednnStep(const PlanStep &step)
-    : label_(step.label), call_(step.extern_call), stream_(onednn_engine()) {
+OnednnStep::OnednnStep(const PlanStep &step) : label_(step.label), call_(step.extern_call), stream_(onednn_engine()) {
   post_ops_ = parse_post_ops(param_str(step, "post_ops"), "step " + step.label + " (" + step.extern_call + ")");
 }
 
@@ -172,8 +186,8 @@ Epilogue OnednnStep::epilogue(const ExternCall &call, size_t first, const std::v
     const float *p[4];
     for (int i = 0; i < 4; ++i) {
       const ExternTensor &t = input(call, next++, "BatchNormalization parameter");
-      check(t.shape.size() == 1 && t.shape[0] == c, "BatchNormalization parameter ", i + 1, " is ",
-            shape_text(t.shape), ", expected [", c, "]");
+      check(t.shape.size() == 1 && t.shape[0] == c, "BatchNormalization parameter ", i + 1, " is ", shape_text(t.shape),
+            ", expected [", c, "]");
       p[i] = static_cast<const float *>(t.data);
     }
     own(c);

@@ -3,9 +3,8 @@
 // weights reordered once and shared between cache entries that want the
 // same layout. Used by onednn_matmul.cc and onednn_conv.cc only.
 #pragma once
-#include <oneapi/dnnl/dnnl.hpp>
-
 #include <memory>
+#include <oneapi/dnnl/dnnl.hpp>
 #include <string>
 #include <unordered_map>
 #include <vector>
