@@ -640,6 +640,21 @@ TEST(OnednnKernels, AnEmptyReductionGivesTheEpilogueOfZeros) {
     EXPECT_NEAR(y.as<float>()[i], 1 / (1 + std::exp(-bias.as<float>()[i % 3])), 1e-6) << i;
 }
 
+TEST(OnednnKernels, AConvolutionWithoutInputChannelsGivesTheEpilogueOfTheBias) {
+  auto k = make_kernel("onednn.conv", {{"strides", "1,1"},
+                                       {"dilations", "1,1"},
+                                       {"pads", "0,0,0,0"},
+                                       {"group", "1"},
+                                       {"auto_pad", "NOTSET"},
+                                       {"post_ops", "relu:0"}});
+  TensorData x(DType::F32, {2, 0, 3, 3}), w(DType::F32, {2, 0, 1, 1}), bias = testing::f32({2}, {0.5f, -1.0f});
+  TensorData y(DType::F32, {2, 2, 3, 3});
+  std::vector<ExternTensor> ins{view(x), view(w, true), view(bias)}, outs{view(y)};
+  SymbolValues syms;
+  k->run(ExternCall{ins, outs, syms});
+  for (int64_t i = 0; i < y.num_elements(); ++i) EXPECT_EQ(y.as<float>()[i], (i / 9) % 2 == 0 ? 0.5f : 0.0f) << i;
+}
+
 TEST(OnednnKernels, RepeatedLinearAndClipWithOtherParametersKeepTheirOwnParameters) {
   // oneDNN 2.6 would run both linears (and both clips) with one parameter set.
   auto k = make_kernel(
