@@ -60,6 +60,7 @@ struct Row {
 // Keeps the console output and collects each benchmark's median.
 class MedianCollector : public benchmark::ConsoleReporter {
  public:
+  MedianCollector() : ConsoleReporter(OO_Tabular) {}  // no colour codes: the output goes to logs
   void ReportRuns(const std::vector<Run> &runs) override {
     for (const auto &r : runs)
       if (r.run_type == Run::RT_Aggregate && r.aggregate_name == "median")

@@ -16,6 +16,7 @@
 #include "runtime/npy.h"
 #include "targets/compile_model.h"
 #include "targets/partitioner.h"
+#include "tests/support/partitioned.h"
 #include "tests/support/jit_eval.h"
 #include "tests/support/model_files.h"
 #include "tests/support/tensors.h"
@@ -28,39 +29,10 @@ using testing::sym;
 
 // ---- helpers ----------------------------------------------------------------
 
-struct Partitioned {
-  Graph graph;
-  ShapeStore store;
-  Partition partition;
-
-  // The backend of the region holding the first node of `op_type`.
-  std::string backend_of(const std::string &op_type) const {
-    for (size_t n = 0; n < graph.nodes.size(); ++n)
-      if (graph.nodes[n].op_type == op_type) return partition.regions.at(partition.region_of[n]).backend;
-    ADD_FAILURE() << "no " << op_type << " node";
-    return "";
-  }
-  bool has_note(const std::string &text) const {
-    for (const auto &n : partition.notes)
-      if (n.find(text) != std::string::npos) return true;
-    return false;
-  }
-  std::string notes() const {
-    std::string s;
-    for (const auto &n : partition.notes) s += n + "\n";
-    return s;
-  }
-};
+using testing::Partitioned;
 
 Partitioned partition_for_example(Graph g, const PartitionOptions &opts = {}) {
-  Partitioned p;
-  p.graph = std::move(g);
-  infer_shapes(p.graph, p.store);
-  auto backends = make_backends({"example", "host"});
-  std::vector<const Backend *> order;
-  for (const auto &b : backends) order.push_back(b.get());
-  p.partition = partition_graph(p.graph, p.store, order, opts);
-  return p;
+  return testing::partition_for(std::move(g), {"example", "host"}, opts);
 }
 
 TensorData f32(std::vector<int64_t> shape, float scale, int offset) {

@@ -17,6 +17,7 @@
 #include "targets/onednn/onednn_kernels.h"
 #include "targets/partitioner.h"
 #include "targets/session.h"
+#include "tests/support/partitioned.h"
 #include "tests/support/jit_eval.h"
 #include "tests/support/tensors.h"
 
@@ -151,28 +152,9 @@ ExternTensor view(TensorData &t, bool constant = false) { return {t.mutable_data
 
 // ---- rules -----------------------------------------------------------------
 
-struct Partitioned {
-  Graph graph;
-  ShapeStore store;
-  Partition partition;
-  std::string backend_of(const std::string &op_type) const {
-    for (size_t n = 0; n < graph.nodes.size(); ++n)
-      if (graph.nodes[n].op_type == op_type) return partition.regions.at(partition.region_of[n]).backend;
-    ADD_FAILURE() << "no " << op_type << " node";
-    return "";
-  }
-};
+using testing::Partitioned;
 
-Partitioned partition_onednn(Graph g) {
-  Partitioned p;
-  p.graph = std::move(g);
-  infer_shapes(p.graph, p.store);
-  auto backends = make_backends({"onednn", "host"});
-  std::vector<const Backend *> order;
-  for (const auto &b : backends) order.push_back(b.get());
-  p.partition = partition_graph(p.graph, p.store, order);
-  return p;
-}
+Partitioned partition_onednn(Graph g) { return testing::partition_for(std::move(g), {"onednn", "host"}); }
 
 TEST(OnednnRules, IntegerAndOneDimensionalMatMulsGoToTheHostWithAReason) {
   GraphBuilder b;

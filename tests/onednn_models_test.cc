@@ -7,19 +7,15 @@
 #include "targets/session.h"
 #include "tests/support/jit_eval.h"
 #include "tests/support/model_files.h"
+#include "tests/support/model_references.h"
 
 namespace disco {
 namespace {
 
 class OnednnModelTest : public ::testing::TestWithParam<std::string> {};
 
-// convnet_bn has convnet's weights with BatchNormalization kept; same references.
-std::string reference_name(const std::string &model) { return model == "convnet_bn" ? "convnet" : model; }
-
-void expect_close(const TensorData &got, const TensorData &want, const std::string &what) {
-  ASSERT_EQ(got.shape, want.shape) << what;
-  EXPECT_LE(testing::closeness(got, want, 1e-4, 1e-5), 1.0) << what << ": outside rtol 1e-4, atol 1e-5";
-}
+using testing::expect_close;
+using testing::reference_name;
 
 int onednn_steps(const Plan &p) {
   int n = 0;
