@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <chrono>
 #include <cstring>
 
 #include "HalideRuntime.h"
@@ -39,6 +40,19 @@ halide_type_t runtime_type(DType t) {
     default: fail("no runtime type for dtype ", dtype_name(t));
   }
 }
+
+// Adds the time until it goes out of scope to *ms (when not null).
+class StepTimer {
+ public:
+  explicit StepTimer(double *ms) : ms_(ms), t0_(ms ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{}) {}
+  ~StepTimer() {
+    if (ms_) *ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0_).count();
+  }
+
+ private:
+  double *ms_;
+  std::chrono::steady_clock::time_point t0_;
+};
 
 struct RuntimeBuffer {
   halide_buffer_t buf{};
@@ -131,7 +145,28 @@ void Executor::set_num_threads(int n) {
     if (e) e->set_num_threads(n);
 }
 
+void Executor::set_profiling(bool on) {
+  profiling_ = on;
+  step_ms_.assign(plan_.steps.size(), 0.0);
+}
+
+std::vector<Executor::StepTime> Executor::profile() const {
+  std::vector<StepTime> out;
+  for (size_t s = 0; s < step_ms_.size(); ++s) {
+    const PlanStep &st = plan_.steps[s];
+    std::string what = !st.kernel.empty() ? st.kernel : !st.extern_call.empty() ? st.extern_call : st.host_op;
+    out.push_back({what + " (" + st.label + ")", step_ms_[s]});
+  }
+  return out;
+}
+
 std::vector<TensorData> Executor::run(const std::vector<TensorData> &inputs) {
+  std::vector<TensorData> outputs;
+  run(inputs, outputs);
+  return outputs;
+}
+
+void Executor::run(const std::vector<TensorData> &inputs, std::vector<TensorData> &outputs) {
   DISCO_CHECK(inputs.size() == plan_.inputs.size(), "model '", plan_.name, "' takes ", plan_.inputs.size(),
               " inputs, got ", inputs.size());
   std::vector<std::vector<int64_t>> shapes;
@@ -145,7 +180,7 @@ std::vector<TensorData> Executor::run(const std::vector<TensorData> &inputs) {
   std::vector<RuntimeBuffer> bufs(plan_.buffers.size());
   std::vector<std::vector<int64_t>> buf_shapes(plan_.buffers.size());
   std::vector<bool> ready(plan_.buffers.size(), false);
-  std::vector<TensorData> outputs(plan_.output_buffers.size());
+  outputs.resize(plan_.output_buffers.size());
   for (size_t i = 0; i < plan_.buffers.size(); ++i) {
     const PlanBuffer &b = plan_.buffers[i];
     if (b.kind == PlanBuffer::Constant) {
@@ -169,7 +204,8 @@ std::vector<TensorData> Executor::run(const std::vector<TensorData> &inputs) {
     buf_shapes[id] = shape;
     ready[id] = true;
     if (b.kind == PlanBuffer::Output) {
-      outputs.at(b.io_index) = TensorData(b.dtype, shape);
+      TensorData &o = outputs.at(b.io_index);
+      if (o.dtype != b.dtype || o.shape != shape) o = TensorData(b.dtype, shape);
       bufs[id].set(outputs[b.io_index].mutable_data(), b.dtype, shape);
       return outputs[b.io_index].mutable_data();
     }
@@ -182,6 +218,7 @@ std::vector<TensorData> Executor::run(const std::vector<TensorData> &inputs) {
   };
   for (size_t s = 0; s < plan_.steps.size(); ++s) {
     const PlanStep &step = plan_.steps[s];
+    StepTimer timer(profiling_ ? &step_ms_[s] : nullptr);
     for (int b : step.inputs) DISCO_CHECK(b < 0 || ready[b], "internal: step ", step.kernel, " reads an unwritten buffer");
     if (!step.host_op.empty()) {
       run_host_step(step, bufs, buf_shapes, allocate);
@@ -222,7 +259,6 @@ std::vector<TensorData> Executor::run(const std::vector<TensorData> &inputs) {
       fail("kernel ", step.kernel, " (", step.label, ") failed with code ", rc,
            g_halide_error.empty() ? "" : ": " + g_halide_error);
   }
-  return outputs;
 }
 
 template <typename Bufs, typename Shapes, typename Alloc>

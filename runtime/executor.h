@@ -25,6 +25,17 @@ class Executor {
   // Inputs in the plan's input order. Throws disco::Error naming the input
   // and dim on a shape or dtype mismatch, before any kernel runs.
   std::vector<TensorData> run(const std::vector<TensorData> &inputs);
+  // The same, writing into `outputs`: a tensor whose dtype and shape already
+  // match is written in place, so repeated runs touch no fresh memory.
+  void run(const std::vector<TensorData> &inputs, std::vector<TensorData> &outputs);
+
+  // Per-step wall time, summed over the runs since profiling was switched on.
+  struct StepTime {
+    std::string label;
+    double ms = 0;
+  };
+  void set_profiling(bool on);
+  std::vector<StepTime> profile() const;
   const Plan &plan() const { return plan_; }
   const SymbolValues &last_symbols() const { return symbols_; }
   void set_num_threads(int n);
@@ -40,6 +51,8 @@ class Executor {
   std::vector<uint8_t> constants_;
   std::vector<std::vector<uint8_t>> temps_;  // kept across runs: fresh pages are slow to touch
   SymbolValues symbols_;
+  bool profiling_ = false;
+  std::vector<double> step_ms_;
 };
 
 }  // namespace disco

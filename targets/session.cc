@@ -71,6 +71,7 @@ std::unique_ptr<Session::Variant> Session::compile_variant(const std::vector<Ten
       install_backend_runtimes();
       v->exec = std::make_unique<Executor>(v->compiled.plan, v->compiled.dir);
       if (threads_ > 0) v->exec->set_num_threads(threads_);
+      if (profiling_) v->exec->set_profiling(true);
       return v;
     } catch (const ValueRequired &e) {
       // Bind the graph inputs the value comes from; constant folding does the rest.
@@ -106,6 +107,22 @@ Session::Variant &Session::variant_for(const std::vector<TensorData> &inputs) {
 }
 
 std::vector<TensorData> Session::run(const std::vector<TensorData> &inputs) {
+  std::vector<TensorData> outputs;
+  run(inputs, outputs);
+  return outputs;
+}
+
+void Session::set_profiling(bool on) {
+  profiling_ = on;
+  for (auto &[k, v] : variants_) v->exec->set_profiling(on);
+}
+
+std::vector<Executor::StepTime> Session::profile() const {
+  DISCO_CHECK(last_, "model '", name_, "' has not run yet");
+  return last_->exec->profile();
+}
+
+void Session::run(const std::vector<TensorData> &inputs, std::vector<TensorData> &outputs) {
   DISCO_CHECK(inputs.size() == inputs_.size(), "model '", name_, "' takes ", inputs_.size(), " inputs, got ",
               inputs.size());
   size_t before = value_inputs_.size();
@@ -113,11 +130,11 @@ std::vector<TensorData> Session::run(const std::vector<TensorData> &inputs) {
   // A compile at run time can discover more value inputs; the key must cover them.
   if (value_inputs_.size() != before) v = &variant_for(inputs);
   last_ = v;
-  if (value_inputs_.empty()) return v->exec->run(inputs);
+  if (value_inputs_.empty()) return v->exec->run(inputs, outputs);
   std::vector<TensorData> rest;
   for (size_t i = 0; i < inputs.size(); ++i)
     if (!value_inputs_.count(i)) rest.push_back(inputs[i]);
-  return v->exec->run(rest);
+  v->exec->run(rest, outputs);
 }
 
 const CompiledModel &Session::last_compile() const {

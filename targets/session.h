@@ -28,6 +28,8 @@ class Session {
 
   // Inputs in graph order; checks dtypes and shapes before anything runs.
   std::vector<TensorData> run(const std::vector<TensorData> &inputs);
+  // Writes into `outputs`, reusing their memory when dtypes and shapes match.
+  void run(const std::vector<TensorData> &inputs, std::vector<TensorData> &outputs);
 
   const std::vector<InputSpec> &inputs() const { return inputs_; }
   const std::vector<std::string> &output_names() const { return output_names_; }
@@ -38,6 +40,9 @@ class Session {
   const CompiledModel &last_compile() const;
   const SymbolValues &last_symbols() const;
   void set_num_threads(int n);
+  // Per-step times of the compile that served the last run (see Executor).
+  void set_profiling(bool on);
+  std::vector<Executor::StepTime> profile() const;
 
  private:
   struct Variant {
@@ -57,6 +62,7 @@ class Session {
   Variant *last_ = nullptr;
   int compiles_ = 0;
   int threads_ = 0;
+  bool profiling_ = false;
 };
 
 }  // namespace disco

@@ -37,7 +37,19 @@ const char *kRunHelp =
     "  --targets B1,B2,...     backends in priority order (default: host); e.g. onednn,host\n"
     "  --static NAME=2x128x768 compile input NAME for this one shape only (a static compile)\n"
     "  --no-cache              compile even if the compile cache has this model\n"
-    "  --verbose               print compile progress, cache use and the compile count\n";
+    "  --verbose               print compile progress, cache use and the compile count\n"
+    "  --profile               print the time of each step (kernel or library call), summed over the runs\n";
+
+void print_profile(std::vector<Executor::StepTime> steps) {
+  double total = 0;
+  for (const auto &s : steps) total += s.ms;
+  std::stable_sort(steps.begin(), steps.end(), [](const auto &a, const auto &b) { return a.ms > b.ms; });
+  std::printf("  profile (%zu steps, %.3f ms in steps):\n", steps.size(), total);
+  for (const auto &s : steps) {
+    std::string label = s.label.size() > 100 ? s.label.substr(0, 97) + "..." : s.label;
+    std::printf("    %9.3f ms %5.1f%%  %s\n", s.ms, total > 0 ? 100 * s.ms / total : 0.0, label.c_str());
+  }
+}
 
 std::string shape_text(const std::vector<int64_t> &s) {
   std::string out = "[";
@@ -59,7 +71,7 @@ void make_dir(const std::string &d) {
 }  // namespace
 
 int cmd_run(int argc, char **argv) {
-  CliArgs args(argc, argv, 2, {"help", "no-cache", "verbose"},
+  CliArgs args(argc, argv, 2, {"help", "no-cache", "verbose", "profile"},
                {"input", "shape", "output-dir", "expect", "rtol", "atol", "repeat", "threads", "target", "targets", "static"});
   if (args.flag("help")) {
     std::fputs(kRunHelp, stdout);
@@ -152,9 +164,11 @@ int cmd_run(int argc, char **argv) {
     }
     std::vector<double> times;
     std::vector<TensorData> outs;
+    session.set_profiling(false);
     for (int k = 0; k < repeat; ++k) {
+      if (k == 1 || repeat == 1) session.set_profiling(args.flag("profile"));  // the first of several runs warms up
       auto t0 = std::chrono::steady_clock::now();
-      outs = session.run(inputs);
+      session.run(inputs, outs);
       times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
     std::sort(times.begin(), times.end());
@@ -163,6 +177,7 @@ int cmd_run(int argc, char **argv) {
     desc += " ->";
     for (size_t i = 0; i < outs.size(); ++i) desc += " " + plan.output_names[i] + shape_text(outs[i].shape);
     std::printf("run %zu: %s  median %.3f ms over %d\n", r + 1, desc.c_str(), times[times.size() / 2], repeat);
+    if (args.flag("profile")) print_profile(session.profile());
     if (verbose) {
       std::string syms;
       for (const auto &[s, v] : session.last_symbols()) syms += " " + s + "=" + std::to_string(v);
