@@ -108,6 +108,17 @@ void pin_static_shapes(Graph &g, const std::map<std::string, std::vector<int64_t
   }
 }
 
+void apply_hints(ShapeStore &store, const std::map<std::string, int64_t> &hints) {
+  for (const auto &[sym, value] : hints) {
+    DISCO_CHECK(store.has_symbol(sym), "--hint names '", sym, "', which is not a symbolic dim of the model");
+    DISCO_CHECK(value > 0, "--hint ", sym, "=", value, ": a likely value must be positive");
+    Dim rep = store.canonical(Dim::symbol(sym));
+    if (!rep.is_symbol()) continue;  // pinned to a constant already: nothing to speculate on
+    auto &likely = store.facts(rep.symbol_name()).likely;
+    if (std::find(likely.begin(), likely.end(), value) == likely.end()) likely.push_back(value);
+  }
+}
+
 bool exists(const std::string &p) {
   struct stat st;
   return stat(p.c_str(), &st) == 0;
@@ -179,6 +190,7 @@ CompiledModel compile_graph(Graph g, const std::string &name, const std::string 
   h.add(key).add(opts.target).add(&id, sizeof id);
   for (const auto &b : opts.backends) h.add("backend:" + b);
   for (const auto &[b, n] : opts.partition.min_region_nodes) h.add("min:" + b + "=" + std::to_string(n));
+  for (const auto &[sym, v] : opts.hints) h.add("hint:" + sym + "=" + std::to_string(v));
   for (const auto &[in, dims] : opts.static_shapes) {
     h.add("static:" + in);
     for (int64_t d : dims) h.add(&d, sizeof d);
@@ -200,6 +212,7 @@ CompiledModel compile_graph(Graph g, const std::string &name, const std::string 
     ShapeStore store;
     pin_static_shapes(g, opts.static_shapes);
     infer_shapes(g, store);
+    apply_hints(store, opts.hints);
     m.plan = build(g, store, name, tmp, root, opts);
     m.plan.save(tmp + "/plan.txt");
   } catch (...) {

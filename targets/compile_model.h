@@ -21,6 +21,9 @@ struct CompileOptions {
   // Pins graph inputs to one shape ("x" -> {2, 128, 768}): a fully static
   // compile, the yardstick the dynamic compile is measured against.
   std::map<std::string, std::vector<int64_t>> static_shapes;
+  // Likely values of symbols ("seq" -> 128): schedules specialize for them and
+  // keep a generic branch for every other value.
+  std::map<std::string, int64_t> hints;
   std::string cache_dir;  // empty: $DISCO_CACHE_DIR, else $XDG_CACHE_HOME/disco, else ~/.cache/disco
   bool use_cache = true;
   std::function<void(const std::string &)> progress;  // one line per stage and kernel

@@ -36,6 +36,8 @@ const char *kRunHelp =
     "  --target T              host (default) or a Halide target string, e.g. x86-64-linux-avx2\n"
     "  --targets B1,B2,...     backends in priority order (default: host); e.g. onednn,host\n"
     "  --static NAME=2x128x768 compile input NAME for this one shape only (a static compile)\n"
+    "  --hint SYM=VALUE        a likely value of a symbolic dim (e.g. seq=128): kernels get a branch\n"
+    "                          specialized for it, and keep the generic one\n"
     "  --no-cache              compile even if the compile cache has this model\n"
     "  --verbose               print compile progress, cache use and the compile count\n"
     "  --profile               print the time of each step (kernel or library call), summed over the runs\n";
@@ -72,7 +74,7 @@ void make_dir(const std::string &d) {
 
 int cmd_run(int argc, char **argv) {
   CliArgs args(argc, argv, 2, {"help", "no-cache", "verbose", "profile"},
-               {"input", "shape", "output-dir", "expect", "rtol", "atol", "repeat", "threads", "target", "targets", "static"});
+               {"input", "shape", "output-dir", "expect", "rtol", "atol", "repeat", "threads", "target", "targets", "static", "hint"});
   if (args.flag("help")) {
     std::fputs(kRunHelp, stdout);
     return 0;
@@ -107,6 +109,13 @@ int cmd_run(int argc, char **argv) {
   for (const auto &text : args.all("static")) {
     auto [name, dims] = split_assignment(text, "--static");
     opts.static_shapes[name] = parse_shape(dims);
+  }
+  for (const auto &text : args.all("hint")) {
+    auto [sym, value] = split_assignment(text, "--hint");
+    char *end = nullptr;
+    const long long v = std::strtoll(value.c_str(), &end, 10);
+    if (value.empty() || *end != '\0') throw UsageError("--hint " + text + ": the value must be an integer");
+    opts.hints[sym] = v;
   }
   opts.use_cache = !args.flag("no-cache");
   if (verbose) opts.progress = [](const std::string &s) { std::printf("  %s\n", s.c_str()); std::fflush(stdout); };
