@@ -34,7 +34,7 @@ const char *kRunHelp =
     "  --repeat N              time N runs of each input set and print the median (default 1)\n"
     "  --threads N             worker threads (default: all cores)\n"
     "  --target T              host (default) or a Halide target string, e.g. x86-64-linux-avx2\n"
-    "  --targets B1,B2,...     backends in priority order (default: host); e.g. onednn,host\n"
+    "  --targets B1,B2,...     backends in priority order (default: onednn,host); e.g. host alone\n"
     "  --static NAME=2x128x768 compile input NAME for this one shape only (a static compile)\n"
     "  --hint SYM=VALUE        a likely value of a symbolic dim (e.g. seq=128): kernels get a branch\n"
     "                          specialized for it, and keep the generic one\n"
@@ -105,7 +105,7 @@ int cmd_run(int argc, char **argv) {
 
   CompileOptions opts;
   opts.target = args.get("target", "host");
-  opts.backends = parse_backend_list(args.get("targets", "host"));
+  if (!args.all("targets").empty()) opts.backends = parse_backend_list(args.get("targets", ""));
   for (const auto &text : args.all("static")) {
     auto [name, dims] = split_assignment(text, "--static");
     opts.static_shapes[name] = parse_shape(dims);
