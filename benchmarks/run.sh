@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The CPU benchmark: builds disco, installs the pinned ONNX Runtime peer
+# (benchmarks/peers/package.json) and runs the harness, which times disco
+# (dynamic and static compiles) and ONNX Runtime interleaved at 1 and 2
+# threads over the sweep shapes, plus a STREAM copy. The table goes to stdout
+# and to benchmarks/results/cpu-<date>.md. Extra arguments go to the harness
+# (see build/benchmarks/harness --help), e.g. --only bert_layer --runs 30.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+tools/build.sh
+if ! command -v npm >/dev/null; then
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
+fi
+if [ ! -d benchmarks/peers/node_modules/onnxruntime-node ]; then
+  # --ignore-scripts: the package's install script fetches GPU binaries, which fails offline; the CPU binary ships in it.
+  (cd benchmarks/peers && npm install --ignore-scripts --no-audit --no-fund)
+fi
+
+if [ ! -d ../shared/models ]; then
+  echo "benchmarks/run.sh: ../shared/models not found; the sweep needs its models" >&2
+  exit 1
+fi
+out="benchmarks/results/cpu-$(date +%F).md"
+tmp="$(mktemp)"
+trap 'rm -f "$tmp"' EXIT
+build/benchmarks/harness --out "$tmp" "$@"
+{
+  echo "# CPU benchmark, $(date +%F)"
+  echo
+  echo "Machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cores;" \
+       "ONNX Runtime $(node -p "require('./benchmarks/peers/node_modules/onnxruntime-node/package.json').version")" \
+       "(onnxruntime-node). Command: \`benchmarks/run.sh $*\`"
+  echo
+  cat "$tmp"
+} > "$out"
+echo "wrote $out"
