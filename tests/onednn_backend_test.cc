@@ -663,19 +663,103 @@ TEST(OnednnRules, ASecondReluWithAnotherSlopeEndsTheChain) {
 }
 
 TEST(OnednnKernels, ThreadCountsGiveTheSameNumbers) {
+  // 37 rows run on one thread whatever the count (below kSerialFlops), 700 on the team.
   GraphBuilder b;
   auto x = b.input("x", DType::F32, {sym("m"), 64});
   TensorData w = tensor({64, 48}, 0.125f, 2);
   b.output(b.op("Relu", {b.op("MatMul", {x, b.constant("w", w)})}));
   Session s(b.build(), "mm_threads", "", onednn_first());
-  TensorData tx = tensor({37, 64});
-  Dims os;
-  auto want = ref_matmul(values(tx), {37, 64}, values(w), {64, 48}, &os);
-  for (auto &v : want) v = std::max(v, 0.0f);
-  for (int threads : {1, 2, 1}) {
-    s.set_num_threads(threads);
-    expect_near_all(s.run({tx})[0], os, want, std::to_string(threads) + " thread(s)");
+  for (int64_t m : {37, 700}) {
+    TensorData tx = tensor({m, 64}, 0.01f);
+    Dims os;
+    auto want = ref_matmul(values(tx), {m, 64}, values(w), {64, 48}, &os);
+    for (auto &v : want) v = std::max(v, 0.0f);
+    for (int threads : {1, 2, 1}) {
+      s.set_num_threads(threads);
+      expect_near_all(s.run({tx})[0], os, want, std::to_string(m) + " rows, " + std::to_string(threads) + " thread(s)");
+    }
   }
+}
+
+// libgomp's, declared here so that the test needs no OpenMP flags.
+extern "C" void omp_display_env(int verbose);
+
+TEST(OnednnKernels, OpenMpThreadsSleepAtBarriersByDefaultAndTheEnvironmentIsLeftAsItWas) {
+  if (std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT"))
+    GTEST_SKIP() << "the environment chooses OpenMP's wait policy";
+  if (!std::getenv("_")) GTEST_SKIP() << "no \"_\" in the environment to carry the setting at start-up";
+  ::testing::internal::CaptureStderr();
+  omp_display_env(1);
+  const std::string text = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(text.find("GOMP_SPINCOUNT = '0'"), std::string::npos) << text;
+}
+
+// ---- inner product -------------------------------------------------------------
+
+struct IpCase {
+  std::string post_ops;
+  bool trans_b = false, constant = true;
+  std::string primitive;  // what must run it
+};
+
+TEST(OnednnKernels, ConstantWeightsRunAsAnInnerProductWithBiasAndSummedResidual) {
+  // A [m, 7] x W (+ bias [9] or [1, 9]) (+ residual [m, 9]), then Relu; W is
+  // [7, 9] or, transposed, [9, 7]. The bias and the residual leave the binary
+  // post-ops: the first as the inner product's bias, the second as a sum.
+  const std::vector<IpCase> cases = {
+      {"add,add,relu:0", false, true, "inner_product"},
+      {"add,add,relu:0", true, true, "inner_product"},
+      {"relu:0,add", false, true, "inner_product"},  // a late Add of [9] stays a binary post-op
+      {"add,add,relu:0", false, false, "matmul"},    // weights that change per run
+  };
+  for (const IpCase &c : cases) {
+    auto k = make_kernel("onednn.matmul",
+                         {{"trans_a", "0"}, {"trans_b", c.trans_b ? "1" : "0"}, {"post_ops", c.post_ops}});
+    for (int64_t m : {1, 6, 40}) {
+      for (bool flat_bias : {true, false}) {
+        TensorData a = tensor({m, 7}, 0.125f), w = tensor(c.trans_b ? Dims{9, 7} : Dims{7, 9}, 0.25f, 3);
+        TensorData bias = tensor(flat_bias ? Dims{9} : Dims{1, 9}, 0.5f, 1), res = tensor({m, 9}, 0.75f, 5);
+        TensorData y(DType::F32, {m, 9});
+        std::vector<ExternTensor> ins{view(a), view(w, c.constant), view(bias)}, outs{view(y)};
+        if (c.post_ops != "relu:0,add") ins.push_back(view(res));
+        SymbolValues syms;
+        k->run(ExternCall{ins, outs, syms});
+        std::vector<float> wt(63);  // W as [7, 9]
+        for (int64_t i = 0; i < 7; ++i)
+          for (int64_t j = 0; j < 9; ++j) wt[i * 9 + j] = c.trans_b ? w.as<float>()[j * 7 + i] : w.as<float>()[i * 9 + j];
+        Dims os;
+        auto want = ref_matmul(values(a), {m, 7}, wt, {7, 9}, &os);
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < 9; ++j) {
+            float &v = want[i * 9 + j];
+            if (c.post_ops == "relu:0,add")
+              v = std::max(v, 0.0f) + bias.as<float>()[j];
+            else
+              v = std::max(v + bias.as<float>()[j] + res.as<float>()[i * 9 + j], 0.0f);
+          }
+        const std::string what = c.post_ops + (c.trans_b ? " trans_b" : "") + (c.constant ? "" : " variable W") +
+                                 " m = " + std::to_string(m) + (flat_bias ? "" : " bias [1, 9]");
+        expect_near_all(y, os, want, what);
+        EXPECT_EQ(k->implementation().rfind(c.primitive + " ", 0), 0u) << what << ": " << k->implementation();
+      }
+    }
+  }
+}
+
+TEST(OnednnKernels, AResidualThatIsAlsoTheOutputBufferIsSummedInPlace) {
+  // The sum post-op reads the destination's old contents: when the residual
+  // already lives there, the copy is skipped and the result is the same.
+  auto k = make_kernel("onednn.matmul", {{"trans_a", "0"}, {"trans_b", "0"}, {"post_ops", "add"}});
+  TensorData a = tensor({4, 5}), w = tensor({5, 3}, 0.5f, 2), y = tensor({4, 3}, 0.75f, 1);
+  const std::vector<float> res = values(y);
+  std::vector<ExternTensor> ins{view(a), view(w, true), view(y)}, outs{view(y)};
+  SymbolValues syms;
+  k->run(ExternCall{ins, outs, syms});
+  Dims os;
+  auto want = ref_matmul(values(a), {4, 5}, values(w), {5, 3}, &os);
+  for (size_t i = 0; i < want.size(); ++i) want[i] += res[i];
+  expect_near_all(y, os, want, "residual in the output buffer");
+  EXPECT_EQ(k->implementation().rfind("inner_product ", 0), 0u) << k->implementation();
 }
 
 }  // namespace

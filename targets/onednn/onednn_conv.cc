@@ -162,8 +162,9 @@ ConvKernel::Entry ConvKernel::make_entry(const ExternTensor &x, const ExternTens
     operand_descs.push_back(en.operands.back().inner.get_desc());
   }
   const memory::desc user_wei = plain_desc(wdims);
+  const Epilogue::Lowered post = e.lower(operand_descs, -1, -1);
   dnnl::primitive_attr attr;
-  attr.set_post_ops(e.to_dnnl(operand_descs));
+  attr.set_post_ops(post.ops);
   auto pd = guarded("create a convolution primitive", [&] {
     using dnnl::convolution_forward;
     const auto prop = dnnl::prop_kind::forward_inference;
@@ -177,7 +178,7 @@ ConvKernel::Entry ConvKernel::make_entry(const ExternTensor &x, const ExternTens
   });
   made_primitive(pd);
   en.prim = dnnl::convolution_forward(pd);
-  en.impl = pd.impl_info_str();
+  en.impl = std::string("convolution ") + pd.impl_info_str();
   en.wei = memory(user_wei, eng, nullptr);
   memory wei_arg = en.wei;
   if (pd.weights_desc() != user_wei) {
@@ -195,12 +196,11 @@ ConvKernel::Entry ConvKernel::make_entry(const ExternTensor &x, const ExternTens
     en.bias = memory(plain_desc(bias->shape), eng, nullptr);
     en.args[DNNL_ARG_BIAS] = en.bias;
   }
-  for (size_t i = 0; i < en.operands.size(); ++i) en.args[e.operand_arg(i)] = en.operands[i].inner;
+  for (size_t i = 0; i < en.operands.size(); ++i) en.args[post.args[i]] = en.operands[i].inner;
   return en;
 }
 
 void ConvKernel::run(const ExternCall &call) {
-  use_threads();
   const ExternTensor &x = input(call, 0, "X"), &w = input(call, 1, "W");
   const ExternTensor *bias =
       call.inputs.size() > 2 && call.inputs[2].dtype != DType::Undefined ? &input(call, 2, "bias") : nullptr;
@@ -226,6 +226,10 @@ void ConvKernel::run(const ExternCall &call) {
     apply_post_ops_scalar(dst, g.out, e.ops, e.operands);
     return;
   }
+  // Multiply-adds per output element: the input channels of a group times the window.
+  double per_output = static_cast<double>(w.shape[1]);
+  for (size_t d = 2; d < w.shape.size(); ++d) per_output *= static_cast<double>(w.shape[d]);
+  use_team(team_for(2.0 * static_cast<double>(y.num_elements()) * per_output));
   const std::vector<int64_t> key = shape_key(call);
   Entry *en = cache_.find(key);
   if (!en) en = &cache_.insert(key, make_entry(x, w, bias, g, e));

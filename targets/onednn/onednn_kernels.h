@@ -27,7 +27,8 @@ class OnednnKernel : public ExternKernel {
  public:
   virtual size_t cached_shapes() const = 0;
   virtual int64_t primitives_created() const = 0;
-  // oneDNN's name for the implementation of the last run, e.g. "brg:avx512_core".
+  // The primitive and oneDNN's name for its implementation in the last run,
+  // e.g. "inner_product brgemm:avx512_core".
   virtual std::string implementation() const = 0;
 };
 

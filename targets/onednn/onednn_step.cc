@@ -34,6 +34,12 @@ std::string shape_text(const std::vector<int64_t> &s) {
 
 namespace {
 
+// OpenMP's own team size (OMP_NUM_THREADS, else the processors), read before any step changes it.
+int openmp_default_team() {
+  static const int n = omp_get_max_threads();
+  return n;
+}
+
 dnnl::algorithm eltwise_algorithm(OnednnPostOp::Kind k) {
   switch (k) {
     case OnednnPostOp::Relu:
@@ -74,28 +80,34 @@ dnnl::algorithm binary_algorithm(OnednnPostOp::Kind k) {
 
 }  // namespace
 
-dnnl::post_ops Epilogue::to_dnnl(const std::vector<dnnl::memory::desc> &operand_descs) const {
-  dnnl::post_ops po;
-  size_t next = 0;
-  for (const auto &op : ops) {
+Epilogue::Lowered Epilogue::lower(const std::vector<dnnl::memory::desc> &operand_descs, int bias, int sum) const {
+  Lowered l;
+  l.args.assign(operands.size(), 0);
+  int next = 0;
+  for (size_t k = 0; k < ops.size(); ++k) {
+    const OnednnPostOp &op = ops[k];
     if (op.num_operands() == 0) {
-      po.append_eltwise(1.0f, eltwise_algorithm(op.kind), static_cast<float>(op.a), static_cast<float>(op.b));
+      l.ops.append_eltwise(1.0f, eltwise_algorithm(op.kind), static_cast<float>(op.a), static_cast<float>(op.b));
       continue;
     }
-    po.append_binary(binary_algorithm(op.kind), operand_descs.at(next++));
+    const int i = next++;
+    if (i == bias) {
+      if (k != 0 || op.kind != OnednnPostOp::Add) fail("internal: the bias must be the first post-op, an Add");
+      continue;
+    }
+    if (i == sum) {
+      if (op.kind != OnednnPostOp::Add) fail("internal: only an Add can become a sum post-op");
+      l.ops.append_sum(1.0f);
+      continue;
+    }
+    l.args[i] = DNNL_ARG_ATTR_MULTIPLE_POST_OP(l.ops.len()) | DNNL_ARG_SRC_1;
+    l.ops.append_binary(binary_algorithm(op.kind), operand_descs.at(i));
   }
-  return po;
-}
-
-int Epilogue::operand_arg(size_t i) const {
-  size_t seen = 0;
-  for (size_t k = 0; k < ops.size(); ++k)
-    if (ops[k].num_operands() > 0 && seen++ == i)
-      return DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(k)) | DNNL_ARG_SRC_1;
-  fail("internal: no post-op reads operand ", i);
+  return l;
 }
 
 OnednnStep::OnednnStep(const PlanStep &step) : label_(step.label), call_(step.extern_call), stream_(onednn_engine()) {
+  openmp_default_team();  // before any run sets a team
   post_ops_ = parse_post_ops(param_str(step, "post_ops"), "step " + step.label + " (" + step.extern_call + ")");
 }
 
@@ -105,8 +117,13 @@ void OnednnStep::set_num_threads(int n) {
   clear_cache();  // primitives plan their work for the team size they were made with
 }
 
-void OnednnStep::use_threads() const {
-  if (threads_ > 0 && omp_get_max_threads() != threads_) omp_set_num_threads(threads_);
+int OnednnStep::team_for(double flops) const {
+  if (flops < kSerialFlops) return 1;
+  return threads_ > 0 ? threads_ : openmp_default_team();
+}
+
+void OnednnStep::use_team(int team) const {
+  if (omp_get_max_threads() != team) omp_set_num_threads(team);
 }
 
 const ExternTensor &OnednnStep::input(const ExternCall &call, size_t i, const char *what) const {

@@ -15,6 +15,9 @@
 
 namespace disco {
 
+// Below this many flops a primitive runs on one thread (about 25 us of work).
+constexpr double kSerialFlops = 4e6;
+
 dnnl::engine &onednn_engine();
 dnnl::memory::dims plain_strides(const dnnl::memory::dims &dims);
 dnnl::memory::desc plain_desc(const dnnl::memory::dims &dims);
@@ -24,10 +27,17 @@ dnnl::memory::desc plain_desc(const dnnl::memory::dims &dims);
 struct Epilogue {
   std::vector<OnednnPostOp> ops;
   std::vector<PostOpOperand> operands;
-  // The post-ops with each binary one reading an operand of the given layout.
-  dnnl::post_ops to_dnnl(const std::vector<dnnl::memory::desc> &operand_descs) const;
-  // The execution argument of the i-th operand (its post-op's position in the chain).
-  int operand_arg(size_t i) const;
+  // The post-ops, each binary one reading an operand of the layout given in
+  // `operand_descs`. Operand `bias` (read by the first post-op, an Add) may
+  // go to the primitive's bias instead, and the Add of operand `sum` may
+  // become a sum post-op over a destination that already holds that operand
+  // (-1: neither). `args[i]` is the execution argument of operand i, 0 for
+  // the bias and the summed one.
+  struct Lowered {
+    dnnl::post_ops ops;
+    std::vector<int> args;
+  };
+  Lowered lower(const std::vector<dnnl::memory::desc> &operand_descs, int bias, int sum) const;
 };
 
 class OnednnStep : public OnednnKernel {
@@ -52,8 +62,12 @@ class OnednnStep : public OnednnKernel {
   Epilogue epilogue(const ExternCall &call, size_t first, const std::vector<int64_t> &dst);
   // Every input's shape: what a cache entry is made for.
   static std::vector<int64_t> shape_key(const ExternCall &call);
+  // The OpenMP team for a primitive of `flops` multiply-adds times two: one
+  // thread below kSerialFlops (waking a second thread and meeting it at a
+  // barrier costs more than it saves there), else the step's thread count.
+  int team_for(double flops) const;
   // Call before creating or running a primitive: oneDNN sizes its OpenMP team from the calling thread.
-  void use_threads() const;
+  void use_team(int team) const;
   // Makes a primitive descriptor or runs a primitive, with oneDNN's errors named for this step.
   template <typename F>
   auto guarded(const char *what, F &&f) -> decltype(f()) {
