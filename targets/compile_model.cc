@@ -19,6 +19,7 @@
 #include "frontend/onnx_importer.h"
 #include "lowering/infer_context.h"
 #include "lowering/lower_graph.h"
+#include "targets/compile_cache.h"
 #include "targets/content_hash.h"
 #include "targets/host/host_backend.h"
 #include "targets/host/host_codegen.h"
@@ -200,6 +201,7 @@ CompiledModel compile_graph(Graph g, const std::string &name, const std::string 
   if (cached && exists(m.dir + "/plan.txt")) {
     m.plan = Plan::load(m.dir + "/plan.txt");
     m.cache_hit = true;
+    touch_cache_entry(m.dir);
     m.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return m;
   }
@@ -223,9 +225,13 @@ CompiledModel compile_graph(Graph g, const std::string &name, const std::string 
   ++g_compiles;
   if (cached) {
     if (std::rename(tmp.c_str(), m.dir.c_str()) != 0) {
-      // Another process finished first; use ours anyway, it is complete.
+      // Another process finished first; use ours anyway, it is complete, and drop it at exit.
       m.dir = tmp;
+      remove_at_exit(tmp);
     }
+    const int evicted = evict_cache_entries(root, cache_limit_bytes(), m.dir);
+    if (evicted > 0 && opts.progress)
+      opts.progress("compile cache: removed " + std::to_string(evicted) + " least recently used entries");
   } else {
     m.dir = tmp;
     remove_at_exit(tmp);

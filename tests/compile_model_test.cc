@@ -5,7 +5,12 @@
 
 #include <cstdlib>
 
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
 #include "frontend/errors.h"
+#include "targets/compile_cache.h"
 #include "frontend/graph_builder.h"
 #include "runtime/executor.h"
 
@@ -86,6 +91,37 @@ TEST(CompileModel, SecondCompileOfTheSameKeyComesFromTheCache) {
   auto out = exec.run({f32({1, 3}, 2)});  // 0, 2, 4 -> relu -> squares
   EXPECT_FLOAT_EQ(out[0].as<float>()[2], 16.0f);
   std::system(("rm -rf " + std::string(tmpl)).c_str());
+}
+
+}  // namespace
+}  // namespace disco
+
+namespace disco {
+namespace {
+
+TEST(CompileCache, EvictsTheLeastRecentlyUsedEntriesDownToTheBound) {
+  namespace fs = std::filesystem;
+  char tmpl[] = "/tmp/disco-evict-test-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string root = tmpl;
+  auto make_entry = [&](const std::string &name, int kib, int age_s) {
+    fs::create_directory(root + "/" + name);
+    std::ofstream(root + "/" + name + "/kernels.so") << std::string(kib * 1024, 'x');
+    fs::last_write_time(root + "/" + name, fs::file_time_type::clock::now() - std::chrono::seconds(age_s));
+  };
+  make_entry("old-1", 100, 300);
+  make_entry("kept-2", 100, 400);  // the oldest, but the caller is using it
+  make_entry("mid-3", 100, 200);
+  make_entry("new-4", 100, 100);
+  fs::create_directory(root + "/tmp-inflight");  // a compile in progress is never touched
+  EXPECT_EQ(evict_cache_entries(root, 250 * 1024, root + "/kept-2"), 2);
+  EXPECT_FALSE(fs::exists(root + "/old-1"));
+  EXPECT_FALSE(fs::exists(root + "/mid-3"));
+  EXPECT_TRUE(fs::exists(root + "/kept-2"));
+  EXPECT_TRUE(fs::exists(root + "/new-4"));
+  EXPECT_TRUE(fs::exists(root + "/tmp-inflight"));
+  EXPECT_EQ(evict_cache_entries(root, 250 * 1024, ""), 0) << "already within the bound";
+  fs::remove_all(root);
 }
 
 }  // namespace
