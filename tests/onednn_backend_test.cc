@@ -746,6 +746,24 @@ TEST(OnednnKernels, ConstantWeightsRunAsAnInnerProductWithBiasAndSummedResidual)
   }
 }
 
+TEST(OnednnKernels, ManyRowsWithWeightsBeyondTheCacheRunAsAMatmul) {
+  // 768 x 768 floats (2.25 MiB): an inner product up to 64 rows, a matmul above.
+  auto k = make_kernel("onednn.matmul", {{"trans_a", "0"}, {"trans_b", "0"}, {"post_ops", "add"}});
+  TensorData w = tensor({768, 768}, 1e-4f, 5), bias = tensor({768}, 0.5f, 1);
+  for (int64_t m : {64, 65}) {
+    TensorData a = tensor({m, 768}, 1e-3f), y(DType::F32, {m, 768});
+    std::vector<ExternTensor> ins{view(a), view(w, true), view(bias)}, outs{view(y)};
+    SymbolValues syms;
+    k->run(ExternCall{ins, outs, syms});
+    Dims os;
+    auto want = ref_matmul(values(a), {m, 768}, values(w), {768, 768}, &os);
+    for (int64_t i = 0; i < m * 768; ++i) want[i] += bias.as<float>()[i % 768];
+    expect_near_all(y, os, want, "m = " + std::to_string(m));
+    EXPECT_EQ(k->implementation().rfind(m <= 64 ? "inner_product " : "matmul ", 0), 0u) << m << ": "
+                                                                                         << k->implementation();
+  }
+}
+
 TEST(OnednnKernels, AResidualThatIsAlsoTheOutputBufferIsSummedInPlace) {
   // The sum post-op reads the destination's old contents: when the residual
   // already lives there, the copy is skipped and the result is the same.

@@ -98,15 +98,24 @@ MatmulKernel::Layout MatmulKernel::layout(const ExternTensor &a, const ExternTen
   return l;
 }
 
-// Constant 2-D weights and a 2-D A: oneDNN 2.6's inner product runs these
-// 1.2x (large M) to 5x (M = 1) faster than its matmul. Its bias takes a
-// leading Add of a [N] operand, and a sum post-op over a destination filled
-// with the first full-size Add's operand replaces that binary post-op (with
-// which 2.6 would fall back to a slower gemm-based inner product).
+// Constant 2-D weights and a 2-D A: with the weights in cache, oneDNN 2.6's
+// inner product runs these 1.2x (large M) to 5x (M = 1) faster than its
+// matmul. Weights that stay in memory between runs (bert_layer's 2.4 and 9.4
+// MB) change that for many rows: at 128 rows the matmul was 6% faster, at 32
+// rows the inner product 3%, at 512 they tied. So the inner product takes
+// small M, and any M with weights that fit in half of a 4 MiB L2.
+// Its bias takes a leading Add of a [N] operand, and a sum post-op over a
+// destination filled with the first full-size Add's operand replaces that
+// binary post-op (with which 2.6 would fall back to a slower gemm-based one).
+constexpr int64_t kInnerProductMaxRows = 64;
+constexpr int64_t kInnerProductMaxColdWeights = 2 << 20;
+
 bool MatmulKernel::make_inner_product(const ExternTensor &b, const Layout &l, const Epilogue &e, Entry &en) {
   if (!b.constant || b.shape.size() != 2 || trans_a_ || !l.flat) return false;
   const memory::dims dst = l.dst.dims();
-  const int64_t k = l.src.dims()[1], n = dst[1];
+  const int64_t rows = dst[0], k = l.src.dims()[1], n = dst[1];
+  if (rows > kInnerProductMaxRows && k * n * static_cast<int64_t>(sizeof(float)) > kInnerProductMaxColdWeights)
+    return false;
   auto shaped = [&](size_t i, const memory::dims &want) { return l.operands[i].dims() == want; };
   if (!e.ops.empty() && e.ops[0].kind == OnednnPostOp::Add && shaped(0, {1, n})) en.bias = 0;
   for (size_t k2 = 0, i = 0; k2 < e.ops.size() && en.sum < 0; ++k2) {
