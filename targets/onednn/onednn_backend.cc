@@ -37,6 +37,17 @@ PlanStep unit_step(const OnednnUnit &u, const Region &region, PlanBuilder &b) {
     step.extern_call = "onednn.matmul";
     step.params["trans_a"] = u.trans_a ? "1" : "0";
     step.params["trans_b"] = u.trans_b ? "1" : "0";
+    auto add_view = [&](const std::string &x, const OperandView &v) {
+      if (!v.present()) return;
+      step.params[x + "_perm"] = join_ints(v.perm);
+      step.params[x + "_reshape"] = join_tokens(v.reshape);
+    };
+    add_view("a", u.a_view);
+    add_view("b", u.b_view);
+    if (!u.out_perm.empty()) {
+      step.params["out_perm"] = join_ints(u.out_perm);
+      step.params["out_reshaped"] = u.out_reshaped ? "1" : "0";
+    }
   }
   for (int vid : u.anchor_inputs) step.inputs.push_back(vid < 0 ? -1 : b.input_buffer(vid));
   for (int vid : u.operands) step.inputs.push_back(b.input_buffer(vid));

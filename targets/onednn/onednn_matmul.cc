@@ -5,10 +5,12 @@
 // When B has no batch, A's batch dims fold into M: one [batch*M, K] x [K, N]
 // product instead of a batch of small ones. Constant B is reordered once
 // into the layout the primitive asks for.
+#include <algorithm>
 #include <cstring>
 
 #include "targets/onednn/onednn_cache.h"
 #include "targets/onednn/onednn_step.h"
+#include "targets/onednn/onednn_view.h"
 
 namespace disco {
 
@@ -28,11 +30,43 @@ std::vector<int64_t> pad_to(const std::vector<int64_t> &s, size_t rank) {
   return p;
 }
 
+// The desc of a strided tensor padded with leading 1s to `rank`.
+memory::desc strided_desc(const StridedDims &s, size_t rank) {
+  int64_t span = 1;
+  for (size_t i = 0; i < s.dims.size(); ++i) span = std::max(span, s.dims[i] * s.strides[i]);
+  memory::dims dims(rank - s.dims.size(), 1), strides(rank - s.dims.size(), span);
+  dims.insert(dims.end(), s.dims.begin(), s.dims.end());
+  strides.insert(strides.end(), s.strides.begin(), s.strides.end());
+  return memory::desc(dims, memory::data_type::f32, strides);
+}
+
+// The last two dims of a strided tensor.
+StridedDims matrix_of(const StridedDims &s) {
+  const size_t r = s.dims.size();
+  return {{s.dims[r - 2], s.dims[r - 1]}, {s.strides[r - 2], s.strides[r - 1]}};
+}
+
+OperandView read_view(const PlanStep &step, const std::string &x) {
+  OperandView v;
+  if (has_param(step, x + "_perm")) v.perm = param_ints(step, x + "_perm");
+  if (has_param(step, x + "_reshape")) v.reshape = param_list(step, x + "_reshape");
+  validate_view(v, "step " + step.label + " (" + step.extern_call + ") " + x);
+  return v;
+}
+
 class MatmulKernel : public OnednnStep {
  public:
   explicit MatmulKernel(const PlanStep &step) : OnednnStep(step), cache_(kOnednnCacheCapacity) {
     trans_a_ = param_int(step, "trans_a") != 0;
     trans_b_ = param_int(step, "trans_b") != 0;
+    a_view_ = read_view(step, "a");
+    b_view_ = read_view(step, "b");
+    if (has_param(step, "out_perm")) out_perm_ = param_ints(step, "out_perm");
+    out_reshaped_ = has_param(step, "out_reshaped") && param_int(step, "out_reshaped") != 0;
+    check(out_perm_.empty() || is_permutation(out_perm_), "out_perm ", shape_text(out_perm_),
+          " is not a permutation");
+    check(!(trans_a_ && a_view_.present()) && !(trans_b_ && b_view_.present()),
+          "a transposed operand cannot also be a view");
   }
   size_t cached_shapes() const override { return cache_.size(); }
   void run(const ExternCall &call) override;
@@ -53,24 +87,28 @@ class MatmulKernel : public OnednnStep {
     std::unordered_map<int, memory> args;
     std::string impl;
   };
-  Layout layout(const ExternTensor &a, const ExternTensor &b, const std::vector<int64_t> &out, const Epilogue &e) const;
+  Layout layout(const StridedDims &a, const StridedDims &b, const StridedDims &y, const Epilogue &e) const;
   Entry make_entry(const ExternTensor &b, const Layout &l, const Epilogue &e);
   bool make_inner_product(const ExternTensor &b, const Layout &l, const Epilogue &e, Entry &en);
   void make_matmul(const ExternTensor &b, const Layout &l, const Epilogue &e, Entry &en);
   void clear_cache() override { cache_.clear(); }
 
   bool trans_a_ = false, trans_b_ = false;
+  OperandView a_view_, b_view_;   // A and B read in place through a Reshape and Transpose
+  std::vector<int64_t> out_perm_;  // the result written transposed; empty: as it is
+  bool out_reshaped_ = false;      // ... and then reshaped, so the output's shape is not checked dim by dim
   ShapeLruCache<Entry> cache_;
 };
 
-MatmulKernel::Layout MatmulKernel::layout(const ExternTensor &a, const ExternTensor &b, const std::vector<int64_t> &out,
+MatmulKernel::Layout MatmulKernel::layout(const StridedDims &a, const StridedDims &b, const StridedDims &y,
                                           const Epilogue &e) const {
+  const std::vector<int64_t> &out = y.dims;
   const size_t r = out.size();
-  const std::vector<int64_t> pa = pad_to(a.shape, r), pb = pad_to(b.shape, r);
-  const int64_t m = out[r - 2], n = out[r - 1], k = trans_a_ ? a.shape[0] : a.shape.back();
-  // Folding A's batch into M needs B without batch, and operands that are
-  // either constant or full across batch and M.
-  bool fold = r > 2 && product(pb, 0, r - 2) == 1;
+  const std::vector<int64_t> pb = pad_to(b.dims, r);
+  const int64_t m = out[r - 2], n = out[r - 1], k = trans_a_ ? a.dims[0] : a.dims.back();
+  // Folding A's batch into M needs B without batch, A and the result dense,
+  // and operands that are either constant or full across batch and M.
+  bool fold = r > 2 && product(pb, 0, r - 2) == 1 && !a_view_.present() && out_perm_.empty();
   for (const auto &o : e.operands) {
     const bool ones = product(o.dims, 0, r - 1) == 1;
     bool full = true;
@@ -78,9 +116,8 @@ MatmulKernel::Layout MatmulKernel::layout(const ExternTensor &a, const ExternTen
     fold = fold && (ones || full);
   }
   Layout l;
-  const memory::dims wdims{k, n};
   const memory::desc wei2 =
-      trans_b_ ? memory::desc(wdims, memory::data_type::f32, memory::dims{1, k}) : plain_desc(wdims);
+      trans_b_ ? memory::desc({k, n}, memory::data_type::f32, memory::dims{1, k}) : strided_desc(matrix_of(b), 2);
   if (fold) {
     const int64_t rows = product(out, 0, r - 1);
     l.src = plain_desc({rows, k});
@@ -90,11 +127,11 @@ MatmulKernel::Layout MatmulKernel::layout(const ExternTensor &a, const ExternTen
     l.flat = true;
     return l;
   }
-  l.src = trans_a_ ? memory::desc({m, k}, memory::data_type::f32, memory::dims{1, m}) : plain_desc(pa);
-  l.wei = r == 2 ? wei2 : plain_desc(pb);
-  l.dst = plain_desc(out);
+  l.src = trans_a_ ? memory::desc({m, k}, memory::data_type::f32, memory::dims{1, m}) : strided_desc(a, r);
+  l.wei = trans_b_ ? wei2 : strided_desc(b, r);
+  l.dst = strided_desc(y, r);
   for (const auto &o : e.operands) l.operands.push_back(plain_desc(o.dims));
-  l.flat = r == 2;
+  l.flat = r == 2 && !a_view_.present() && out_perm_.empty();
   return l;
 }
 
@@ -111,7 +148,7 @@ constexpr int64_t kInnerProductMaxRows = 64;
 constexpr int64_t kInnerProductMaxColdWeights = 2 << 20;
 
 bool MatmulKernel::make_inner_product(const ExternTensor &b, const Layout &l, const Epilogue &e, Entry &en) {
-  if (!b.constant || b.shape.size() != 2 || trans_a_ || !l.flat) return false;
+  if (!b.constant || b.shape.size() != 2 || trans_a_ || b_view_.present() || !l.flat) return false;
   const memory::dims dst = l.dst.dims();
   const int64_t rows = dst[0], k = l.src.dims()[1], n = dst[1];
   if (rows > kInnerProductMaxRows && k * n * static_cast<int64_t>(sizeof(float)) > kInnerProductMaxColdWeights)
@@ -196,35 +233,53 @@ void MatmulKernel::run(const ExternCall &call) {
   const ExternTensor &a = input(call, 0, "A"), &b = input(call, 1, "B");
   check(call.outputs.size() == 1 && call.outputs[0].dtype == DType::F32, "expects one float32 output");
   const ExternTensor &y = call.outputs[0];
-  const size_t ra = a.shape.size(), rb = b.shape.size();
-  check(ra >= 2 && rb >= 2, "A ", shape_text(a.shape), " and B ", shape_text(b.shape), " must have rank >= 2");
+  StridedDims va, vb;
+  try {
+    va = a_view_.apply(a.shape, "A");
+    vb = b_view_.apply(b.shape, "B");
+  } catch (const Error &err) {
+    error(err.what());
+  }
+  const std::vector<int64_t> &sa = va.dims, &sb = vb.dims;  // A and B as the MatMul sees them
+  const size_t ra = sa.size(), rb = sb.size();
+  check(ra >= 2 && rb >= 2, "A ", shape_text(sa), " and B ", shape_text(sb), " must have rank >= 2");
   check((!trans_a_ || ra == 2) && (!trans_b_ || rb == 2), "transposed operands must be 2-D");
-  const int64_t m = trans_a_ ? a.shape[1] : a.shape[ra - 2], k = trans_a_ ? a.shape[0] : a.shape[ra - 1];
-  const int64_t kb = trans_b_ ? b.shape[1] : b.shape[rb - 2], n = trans_b_ ? b.shape[0] : b.shape[rb - 1];
-  check(k == kb, "A ", shape_text(a.shape), " and B ", shape_text(b.shape), " disagree on K (", k, " vs ", kb, ")");
+  const int64_t m = trans_a_ ? sa[1] : sa[ra - 2], k = trans_a_ ? sa[0] : sa[ra - 1];
+  const int64_t kb = trans_b_ ? sb[1] : sb[rb - 2], n = trans_b_ ? sb[0] : sb[rb - 1];
+  check(k == kb, "A ", shape_text(sa), " and B ", shape_text(sb), " disagree on K (", k, " vs ", kb, ")");
   const size_t r = std::max(ra, rb);
-  const std::vector<int64_t> pa = pad_to(a.shape, r), pb = pad_to(b.shape, r);
+  const std::vector<int64_t> pa = pad_to(sa, r), pb = pad_to(sb, r);
   std::vector<int64_t> out(r);
   for (size_t d = 0; d + 2 < r; ++d) {
-    check(pa[d] == pb[d] || pa[d] == 1 || pb[d] == 1, "batch dim ", d, " of A ", shape_text(a.shape), " and B ",
-          shape_text(b.shape), " does not broadcast");
+    check(pa[d] == pb[d] || pa[d] == 1 || pb[d] == 1, "batch dim ", d, " of A ", shape_text(sa), " and B ",
+          shape_text(sb), " does not broadcast");
     out[d] = pa[d] == 1 ? pb[d] : pa[d];
   }
   out[r - 2] = m;
   out[r - 1] = n;
-  check(y.shape == out, "output is ", shape_text(y.shape), ", expected ", shape_text(out));
+  StridedDims vy = dense_layout(out);
+  if (out_perm_.empty()) {
+    check(y.shape == out, "output is ", shape_text(y.shape), ", expected ", shape_text(out));
+  } else {
+    check(out_perm_.size() == r, "out_perm ", shape_text(out_perm_), " does not fit the result ", shape_text(out));
+    vy = scattered_layout(out, out_perm_);
+    const std::vector<int64_t> t = permuted(out, out_perm_);
+    check(out_reshaped_ ? y.num_elements() == product(t, 0, r) : y.shape == t, "output is ", shape_text(y.shape),
+          ", expected the result ", shape_text(out), " transposed to ", shape_text(t), out_reshaped_ ? " and reshaped" : "");
+  }
   if (y.num_elements() == 0) return;
   Epilogue e = epilogue(call, 2, out);
   float *dst = static_cast<float *>(y.data);
   if (k == 0) {  // an empty sum: zeros, then the epilogue
-    std::memset(dst, 0, static_cast<size_t>(y.num_elements()) * sizeof(float));
-    apply_post_ops_scalar(dst, out, e.ops, e.operands);
+    std::vector<float> dense(static_cast<size_t>(y.num_elements()), 0.0f);
+    apply_post_ops_scalar(dense.data(), out, e.ops, e.operands);
+    copy_to_layout(dense.data(), dst, vy);
     return;
   }
   use_team(team_for(2.0 * static_cast<double>(y.num_elements()) * static_cast<double>(k)));
   const std::vector<int64_t> key = shape_key(call);
   Entry *en = cache_.find(key);
-  if (!en) en = &cache_.insert(key, make_entry(b, layout(a, b, out, e), e));
+  if (!en) en = &cache_.insert(key, make_entry(b, layout(va, vb, vy, e), e));
   en->src.set_data_handle(a.data);
   en->dst.set_data_handle(dst);
   if (!en->packed) en->wei.set_data_handle(b.data);

@@ -59,7 +59,97 @@ bool single_result(const MatchContext &ctx, const Node &n) {
 
 // ---- anchors -----------------------------------------------------------
 
-bool match_matmul(const MatchContext &ctx, const Node &n, OnednnUnit &u, std::string *why) {
+// ---- views -------------------------------------------------------------------
+
+bool is_op(const MatchContext &ctx, int node, const char *op) {
+  return node >= 0 && ctx.node(node).op_type == op && is_default_domain(ctx.node(node));
+}
+
+// The perm of a Transpose with one data input and one read result, or {}.
+std::vector<int64_t> transpose_perm(const MatchContext &ctx, int node) {
+  const Node &t = ctx.node(node);
+  if (!is_op(ctx, node, "Transpose") || t.inputs.size() != 1 || !single_result(ctx, t)) return {};
+  const int rank = rank_of(ctx, t.inputs[0]);
+  if (rank < 1 || rank > kOnednnMaxRank || !is_f32(ctx, t.inputs[0])) return {};
+  std::vector<int64_t> perm;
+  for (int i = rank; i-- > 0;) perm.push_back(i);  // ONNX's default: the dims reversed
+  perm = AttrReader(t.attrs, t.where()).get_ints_opt("perm").value_or(perm);
+  return static_cast<int>(perm.size()) == rank && is_permutation(perm) ? perm : std::vector<int64_t>{};
+}
+
+// A Reshape's output dims as view tokens over its input's dims: a constant,
+// an input dim it provably equals ("in<i>"), or at most one "rest".
+bool reshape_tokens(const MatchContext &ctx, int node, std::vector<std::string> *tokens) {
+  const Node &r = ctx.node(node);
+  if (!is_op(ctx, node, "Reshape") || r.inputs.empty() || !single_result(ctx, r) || !is_f32(ctx, r.inputs[0]))
+    return false;
+  const Shape *in = shape_of(ctx, r.inputs[0]), *out = shape_of(ctx, r.outputs[0]);
+  if (!in || !out) return false;
+  bool rest = false;
+  for (const Dim &d : *out) {
+    const Dim c = ctx.store().canonical(d);
+    if (c.is_const() && c.as_const() >= 0) {
+      tokens->push_back(std::to_string(c.as_const()));
+      continue;
+    }
+    int found = -1;
+    for (size_t i = 0; i < in->size() && found < 0; ++i)
+      if (ctx.store().same_dim((*in)[i], d)) found = static_cast<int>(i);
+    if (found < 0 && rest) return false;
+    rest = rest || found < 0;
+    tokens->push_back(found < 0 ? "rest" : "in" + std::to_string(found));
+  }
+  return true;
+}
+
+// Operand `x` of MatMul `reader`, when it is Transpose(Reshape(T)) or
+// Transpose(T) with each value read only by the next: the view over T.
+int match_operand_view(const MatchContext &ctx, int x, int reader, OperandView *view, std::vector<int> *nodes) {
+  if (ctx.sole_consumer(x) != reader) return x;
+  const int t = ctx.value(x).producer;
+  if (t < 0) return x;
+  std::vector<int64_t> perm = transpose_perm(ctx, t);
+  if (perm.empty()) return x;
+  view->perm = perm;
+  nodes->push_back(t);
+  const int y = ctx.node(t).inputs[0];
+  const int r = ctx.value(y).producer;
+  std::vector<std::string> tokens;
+  if (r >= 0 && ctx.sole_consumer(y) == t && reshape_tokens(ctx, r, &tokens)) {
+    view->reshape = tokens;
+    nodes->push_back(r);
+    return ctx.node(r).inputs[0];
+  }
+  return y;
+}
+
+// The result written in place through the Transpose (and Reshape) that read
+// it. A Transpose that a MatMul reads is left to that MatMul's operand view,
+// and a Reshape that a Transpose reads to that Transpose's, so that no two
+// units claim one node.
+void match_output_view(const MatchContext &ctx, OnednnUnit &u) {
+  const int t = ctx.sole_consumer(u.output);
+  if (t < 0) return;
+  const std::vector<int64_t> perm = transpose_perm(ctx, t);
+  if (perm.empty()) return;
+  const int v = ctx.node(t).outputs[0];
+  const int c = ctx.sole_consumer(v);
+  if (is_op(ctx, c, "MatMul")) return;
+  u.nodes.push_back(t);
+  u.out_perm = perm;
+  u.output = v;
+  // On the dense output any Reshape is free; its dims need no tokens.
+  if (!is_op(ctx, c, "Reshape") || ctx.node(c).inputs.empty() || ctx.node(c).inputs[0] != v ||
+      !single_result(ctx, ctx.node(c)) || is_op(ctx, ctx.sole_consumer(ctx.node(c).outputs[0]), "Transpose"))
+    return;
+  u.nodes.push_back(c);
+  u.output = ctx.node(c).outputs[0];
+  u.out_reshaped = true;
+}
+
+// ---- anchors -----------------------------------------------------------
+
+bool match_matmul(const MatchContext &ctx, int node, const Node &n, OnednnUnit &u, std::string *why) {
   if (n.inputs.size() != 2 || n.outputs.empty()) return *why = "MatMul needs two inputs", false;
   const int a = n.inputs[0], b = n.inputs[1];
   if (*why = dtype_reason(ctx, {a, b, n.outputs[0]}); !why->empty()) return false;
@@ -69,7 +159,8 @@ bool match_matmul(const MatchContext &ctx, const Node &n, OnednnUnit &u, std::st
     return *why = "rank " + std::to_string(std::max(ra, rb)) + " exceeds oneDNN's " + std::to_string(kOnednnMaxRank),
            false;
   u.anchor = OnednnUnit::MatMul;
-  u.anchor_inputs = {a, b};
+  u.anchor_inputs = {match_operand_view(ctx, a, node, &u.a_view, &u.nodes),
+                     match_operand_view(ctx, b, node, &u.b_view, &u.nodes)};
   return true;
 }
 
@@ -367,7 +458,7 @@ std::optional<OnednnUnit> match_onednn_unit(const MatchContext &ctx, int node, s
   try {
     bool ok = false;
     if (n.op_type == "MatMul")
-      ok = match_matmul(ctx, n, u, why);
+      ok = match_matmul(ctx, node, n, u, why);
     else if (n.op_type == "Gemm")
       ok = match_gemm(ctx, n, u, why);
     else if (n.op_type == "Conv")
@@ -377,6 +468,8 @@ std::optional<OnednnUnit> match_onednn_unit(const MatchContext &ctx, int node, s
     if (!ok) return std::nullopt;
     u.output = n.outputs[0];
     match_epilogue(ctx, node, u);
+    if (u.anchor == OnednnUnit::MatMul) match_output_view(ctx, u);
+    std::sort(u.nodes.begin() + 1, u.nodes.end());
   } catch (const Error &e) {
     *why = e.what();  // a malformed attribute: the next backend reports it properly
     return std::nullopt;

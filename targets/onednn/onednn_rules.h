@@ -3,6 +3,9 @@
 // Relu, Gelu (in the erf form PyTorch exports), Sigmoid, Tanh, LeakyRelu,
 // Clip, scalar scaling and inference BatchNormalization.
 //
+// A MatMul also takes the Reshape and Transpose views around it (attention's
+// head split and merge) as strided operands and result: see onednn_view.h.
+//
 // Matching sees dtypes, attributes and the shape store's facts only; run-time
 // sizes are the glue's business (targets/onednn/onednn_kernels.h). The same
 // match serves the support rule (which nodes form the unit) and the codegen
@@ -14,6 +17,7 @@
 
 #include "targets/backend.h"
 #include "targets/onednn/onednn_post_ops.h"
+#include "targets/onednn/onednn_view.h"
 
 namespace disco {
 
@@ -26,6 +30,12 @@ struct OnednnUnit {
   enum Anchor { MatMul, Gemm, Conv } anchor = MatMul;
   std::vector<int> nodes;          // anchor first, then the epilogue in graph order
   std::vector<int> anchor_inputs;  // MatMul/Gemm: A, B; Conv: X, W, bias (-1 when absent)
+  // MatMul: operands read in place through a Reshape and Transpose (anchor_inputs
+  // then hold what those read), and a Transpose (and Reshape) of the result
+  // written in place (`output` is then their result). See onednn_view.h.
+  OperandView a_view, b_view;
+  std::vector<int64_t> out_perm;
+  bool out_reshaped = false;
   std::vector<OnednnPostOp> post_ops;
   std::vector<int> operands;              // values the binary post-ops read, in post-op order
   int output = -1;                        // the unit's one result: the value after the last post-op
