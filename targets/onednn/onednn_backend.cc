@@ -1,6 +1,8 @@
 #include "targets/onednn/onednn_backend.h"
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include "frontend/errors.h"
 #include "runtime/extern_kernel.h"
@@ -21,12 +23,64 @@ std::string unit_label(const Graph &g, const OnednnUnit &u) {
 // One extern step per unit. Inputs: the anchor's operands, then the operands
 // of the binary post-ops in list order. Output: the unit's last value (its
 // intermediates each have one reader, inside the unit).
-PlanStep unit_step(const OnednnUnit &u, const Region &region, PlanBuilder &b) {
+// Values this region's steps hand each other channels last (onednn_layout.h):
+// the result of a Conv or Pool unit, not a graph output, that every reader
+// takes as a Conv's or Pool's X or as a Conv's full-rank post-op operand.
+std::set<int> channels_last_values(const MatchContext &ctx, const std::vector<OnednnUnit> &units) {
+  auto spatial = [](const OnednnUnit &u) { return u.anchor == OnednnUnit::Conv || u.anchor == OnednnUnit::Pool; };
+  auto rank = [&](int vid) { return ctx.value(vid).shape ? static_cast<int>(ctx.value(vid).shape->size()) : -1; };
+  std::map<int, const OnednnUnit *> unit_of;  // node -> its unit
+  for (const auto &u : units)
+    for (int n : u.nodes) unit_of[n] = &u;
+  std::set<int> values;
+  for (const auto &u : units) {
+    const int v = u.output;
+    if (!spatial(u) || rank(v) < 3 || rank(v) > 5 || ctx.is_graph_output(v) || ctx.consumers(v).empty()) continue;
+    bool ok = true;
+    for (int c : ctx.consumers(v)) {
+      auto it = unit_of.find(c);
+      const OnednnUnit *r = it == unit_of.end() ? nullptr : it->second;
+      if (!r || !spatial(*r)) {
+        ok = false;
+        break;
+      }
+      for (size_t i = 1; i < r->anchor_inputs.size(); ++i) ok = ok && r->anchor_inputs[i] != v;  // W, bias
+      const bool as_x = c == r->nodes.front() && r->anchor_inputs.front() == v;
+      const bool as_operand = c != r->nodes.front() && r->anchor == OnednnUnit::Conv && rank(r->output) == rank(v) &&
+                              std::count(r->operands.begin(), r->operands.end(), v) > 0;
+      ok = ok && (as_x || as_operand);
+    }
+    if (ok) values.insert(v);
+  }
+  return values;
+}
+
+PlanStep unit_step(const OnednnUnit &u, const Region &region, const std::set<int> &channels_last, PlanBuilder &b) {
   PlanStep step;
   step.label = unit_label(b.graph(), u);
   step.symbols = region.symbols;
   step.params["post_ops"] = post_ops_to_string(u.post_ops);
-  if (u.anchor == OnednnUnit::Conv) {
+  if (u.anchor == OnednnUnit::Conv || u.anchor == OnednnUnit::Pool) {
+    // Step inputs kept channels last: X (0) and, for a Conv, post-op operands (3 on).
+    std::vector<int64_t> inputs;
+    if (channels_last.count(u.anchor_inputs.front())) inputs.push_back(0);
+    for (size_t i = 0; i < u.operands.size(); ++i)
+      if (channels_last.count(u.operands[i])) inputs.push_back(3 + static_cast<int64_t>(i));
+    step.params["channels_last_inputs"] = join_ints(inputs);
+    step.params["channels_last_output"] = channels_last.count(u.output) ? "1" : "0";
+  }
+  if (u.anchor == OnednnUnit::Pool) {
+    step.extern_call = "onednn.pool";
+    step.params["algorithm"] = u.pool_algorithm;
+    step.params["global"] = u.global_pool ? "1" : "0";
+    if (!u.global_pool) {
+      step.params["kernel_shape"] = join_ints(u.kernel_shape);
+      step.params["strides"] = join_ints(u.strides);
+      step.params["dilations"] = join_ints(u.dilations);
+      step.params["pads"] = join_ints(u.pads);
+      step.params["auto_pad"] = u.auto_pad;
+    }
+  } else if (u.anchor == OnednnUnit::Conv) {
     step.extern_call = "onednn.conv";
     step.params["strides"] = join_ints(u.strides);
     step.params["dilations"] = join_ints(u.dilations);
@@ -68,12 +122,17 @@ class OnednnBackend : public Backend {
     std::vector<Unit> units = region.units;
     auto last = [](const Unit &u) { return *std::max_element(u.nodes.begin(), u.nodes.end()); };
     std::sort(units.begin(), units.end(), [&](const Unit &x, const Unit &y) { return last(x) < last(y); });
+    std::vector<OnednnUnit> matched;
     for (const Unit &unit : units) {
       std::string why;
       auto u = match_onednn_unit(ctx, unit.nodes.front(), &why);
       DISCO_CHECK(u && u->nodes == unit.nodes, "internal: oneDNN unit at ", b.graph().nodes[unit.nodes.front()].where(),
                   " no longer matches", why.empty() ? "" : ": " + why);
-      PlanStep step = unit_step(*u, region, b);
+      matched.push_back(std::move(*u));
+    }
+    const std::set<int> channels_last = channels_last_values(ctx, matched);
+    for (const OnednnUnit &u : matched) {
+      PlanStep step = unit_step(u, region, channels_last, b);
       b.progress("onednn step " + step.extern_call + " (" + step.label + ")");
       b.add_step(std::move(step));
     }

@@ -1,13 +1,18 @@
 // "onednn.conv": ONNX Conv (1-D to 3-D, groups, strides, dilations, explicit
 // or SAME/VALID pads computed per run-time shape, optional bias) through
-// oneDNN's forward-inference convolution. disco's X and Y are plain NC...;
-// the primitive runs channels last on staged copies (see below). Constant W
-// is reordered once into the layout the primitive asks for.
+// oneDNN's forward-inference convolution, channels last (onednn_layout.h).
+// Constant W is reordered once into the layout the primitive asks for. A
+// residual Add of the result's full shape becomes a sum post-op over a
+// destination that starts as the residual: with a binary post-op instead,
+// 2.6 picks a slower convolution (jit rather than brgconv, 6.1 vs 4.3 ms on
+// convnet's 8x32x64x64 3x3 block).
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <vector>
 
 #include "targets/onednn/onednn_cache.h"
+#include "targets/onednn/onednn_layout.h"
 #include "targets/onednn/onednn_step.h"
 
 namespace disco {
@@ -15,44 +20,6 @@ namespace disco {
 namespace {
 
 using dnnl::memory;
-
-// oneDNN's fast convolutions want channels last (N, spatial..., C); with
-// plain NC... activations 2.6 picks a gemm-based one that is several times
-// slower, worst with a residual post-op. So X, Y and full-size post-op
-// operands are reordered into channels-last staging buffers around the call.
-memory::format_tag channels_last(size_t rank) {
-  return rank == 3 ? memory::format_tag::nwc : rank == 4 ? memory::format_tag::nhwc : memory::format_tag::ndhwc;
-}
-
-// True when the plain and channels-last layouts order the elements alike:
-// one channel, or one spatial position. Such a tensor needs no copy.
-bool same_order(const memory::dims &dims) {
-  int64_t spatial = 1;
-  for (size_t d = 2; d < dims.size(); ++d) spatial *= dims[d];
-  return dims[1] == 1 || spatial == 1;
-}
-
-// A buffer of floats aligned for vector loads, reused across runs and shapes.
-class Scratch {
- public:
-  float *get(size_t n) {
-    if (store_.size() < n + kAlign) store_.resize(n + kAlign);
-    auto p = reinterpret_cast<uintptr_t>(store_.data());
-    return reinterpret_cast<float *>((p + 63) & ~uintptr_t(63));
-  }
-
- private:
-  static constexpr size_t kAlign = 16;  // floats: 64 bytes
-  std::vector<float> store_;
-};
-
-// A tensor that disco holds plain and the primitive sees channels last.
-struct Staged {
-  memory user;          // disco's buffer (its handle is set per run)
-  memory inner;         // what the primitive reads or writes
-  dnnl::reorder copy;   // user -> inner for inputs, inner -> user for the output; unused when !copied
-  bool copied = false;  // false: `inner` views disco's buffer in place
-};
 
 class ConvKernel : public OnednnStep {
  public:
@@ -68,6 +35,9 @@ class ConvKernel : public OnednnStep {
     check(group_ >= 1, "group must be positive");
     check(auto_pad_ == "NOTSET" || auto_pad_ == "VALID" || auto_pad_ == "SAME_UPPER" || auto_pad_ == "SAME_LOWER",
           "unknown auto_pad '", auto_pad_, "'");
+    if (has_param(step, "channels_last_inputs"))
+      for (int64_t i : param_ints(step, "channels_last_inputs")) channels_last_inputs_.push_back(static_cast<size_t>(i));
+    channels_last_output_ = has_param(step, "channels_last_output") && param_int(step, "channels_last_output") != 0;
   }
   size_t cached_shapes() const override { return cache_.size(); }
   void run(const ExternCall &call) override;
@@ -81,7 +51,11 @@ class ConvKernel : public OnednnStep {
   struct Entry {
     dnnl::convolution_forward prim;
     Staged src, dst;
-    std::vector<Staged> operands;
+    std::vector<Staged> operands;   // per epilogue operand; only those of binary post-ops are bound and used
+    std::vector<size_t> binary;     // which operands the binary post-ops read
+    int sum = -1;                   // the operand dst starts as (Epilogue::lower), or -1
+    Staged sum_user;                // that operand in disco's buffer
+    dnnl::reorder sum_copy;         // its user layout -> dst.inner; unused when the bytes can be copied as they are
     memory wei, bias;                // disco's W and bias
     memory wei_inner;                // W in the primitive's layout, for W that is not constant
     dnnl::reorder wei_copy;          // wei -> wei_inner, when W is not constant and the layouts differ
@@ -92,13 +66,16 @@ class ConvKernel : public OnednnStep {
   Geometry geometry(const ExternTensor &x, const ExternTensor &w) const;
   Entry make_entry(const ExternTensor &x, const ExternTensor &w, const ExternTensor *bias, const Geometry &g,
                    const Epilogue &e);
-  Staged stage(const memory::dims &dims, bool output) const;
-  void bind(Staged &s, const void *data, Scratch &scratch);
+  bool channels_last(size_t input) const {
+    return std::find(channels_last_inputs_.begin(), channels_last_inputs_.end(), input) != channels_last_inputs_.end();
+  }
   void clear_cache() override { cache_.clear(); }
 
   std::vector<int64_t> strides_, dilations_, pads_;
   int64_t group_ = 1;
   std::string auto_pad_;
+  std::vector<size_t> channels_last_inputs_;  // step inputs the plan keeps channels last (onednn_layout.h)
+  bool channels_last_output_ = false;
   ShapeLruCache<Entry> cache_;
   // Staging memory shared by all cache entries (one runs at a time): X, Y, W, then one per operand.
   std::vector<Scratch> scratch_;
@@ -129,22 +106,6 @@ ConvKernel::Geometry ConvKernel::geometry(const ExternTensor &x, const ExternTen
   return g;
 }
 
-Staged ConvKernel::stage(const memory::dims &dims, bool output) const {
-  const auto &eng = onednn_engine();
-  Staged s;
-  s.user = memory(plain_desc(dims), eng, nullptr);
-  s.inner = memory(memory::desc(dims, memory::data_type::f32, channels_last(dims.size())), eng, nullptr);
-  s.copied = !same_order(dims);
-  if (s.copied) s.copy = output ? dnnl::reorder(s.inner, s.user) : dnnl::reorder(s.user, s.inner);
-  return s;
-}
-
-void ConvKernel::bind(Staged &s, const void *data, Scratch &scratch) {
-  s.user.set_data_handle(const_cast<void *>(data));
-  s.inner.set_data_handle(s.copied ? scratch.get(s.inner.get_desc().get_size() / sizeof(float))
-                                   : const_cast<void *>(data));
-}
-
 ConvKernel::Entry ConvKernel::make_entry(const ExternTensor &x, const ExternTensor &w, const ExternTensor *bias,
                                          const Geometry &g, const Epilogue &e) {
   memory::dims wdims = w.shape;
@@ -154,15 +115,27 @@ ConvKernel::Entry ConvKernel::make_entry(const ExternTensor &x, const ExternTens
   }
   const auto &eng = onednn_engine();
   Entry en;
-  en.src = stage(x.shape, false);
-  en.dst = stage(g.out, true);
+  en.src = Staged::make(x.shape, false, channels_last(0));
+  en.dst = Staged::make(g.out, true, channels_last_output_);
   std::vector<memory::desc> operand_descs;
-  for (const auto &o : e.operands) {
-    en.operands.push_back(stage(o.dims, false));
+  for (size_t i = 0; i < e.operands.size(); ++i) {
+    const bool kept = e.inputs[i] >= 0 && channels_last(static_cast<size_t>(e.inputs[i]));
+    en.operands.push_back(Staged::make(e.operands[i].dims, false, kept));
     operand_descs.push_back(en.operands.back().inner.get_desc());
   }
+  // The first Add of an operand as large as the result: dst starts as that operand.
+  for (size_t k = 0, i = 0; k < e.ops.size() && en.sum < 0; ++k) {
+    if (e.ops[k].num_operands() == 0) continue;
+    if (e.ops[k].kind == OnednnPostOp::Add && e.operands[i].dims == g.out) en.sum = static_cast<int>(i);
+    ++i;
+  }
+  if (en.sum >= 0) {
+    en.sum_user = en.operands[static_cast<size_t>(en.sum)];
+    if (en.sum_user.user.get_desc() != en.dst.inner.get_desc())
+      en.sum_copy = dnnl::reorder(en.sum_user.user, en.dst.inner);
+  }
   const memory::desc user_wei = plain_desc(wdims);
-  const Epilogue::Lowered post = e.lower(operand_descs, -1, -1);
+  const Epilogue::Lowered post = e.lower(operand_descs, -1, en.sum);
   dnnl::primitive_attr attr;
   attr.set_post_ops(post.ops);
   auto pd = guarded("create a convolution primitive", [&] {
@@ -196,7 +169,11 @@ ConvKernel::Entry ConvKernel::make_entry(const ExternTensor &x, const ExternTens
     en.bias = memory(plain_desc(bias->shape), eng, nullptr);
     en.args[DNNL_ARG_BIAS] = en.bias;
   }
-  for (size_t i = 0; i < en.operands.size(); ++i) en.args[post.args[i]] = en.operands[i].inner;
+  for (size_t i = 0; i < en.operands.size(); ++i)
+    if (post.args[i]) {
+      en.binary.push_back(i);
+      en.args[post.args[i]] = en.operands[i].inner;
+    }
   return en;
 }
 
@@ -234,20 +211,28 @@ void ConvKernel::run(const ExternCall &call) {
   Entry *en = cache_.find(key);
   if (!en) en = &cache_.insert(key, make_entry(x, w, bias, g, e));
   if (scratch_.size() < 3 + en->operands.size()) scratch_.resize(3 + en->operands.size());
-  bind(en->src, x.data, scratch_[0]);
-  bind(en->dst, dst, scratch_[1]);
+  en->src.bind(x.data, scratch_[0]);
+  en->dst.bind(dst, scratch_[1]);
   en->wei.set_data_handle(w.data);
   if (en->wei_copy) en->wei_inner.set_data_handle(scratch_[2].get(en->wei_inner.get_desc().get_size() / sizeof(float)));
   if (bias) en->bias.set_data_handle(bias->data);
-  for (size_t i = 0; i < en->operands.size(); ++i) bind(en->operands[i], e.operands[i].data, scratch_[3 + i]);
+  for (size_t i : en->binary) en->operands[i].bind(e.operands[i].data, scratch_[3 + i]);
   // Inputs into the primitive's layouts, the convolution, the result back out.
   auto copy = [&](dnnl::reorder &r, memory &from, memory &to) {
     execute(r, {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}});
   };
   if (en->src.copied) copy(en->src.copy, en->src.user, en->src.inner);
-  for (auto &o : en->operands)
-    if (o.copied) copy(o.copy, o.user, o.inner);
+  for (size_t i : en->binary)
+    if (en->operands[i].copied) copy(en->operands[i].copy, en->operands[i].user, en->operands[i].inner);
   if (en->wei_copy) copy(en->wei_copy, en->wei, en->wei_inner);
+  if (en->sum >= 0) {  // dst starts as the residual
+    const void *res = e.operands[static_cast<size_t>(en->sum)].data;
+    en->sum_user.user.set_data_handle(const_cast<void *>(res));
+    if (en->sum_copy)
+      copy(en->sum_copy, en->sum_user.user, en->dst.inner);
+    else if (res != en->dst.inner.get_data_handle())
+      std::memcpy(en->dst.inner.get_data_handle(), res, en->dst.inner.get_desc().get_size());
+  }
   execute(en->prim, en->args);
   if (en->dst.copied) copy(en->dst.copy, en->dst.inner, en->dst.user);
   ran(en->impl);

@@ -54,6 +54,7 @@ void install_onednn_runtime() {
     auto &registry = ExternKernelRegistry::global();
     registry.add("onednn.matmul", make_onednn_matmul_kernel);
     registry.add("onednn.conv", make_onednn_conv_kernel);
+    registry.add("onednn.pool", make_onednn_pool_kernel);
   });
 }
 

@@ -1,13 +1,14 @@
 // The oneDNN backend's runtime glue: ExternKernels for the steps that
-// targets/onednn/onednn_backend.h emits ("onednn.matmul", "onednn.conv").
-// It links oneDNN (with its OpenMP threading) and disco_runtime, not Halide,
-// so a program that only runs plans can use it.
+// targets/onednn/onednn_backend.h emits ("onednn.matmul", "onednn.conv",
+// "onednn.pool"). It links oneDNN (with its OpenMP threading) and
+// disco_runtime, not Halide, so a program that only runs plans can use it.
 //
 // Each step keeps the primitives it made for each distinct set of run-time
 // input shapes, with constant weights reordered once into the layout the
 // primitive prefers. The cache is bounded (kOnednnCacheCapacity per step,
-// least recently used evicted first). Activations stay plain row-major and
-// are used in place.
+// least recently used evicted first). Activations are used in place: plain
+// row-major, except values that oneDNN steps hand each other channels last
+// (onednn_layout.h), and strided views of MatMul operands (onednn_view.h).
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -232,6 +232,49 @@ bool match_conv(const MatchContext &ctx, const Node &n, OnednnUnit &u, std::stri
   return true;
 }
 
+bool match_pool(const MatchContext &ctx, const Node &n, OnednnUnit &u, std::string *why) {
+  if (n.inputs.empty() || n.outputs.empty()) return *why = n.op_type + " needs X", false;
+  const int x = n.inputs[0];
+  if (*why = dtype_reason(ctx, {x, n.outputs[0]}); !why->empty()) return false;
+  if (!single_result(ctx, n)) return *why = "MaxPool's Indices output is left to the next backend", false;
+  const int rank = rank_of(ctx, x);
+  if (rank < 3 || rank > 5) return *why = "only 1-D, 2-D and 3-D pooling is supported", false;
+  const size_t spatial = static_cast<size_t>(rank - 2);
+  const bool max = n.op_type == "MaxPool" || n.op_type == "GlobalMaxPool";
+  u.anchor = OnednnUnit::Pool;
+  u.anchor_inputs = {x};
+  if (n.op_type == "GlobalMaxPool" || n.op_type == "GlobalAveragePool") {
+    u.global_pool = true;
+    u.pool_algorithm = max ? "max" : "avg_exclude";
+    return true;
+  }
+  AttrReader attrs(n.attrs, n.where());
+  u.kernel_shape = attrs.get_ints_opt("kernel_shape").value_or(std::vector<int64_t>{});
+  u.strides = attrs.get_ints_opt("strides").value_or(std::vector<int64_t>(spatial, 1));
+  u.dilations = attrs.get_ints_opt("dilations").value_or(std::vector<int64_t>(spatial, 1));
+  u.auto_pad = attrs.get_string("auto_pad", "NOTSET");
+  u.pads = std::vector<int64_t>(2 * spatial, 0);
+  if (u.auto_pad == "NOTSET") u.pads = attrs.get_ints_opt("pads").value_or(u.pads);
+  if (u.auto_pad != "NOTSET" && u.auto_pad != "VALID" && u.auto_pad != "SAME_UPPER" && u.auto_pad != "SAME_LOWER")
+    return *why = "unknown auto_pad '" + u.auto_pad + "'", false;
+  if (u.kernel_shape.size() != spatial || u.strides.size() != spatial || u.dilations.size() != spatial ||
+      u.pads.size() != 2 * spatial)
+    return *why = "kernel_shape, strides, dilations or pads do not match the spatial rank", false;
+  for (size_t i = 0; i < spatial; ++i) {
+    if (u.kernel_shape[i] < 1 || u.strides[i] < 1 || u.dilations[i] < 1)
+      return *why = "kernel_shape, strides and dilations must be positive", false;
+    const int64_t span = u.dilations[i] * (u.kernel_shape[i] - 1) + 1;
+    if (u.pads[i] < 0 || u.pads[i + spatial] < 0 || u.pads[i] >= span || u.pads[i + spatial] >= span)
+      return *why = "pads must be smaller than the window", false;
+  }
+  const bool ceil = attrs.get_int("ceil_mode", 0) != 0;
+  const bool include_pad = !max && attrs.get_int("count_include_pad", 0) != 0;
+  // oneDNN would count the padding that ceil_mode adds at the end; ONNX does not.
+  if (include_pad && ceil) return *why = "count_include_pad with ceil_mode is left to the next backend", false;
+  u.pool_algorithm = max ? "max" : include_pad ? "avg_include" : "avg_exclude";
+  return true;
+}
+
 // ---- epilogue ------------------------------------------------------------
 
 // Gelu as PyTorch exports it: x * 0.5 * (1 + erf(x / sqrt(2))), with the
@@ -463,11 +506,14 @@ std::optional<OnednnUnit> match_onednn_unit(const MatchContext &ctx, int node, s
       ok = match_gemm(ctx, n, u, why);
     else if (n.op_type == "Conv")
       ok = match_conv(ctx, n, u, why);
+    else if (n.op_type == "MaxPool" || n.op_type == "AveragePool" || n.op_type == "GlobalMaxPool" ||
+             n.op_type == "GlobalAveragePool")
+      ok = match_pool(ctx, n, u, why);
     else
       *why = "not an op the oneDNN backend anchors at";
     if (!ok) return std::nullopt;
     u.output = n.outputs[0];
-    match_epilogue(ctx, node, u);
+    if (u.anchor != OnednnUnit::Pool) match_epilogue(ctx, node, u);
     if (u.anchor == OnednnUnit::MatMul) match_output_view(ctx, u);
     std::sort(u.nodes.begin() + 1, u.nodes.end());
   } catch (const Error &e) {
@@ -482,7 +528,9 @@ std::vector<SupportRule> onednn_rules() {
     auto u = match_onednn_unit(ctx, node, why);
     return u ? u->nodes : std::vector<int>{};
   };
-  return {{"onednn.matmul+epilogue", {"MatMul", "Gemm"}, check}, {"onednn.conv+epilogue", {"Conv"}, check}};
+  return {{"onednn.matmul+epilogue", {"MatMul", "Gemm"}, check},
+          {"onednn.conv+epilogue", {"Conv"}, check},
+          {"onednn.pool", {"MaxPool", "AveragePool", "GlobalMaxPool", "GlobalAveragePool"}, check}};
 }
 
 }  // namespace disco

@@ -1,7 +1,9 @@
 // What the oneDNN backend takes: a MatMul, Gemm or Conv (the anchor) with
 // the epilogue that follows it as oneDNN post-ops: bias and residual adds,
 // Relu, Gelu (in the erf form PyTorch exports), Sigmoid, Tanh, LeakyRelu,
-// Clip, scalar scaling and inference BatchNormalization.
+// Clip, scalar scaling and inference BatchNormalization. Also MaxPool,
+// AveragePool and their Global forms, alone, so that convolutional networks
+// stay in oneDNN's layout between their convolutions.
 //
 // A MatMul also takes the Reshape and Transpose views around it (attention's
 // head split and merge) as strided operands and result: see onednn_view.h.
@@ -27,9 +29,9 @@ constexpr int kOnednnMaxRank = 12;
 constexpr int kOnednnMaxPostOps = 16;
 
 struct OnednnUnit {
-  enum Anchor { MatMul, Gemm, Conv } anchor = MatMul;
+  enum Anchor { MatMul, Gemm, Conv, Pool } anchor = MatMul;
   std::vector<int> nodes;          // anchor first, then the epilogue in graph order
-  std::vector<int> anchor_inputs;  // MatMul/Gemm: A, B; Conv: X, W, bias (-1 when absent)
+  std::vector<int> anchor_inputs;  // MatMul/Gemm: A, B; Conv: X, W, bias (-1 when absent); Pool: X
   // MatMul: operands read in place through a Reshape and Transpose (anchor_inputs
   // then hold what those read), and a Transpose (and Reshape) of the result
   // written in place (`output` is then their result). See onednn_view.h.
@@ -40,10 +42,14 @@ struct OnednnUnit {
   std::vector<int> operands;              // values the binary post-ops read, in post-op order
   int output = -1;                        // the unit's one result: the value after the last post-op
   bool trans_a = false, trans_b = false;  // Gemm
-  // Conv: per spatial dim; pads are all begins then all ends (ONNX order).
+  // Conv and Pool: per spatial dim; pads are all begins then all ends (ONNX order).
   std::vector<int64_t> strides, dilations, pads;
   int64_t group = 1;
   std::string auto_pad = "NOTSET";  // SAME_* pads are computed per run-time shape
+  // Pool (no epilogue): "max", "avg_include" or "avg_exclude"; a global pool has no window attributes.
+  std::string pool_algorithm;
+  bool global_pool = false;
+  std::vector<int64_t> kernel_shape;
 };
 
 // The unit anchored at `node`, or nullopt with the reason in `why`.

@@ -157,6 +157,7 @@ Epilogue OnednnStep::epilogue(const ExternCall &call, size_t first, const std::v
     s[0] = static_cast<float>(v);
     e.ops.push_back({kind});
     e.operands.push_back({s.data(), std::vector<int64_t>(rank, 1)});
+    e.inputs.push_back(-1);
   };
   auto padded = [&](const std::vector<int64_t> &dims, const std::string &what) {
     check(dims.size() <= rank, what, " ", shape_text(dims), " has a higher rank than the result ", shape_text(dst));
@@ -193,6 +194,7 @@ Epilogue OnednnStep::epilogue(const ExternCall &call, size_t first, const std::v
     if (op.kind != OnednnPostOp::BatchNorm) {
       e.ops.push_back(op);
       const std::string what = "post-op operand " + std::to_string(next - first);
+      e.inputs.push_back(static_cast<int>(next));
       const ExternTensor &t = input(call, next++, what.c_str());
       e.operands.push_back({static_cast<const float *>(t.data), padded(t.shape, what)});
       continue;
@@ -220,6 +222,7 @@ Epilogue OnednnStep::epilogue(const ExternCall &call, size_t first, const std::v
     e.operands.push_back({a.data(), dims});
     e.ops.push_back({OnednnPostOp::Add});
     e.operands.push_back({b.data(), dims});
+    e.inputs.insert(e.inputs.end(), {-1, -1});
   }
   check(next == call.inputs.size(), "has ", call.inputs.size(), " inputs, its post-ops read ", next);
   return e;

@@ -27,6 +27,7 @@ dnnl::memory::desc plain_desc(const dnnl::memory::dims &dims);
 struct Epilogue {
   std::vector<OnednnPostOp> ops;
   std::vector<PostOpOperand> operands;
+  std::vector<int> inputs;  // per operand: the step input it is, or -1 for one computed here (BatchNorm's, scalars)
   // The post-ops, each binary one reading an operand of the layout given in
   // `operand_descs`. Operand `bias` (read by the first post-op, an Add) may
   // go to the primitive's bias instead, and the Add of operand `sum` may
@@ -110,6 +111,7 @@ namespace disco {
 // The kernels, made once per plan step (registered by install_onednn_runtime).
 std::unique_ptr<ExternKernel> make_onednn_matmul_kernel(const PlanStep &step);
 std::unique_ptr<ExternKernel> make_onednn_conv_kernel(const PlanStep &step);
+std::unique_ptr<ExternKernel> make_onednn_pool_kernel(const PlanStep &step);
 
 // "[2, 3]", for messages.
 std::string shape_text(const std::vector<int64_t> &shape);

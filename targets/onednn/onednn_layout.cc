@@ -1,0 +1,44 @@
+#include "targets/onednn/onednn_layout.h"
+
+#include "targets/onednn/onednn_step.h"
+
+namespace disco {
+
+using dnnl::memory;
+
+dnnl::memory::desc channels_last_desc(const memory::dims &dims) {
+  const size_t rank = dims.size();
+  const auto tag = rank == 3   ? memory::format_tag::nwc
+                   : rank == 4 ? memory::format_tag::nhwc
+                               : memory::format_tag::ndhwc;
+  return memory::desc(dims, memory::data_type::f32, tag);
+}
+
+bool same_order(const memory::dims &dims) {
+  int64_t spatial = 1;
+  for (size_t d = 2; d < dims.size(); ++d) spatial *= dims[d];
+  return dims[1] == 1 || spatial == 1;
+}
+
+float *Scratch::get(size_t n) {
+  if (store_.size() < n + kAlign) store_.resize(n + kAlign);
+  auto p = reinterpret_cast<uintptr_t>(store_.data());
+  return reinterpret_cast<float *>((p + 63) & ~uintptr_t(63));
+}
+
+Staged Staged::make(const memory::dims &dims, bool output, bool user_channels_last) {
+  const auto &eng = onednn_engine();
+  Staged s;
+  s.user = memory(user_channels_last ? channels_last_desc(dims) : plain_desc(dims), eng, nullptr);
+  s.inner = memory(channels_last_desc(dims), eng, nullptr);
+  s.copied = !user_channels_last && !same_order(dims);
+  if (s.copied) s.copy = output ? dnnl::reorder(s.inner, s.user) : dnnl::reorder(s.user, s.inner);
+  return s;
+}
+
+void Staged::bind(const void *data, Scratch &scratch) {
+  user.set_data_handle(const_cast<void *>(data));
+  inner.set_data_handle(copied ? scratch.get(inner.get_desc().get_size() / sizeof(float)) : const_cast<void *>(data));
+}
+
+}  // namespace disco

@@ -1,0 +1,241 @@
+// The oneDNN backend's pooling steps and its channels-last hand-over
+// (targets/onednn/onednn_layout.h): MaxPool, AveragePool and their Global
+// forms against plain scalar references at several run-time shapes of one
+// compile, what the rules leave to the host, and chains of convolutions and
+// poolings whose intermediate values stay channels last.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "frontend/graph_builder.h"
+#include "targets/session.h"
+#include "tests/support/jit_eval.h"
+#include "tests/support/partitioned.h"
+#include "tests/support/tensors.h"
+
+namespace disco {
+namespace {
+
+using testing::numel;
+using testing::ramp;
+using testing::sym;
+using Dims = std::vector<int64_t>;
+
+CompileOptions onednn_first() {
+  CompileOptions o;
+  o.backends = {"onednn", "host"};
+  o.use_cache = false;
+  return o;
+}
+
+TensorData tensor(Dims shape, float scale = 0.25f, int offset = 0) {
+  return testing::f32(shape, ramp(numel(shape), scale, offset));
+}
+
+std::vector<float> values_of(const TensorData &t) { return {t.as<float>(), t.as<float>() + t.num_elements()}; }
+
+// The nth step that calls `call`.
+const PlanStep *find_step(const Plan &p, const std::string &call, int nth = 0) {
+  for (const auto &s : p.steps)
+    if (s.extern_call == call && nth-- == 0) return &s;
+  return nullptr;
+}
+
+void expect_near_all(const TensorData &got, const Dims &shape, const std::vector<float> &want, const std::string &what) {
+  ASSERT_EQ(got.shape, shape) << what;
+  for (size_t i = 0; i < want.size(); ++i)
+    ASSERT_NEAR(got.as<float>()[i], want[i], 1e-5 + 1e-4 * std::fabs(want[i])) << what << " element " << i;
+}
+
+// ---- pooling ---------------------------------------------------------------------
+
+struct Pool2d {
+  bool max = true, include_pad = false, ceil = false;
+  Dims kernel{2, 2}, strides{1, 1}, dilations{1, 1}, pads{0, 0, 0, 0};  // pads: top, left, bottom, right
+};
+
+int64_t pooled(int64_t in, int64_t k, int64_t s, int64_t d, int64_t pb, int64_t pe, bool ceil) {
+  const int64_t span = d * (k - 1) + 1, room = in + pb + pe - span;
+  int64_t out = (ceil ? (room + s - 1) / s : room / s) + 1;
+  if (ceil && (out - 1) * s >= in + pb) --out;  // no window may start in the end padding
+  return out;
+}
+
+// ONNX pooling over NCHW in plain loops.
+std::vector<float> ref_pool(const TensorData &x, const Pool2d &p, Dims *out) {
+  const int64_t n = x.shape[0], c = x.shape[1], h = x.shape[2], w = x.shape[3];
+  const int64_t oh = pooled(h, p.kernel[0], p.strides[0], p.dilations[0], p.pads[0], p.pads[2], p.ceil);
+  const int64_t ow = pooled(w, p.kernel[1], p.strides[1], p.dilations[1], p.pads[1], p.pads[3], p.ceil);
+  *out = {n, c, oh, ow};
+  std::vector<float> y(numel(*out));
+  for (int64_t b = 0; b < n * c; ++b)
+    for (int64_t i = 0; i < oh; ++i)
+      for (int64_t j = 0; j < ow; ++j) {
+        double acc = p.max ? -std::numeric_limits<double>::infinity() : 0.0;
+        int64_t count = 0, padded = 0;
+        for (int64_t u = 0; u < p.kernel[0]; ++u)
+          for (int64_t v = 0; v < p.kernel[1]; ++v) {
+            const int64_t yy = i * p.strides[0] - p.pads[0] + u * p.dilations[0];
+            const int64_t xx = j * p.strides[1] - p.pads[1] + v * p.dilations[1];
+            const bool inside_pads = yy >= -p.pads[0] && yy < h + p.pads[2] && xx >= -p.pads[1] && xx < w + p.pads[3];
+            padded += inside_pads;
+            if (yy < 0 || yy >= h || xx < 0 || xx >= w) continue;
+            const double val = x.as<float>()[(b * h + yy) * w + xx];
+            acc = p.max ? std::max(acc, val) : acc + val;
+            ++count;
+          }
+        y[(b * oh + i) * ow + j] = static_cast<float>(p.max ? acc : acc / (p.include_pad ? padded : count));
+      }
+  return y;
+}
+
+Attributes pool_attrs(const Pool2d &p) {
+  Attributes a = testing::attrs({{"kernel_shape", attr_ints(p.kernel)},
+                                 {"strides", attr_ints(p.strides)},
+                                 {"pads", attr_ints(p.pads)},
+                                 {"ceil_mode", attr_int(p.ceil)}});
+  if (p.max) a["dilations"] = attr_ints(p.dilations);
+  if (!p.max) a["count_include_pad"] = attr_int(p.include_pad);
+  return a;
+}
+
+TEST(OnednnPool, MaxAndAveragePoolingWithPadsStridesDilationsAndCeilModeMatchTheReference) {
+  std::vector<Pool2d> cases(6);
+  cases[0].strides = {2, 2};
+  cases[1].kernel = {3, 2}, cases[1].strides = {2, 1}, cases[1].pads = {1, 0, 1, 1}, cases[1].ceil = true;
+  cases[2].kernel = {2, 3}, cases[2].dilations = {2, 1}, cases[2].pads = {1, 1, 0, 2};
+  cases[3].max = false, cases[3].kernel = {3, 3}, cases[3].strides = {2, 2}, cases[3].pads = {1, 1, 1, 1};
+  cases[4] = cases[3], cases[4].include_pad = true;
+  cases[5] = cases[3], cases[5].ceil = true;
+  for (size_t ci = 0; ci < cases.size(); ++ci) {
+    const Pool2d &pc = cases[ci];
+    GraphBuilder b;
+    auto x = b.input("x", DType::F32, {sym("n"), 3, sym("h"), sym("w")});
+    b.output(b.op(pc.max ? "MaxPool" : "AveragePool", {x}, pool_attrs(pc)));
+    Session s(b.build(), "pool", "", onednn_first());
+    ASSERT_EQ(s.last_compile().plan.steps.size(), 1u) << ci;
+    EXPECT_EQ(s.last_compile().plan.steps[0].extern_call, "onednn.pool") << ci;
+    for (Dims xs : {Dims{1, 3, 7, 6}, Dims{2, 3, 8, 9}, Dims{1, 3, 5, 11}}) {
+      TensorData tx = tensor(xs, 0.5f, static_cast<int>(ci));
+      auto out = s.run({tx});
+      Dims os;
+      auto want = ref_pool(tx, pc, &os);
+      expect_near_all(out[0], os, want,
+                      "case " + std::to_string(ci) + " at " + std::to_string(xs[2]) + "x" + std::to_string(xs[3]));
+    }
+    EXPECT_EQ(s.compiles(), 1);
+  }
+}
+
+TEST(OnednnPool, GlobalPoolingFollowsTheRunTimeExtent) {
+  for (const char *op : {"GlobalAveragePool", "GlobalMaxPool"}) {
+    GraphBuilder b;
+    auto x = b.input("x", DType::F32, {sym("n"), 4, sym("h"), sym("w")});
+    b.output(b.op(op, {x}));
+    Session s(b.build(), "gpool", "", onednn_first());
+    EXPECT_EQ(s.last_compile().plan.steps.at(0).extern_call, "onednn.pool");
+    for (Dims xs : {Dims{1, 4, 1, 1}, Dims{3, 4, 5, 7}}) {
+      TensorData tx = tensor(xs, 0.5f, 3);
+      auto out = s.run({tx});
+      Pool2d pc;
+      pc.max = std::string(op) == "GlobalMaxPool";
+      pc.kernel = {xs[2], xs[3]};
+      Dims os;
+      auto want = ref_pool(tx, pc, &os);
+      expect_near_all(out[0], os, want, std::string(op) + " over " + std::to_string(xs[2] * xs[3]));
+    }
+  }
+}
+
+TEST(OnednnPool, IndicesAndPaddingCountedWithCeilModeGoToTheHostWithAReason) {
+  GraphBuilder b;
+  auto x = b.input("x", DType::F32, {1, 2, sym("h"), sym("w")});
+  auto mp = b.op_n("MaxPool", {x}, 2, testing::attrs({{"kernel_shape", attr_ints({2, 2})}}));
+  b.output(mp[0]);
+  b.output(mp[1]);
+  Pool2d avg;
+  avg.max = false, avg.include_pad = true, avg.ceil = true, avg.pads = {1, 1, 1, 1};
+  b.output(b.op("AveragePool", {x}, pool_attrs(avg)));
+  auto p = testing::partition_for(b.build(), {"onednn", "host"});
+  EXPECT_EQ(p.backend_of("MaxPool"), "host");
+  EXPECT_EQ(p.backend_of("AveragePool"), "host");
+  EXPECT_TRUE(p.has_note("Indices output")) << p.notes();
+  EXPECT_TRUE(p.has_note("count_include_pad with ceil_mode")) << p.notes();
+}
+
+// ---- channels last between steps ------------------------------------------------------
+
+// A 3x3 convolution with pads 1 and a bias, NCHW, in plain loops.
+std::vector<float> ref_conv3x3(const std::vector<float> &x, const Dims &xs, const TensorData &w, const TensorData &bias) {
+  const int64_t n = xs[0], c = xs[1], h = xs[2], wd = xs[3], m = w.shape[0];
+  std::vector<float> y(n * m * h * wd);
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t o = 0; o < m; ++o)
+      for (int64_t i = 0; i < h; ++i)
+        for (int64_t j = 0; j < wd; ++j) {
+          double acc = bias.as<float>()[o];
+          for (int64_t ci = 0; ci < c; ++ci)
+            for (int64_t u = 0; u < 3; ++u)
+              for (int64_t v = 0; v < 3; ++v) {
+                const int64_t yy = i + u - 1, xx = j + v - 1;
+                if (yy < 0 || yy >= h || xx < 0 || xx >= wd) continue;
+                acc += double(x[((b * c + ci) * h + yy) * wd + xx]) * w.as<float>()[((o * c + ci) * 3 + u) * 3 + v];
+              }
+          y[((b * m + o) * h + i) * wd + j] = static_cast<float>(acc);
+        }
+  return y;
+}
+
+TEST(OnednnPool, ConvolutionsAndPoolingsHandTheirResultsOverChannelsLast) {
+  // p = maxpool(relu(conv1(x))); r = relu(conv2(p) + p); y = gap(r); also z = sigmoid(p) on the host.
+  for (bool host_reader : {false, true}) {
+    GraphBuilder b;
+    auto x = b.input("x", DType::F32, {sym("n"), 3, sym("h"), sym("w")});
+    TensorData w1 = tensor({4, 3, 3, 3}, 0.125f, 1), b1 = tensor({4}, 0.5f, 2);
+    TensorData w2 = tensor({4, 4, 3, 3}, 0.0625f, 3), b2 = tensor({4}, 0.25f, 4);
+    const Attributes pad1 = testing::attrs({{"pads", attr_ints({1, 1, 1, 1})}});
+    auto c1 = b.op("Relu", {b.op("Conv", {x, b.constant("w1", w1), b.constant("b1", b1)}, pad1)});
+    auto p = b.op("MaxPool", {c1}, testing::attrs({{"kernel_shape", attr_ints({2, 2})}, {"strides", attr_ints({2, 2})}}));
+    auto r = b.op("Relu", {b.op("Add", {b.op("Conv", {p, b.constant("w2", w2), b.constant("b2", b2)}, pad1), p})});
+    b.output(b.op("GlobalAveragePool", {r}));
+    if (host_reader) b.output(b.op("Sigmoid", {p}));
+    Session s(b.build(), "cl_chain", "", onednn_first());
+    const Plan &plan = s.last_compile().plan;
+    const PlanStep *conv1 = find_step(plan, "onednn.conv"), *pool = find_step(plan, "onednn.pool");
+    ASSERT_TRUE(conv1 && pool);
+    EXPECT_EQ(conv1->params.at("channels_last_output"), "1") << "conv1's only reader is the MaxPool";
+    EXPECT_EQ(pool->params.at("channels_last_inputs"), "0");
+    EXPECT_EQ(pool->params.at("channels_last_output"), host_reader ? "0" : "1")
+        << (host_reader ? "the host reads p: plain" : "p's readers are conv2 (X and residual)");
+    for (Dims xs : {Dims{1, 3, 4, 6}, Dims{2, 3, 7, 5}}) {
+      TensorData tx = tensor(xs, 0.25f, 5);
+      auto out = s.run({tx});
+      auto y1 = ref_conv3x3(values_of(tx), xs, w1, b1);
+      for (auto &v : y1) v = std::max(v, 0.0f);
+      TensorData t1 = testing::f32({xs[0], 4, xs[2], xs[3]}, y1);
+      Pool2d mp;
+      mp.strides = {2, 2};
+      Dims ps;
+      auto pv = ref_pool(t1, mp, &ps);
+      auto y2 = ref_conv3x3(pv, ps, w2, b2);
+      for (size_t i = 0; i < y2.size(); ++i) y2[i] = std::max(y2[i] + pv[i], 0.0f);
+      TensorData t2 = testing::f32(ps, y2);
+      Pool2d gap;
+      gap.max = false;
+      gap.kernel = {ps[2], ps[3]};
+      Dims gs;
+      auto want = ref_pool(t2, gap, &gs);
+      const std::string what = std::string(host_reader ? "with" : "without") + " a host reader at " +
+                               std::to_string(xs[2]) + "x" + std::to_string(xs[3]);
+      expect_near_all(out[0], gs, want, what);
+      if (host_reader) {
+        for (auto &v : pv) v = 1 / (1 + std::exp(-v));
+        expect_near_all(out[1], ps, pv, what + ", the host's sigmoid");
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace disco
