@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <chrono>
+#include <set>
 #include <cstring>
 
 #include "HalideRuntime.h"
@@ -135,6 +136,32 @@ Executor::Executor(Plan plan, const std::string &dir) : plan_(std::move(plan)) {
     }
   }
   temps_.resize(plan_.buffers.size());
+  lifetimes_ = temp_lifetimes(plan_);
+}
+
+bool Executor::plan_arena(const SymbolValues &symbols) {
+  std::vector<int64_t> bytes(plan_.buffers.size(), 0);
+  for (const auto &l : lifetimes_) {
+    const PlanBuffer &b = plan_.buffers[l.buffer];
+    int64_t n = dtype_size(b.dtype);
+    for (const Dim &d : b.shape) {
+      std::set<std::string> syms;
+      d.collect_symbols(syms);
+      for (const auto &s : syms)
+        if (!symbols.count(s)) return false;  // bound by a host op during the run
+      n *= std::max<int64_t>(d.eval(symbols), 0);
+    }
+    bytes[l.buffer] = n;
+  }
+  if (bytes != arena_bytes_) {
+    layout_ = place_buffers(lifetimes_, bytes, plan_.buffers.size());
+    arena_bytes_ = bytes;
+    constexpr size_t kAlign = 64;
+    if (arena_.size() < static_cast<size_t>(layout_.size) + kAlign) arena_.resize(layout_.size + kAlign);
+    const auto addr = reinterpret_cast<uintptr_t>(arena_.data());
+    arena_base_ = arena_.data() + ((kAlign - addr % kAlign) % kAlign);
+  }
+  return true;
 }
 
 Executor::~Executor() = default;
@@ -176,6 +203,7 @@ void Executor::run(const std::vector<TensorData> &inputs, std::vector<TensorData
     dtypes.push_back(t.dtype);
   }
   symbols_ = bind_symbols(plan_.inputs, shapes, dtypes, plan_.checks);
+  arena_active_ = plan_arena(symbols_);
 
   std::vector<RuntimeBuffer> bufs(plan_.buffers.size());
   std::vector<std::vector<int64_t>> buf_shapes(plan_.buffers.size());
@@ -208,6 +236,10 @@ void Executor::run(const std::vector<TensorData> &inputs, std::vector<TensorData
       if (o.dtype != b.dtype || o.shape != shape) o = TensorData(b.dtype, shape);
       bufs[id].set(outputs[b.io_index].mutable_data(), b.dtype, shape);
       return outputs[b.io_index].mutable_data();
+    }
+    if (arena_active_ && layout_.offset[id] >= 0) {
+      bufs[id].set(arena_base_ + layout_.offset[id], b.dtype, shape);
+      return arena_base_ + layout_.offset[id];
     }
     int64_t n = 1;
     for (auto d : shape) n *= d;

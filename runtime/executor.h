@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "frontend/tensor_data.h"
+#include "runtime/memory_plan.h"
 #include "runtime/plan.h"
 
 namespace disco {
@@ -49,7 +50,17 @@ class Executor {
   std::vector<int (*)(void **)> kernels_;
   std::vector<std::unique_ptr<ExternKernel>> externs_;  // per step; null for other steps
   std::vector<uint8_t> constants_;
-  std::vector<std::vector<uint8_t>> temps_;  // kept across runs: fresh pages are slow to touch
+  // Temps live in one arena placed by lifetime (runtime/memory_plan.h), kept
+  // across runs: fresh pages are slow to touch. When a temp's size depends on
+  // a host op's output (known only mid-run), each temp gets its own storage.
+  bool plan_arena(const SymbolValues &symbols);
+  std::vector<BufferLifetime> lifetimes_;
+  std::vector<int64_t> arena_bytes_;  // the sizes the current layout was made for
+  ArenaLayout layout_;
+  std::vector<uint8_t> arena_;
+  uint8_t *arena_base_ = nullptr;
+  bool arena_active_ = false;
+  std::vector<std::vector<uint8_t>> temps_;
   SymbolValues symbols_;
   bool profiling_ = false;
   std::vector<double> step_ms_;

@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "frontend/errors.h"
+#include "runtime/memory_plan.h"
 #include "runtime/npy.h"
 #include "runtime/plan.h"
 #include "runtime/shape_binder.h"
@@ -130,6 +131,58 @@ TEST(Npy, TruncatedFileIsAnError) {
   std::fclose(f);
   ASSERT_EQ(truncate(path.c_str(), 200), 0);
   EXPECT_THROW(read_npy(path), Error);
+}
+
+}  // namespace
+}  // namespace disco
+
+namespace disco {
+namespace {
+
+// Three steps: t0 = f(in); t1 = g(t0); out = h(t1, t2 = k(in)) ... written as a plan's buffers and steps.
+Plan chain_plan() {
+  Plan p;
+  auto buf = [&](PlanBuffer::Kind k) {
+    p.buffers.push_back({k, "b" + std::to_string(p.buffers.size()), DType::F32, {Dim(4)}, -1});
+    return static_cast<int>(p.buffers.size()) - 1;
+  };
+  const int in = buf(PlanBuffer::Input), t0 = buf(PlanBuffer::Temp), t1 = buf(PlanBuffer::Temp),
+            t2 = buf(PlanBuffer::Temp), out = buf(PlanBuffer::Output);
+  p.steps.push_back({"k0", "", {}, "", {}, "", {in}, {}, {t0}});
+  p.steps.push_back({"k1", "", {}, "", {}, "", {t0}, {}, {t1}});
+  p.steps.push_back({"k2", "", {}, "", {}, "", {t1}, {}, {t2}});
+  p.steps.push_back({"k3", "", {}, "", {}, "", {t2, t1}, {}, {out}});
+  return p;
+}
+
+TEST(MemoryPlan, LifetimesSpanFromTheWritingStepToTheLastReader) {
+  auto l = temp_lifetimes(chain_plan());
+  ASSERT_EQ(l.size(), 3u);
+  EXPECT_EQ(l[0].buffer, 1);
+  EXPECT_EQ(l[0].first, 0);
+  EXPECT_EQ(l[0].last, 1);
+  EXPECT_EQ(l[1].buffer, 2);
+  EXPECT_EQ(l[1].last, 3) << "t1 is read by the last step";
+  EXPECT_EQ(l[2].first, 2);
+}
+
+TEST(MemoryPlan, BuffersAliveTogetherNeverOverlapAndDeadOnesLendTheirBytes) {
+  Plan p = chain_plan();
+  auto l = temp_lifetimes(p);
+  std::vector<int64_t> bytes = {0, 1000, 100, 100, 0};
+  ArenaLayout a = place_buffers(l, bytes, p.buffers.size());
+  EXPECT_EQ(a.offset[0], -1) << "inputs are not in the arena";
+  EXPECT_EQ(a.offset[4], -1) << "outputs are not in the arena";
+  // t0 (steps 0-1) and t2 (steps 2-3) never live together: t2 reuses t0's bytes.
+  EXPECT_EQ(a.offset[3], a.offset[1]);
+  // t1 (steps 1-3) overlaps both in time, so not in space.
+  auto disjoint = [&](int x, int y) {
+    return a.offset[x] + bytes[x] <= a.offset[y] || a.offset[y] + bytes[y] <= a.offset[x];
+  };
+  EXPECT_TRUE(disjoint(1, 2));
+  EXPECT_TRUE(disjoint(2, 3));
+  for (int b : {1, 2, 3}) EXPECT_EQ(a.offset[b] % 64, 0) << "aligned for vector loads";
+  EXPECT_LE(a.size, 1024 + 128) << "two live buffers at most";
 }
 
 }  // namespace
