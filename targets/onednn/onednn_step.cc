@@ -1,9 +1,12 @@
 #include "targets/onednn/onednn_step.h"
 
 #include <omp.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <memory>
 
 namespace disco {
 
@@ -235,13 +238,41 @@ void OnednnStep::execute(dnnl::primitive &p, const std::unordered_map<int, dnnl:
   });
 }
 
+namespace {
+
+// Weights of 2 MiB and more live on transparent huge pages where the system
+// allows them (madvise): a GEMM streams its weights from memory on every run,
+// and with 4 KiB pages the TLB misses cost 8-15% at 32 rows (bert_layer's
+// 2.4 and 9.4 MB matrices). The allocation starts on a 2 MiB boundary so that
+// every whole 2 MiB of it can be one page.
+constexpr size_t kHugePage = size_t{2} << 20;
+
+struct WeightsBuffer {
+  std::unique_ptr<void, void (*)(void *)> bytes{nullptr, std::free};
+  dnnl::memory mem;
+};
+
+std::shared_ptr<dnnl::memory> weights_memory(const dnnl::memory::desc &want) {
+  const size_t size = want.get_size();
+  if (size < kHugePage) return std::make_shared<dnnl::memory>(want, onednn_engine());
+  auto b = std::make_shared<WeightsBuffer>();
+  const size_t rounded = (size + 4095) / 4096 * 4096;
+  b->bytes.reset(std::aligned_alloc(kHugePage, rounded));
+  if (!b->bytes) return std::make_shared<dnnl::memory>(want, onednn_engine());
+  madvise(b->bytes.get(), rounded, MADV_HUGEPAGE);  // advice only: without THP the pages stay small
+  b->mem = dnnl::memory(want, onednn_engine(), b->bytes.get());
+  return std::shared_ptr<dnnl::memory>(b, &b->mem);
+}
+
+}  // namespace
+
 std::shared_ptr<dnnl::memory> OnednnStep::packed_weights(const dnnl::memory::desc &user, const void *data,
                                                          const dnnl::memory::desc &want) {
   packed_.erase(std::remove_if(packed_.begin(), packed_.end(), [](const Packed &p) { return p.mem.expired(); }),
                 packed_.end());
   for (const auto &p : packed_)
     if (p.data == data && p.want == want) return p.mem.lock();
-  auto mem = std::make_shared<dnnl::memory>(want, onednn_engine());
+  auto mem = weights_memory(want);
   guarded("reorder the weights", [&] {
     dnnl::memory src(user, onednn_engine(), const_cast<void *>(data));
     dnnl::reorder(src, *mem).execute(stream_, src, *mem);
