@@ -206,7 +206,8 @@ void ConvKernel::run(const ExternCall &call) {
   // Multiply-adds per output element: the input channels of a group times the window.
   double per_output = static_cast<double>(w.shape[1]);
   for (size_t d = 2; d < w.shape.size(); ++d) per_output *= static_cast<double>(w.shape[d]);
-  use_team(team_for(2.0 * static_cast<double>(y.num_elements()) * per_output));
+  const int team = team_for(2.0 * static_cast<double>(y.num_elements()) * per_output);
+  use_team(team);  // the primitive is made for the team that runs it
   const std::vector<int64_t> key = shape_key(call);
   Entry *en = cache_.find(key);
   if (!en) en = &cache_.insert(key, make_entry(x, w, bias, g, e));
@@ -219,6 +220,7 @@ void ConvKernel::run(const ExternCall &call) {
   for (size_t i : en->binary) en->operands[i].bind(e.operands[i].data, scratch_[3 + i]);
   // Inputs into the primitive's layouts, the convolution, the result back out.
   auto copy = [&](dnnl::reorder &r, memory &from, memory &to) {
+    use_team(team_for_copy(static_cast<int64_t>(to.get_desc().get_size() / sizeof(float))));
     execute(r, {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}});
   };
   if (en->src.copied) copy(en->src.copy, en->src.user, en->src.inner);
@@ -233,6 +235,7 @@ void ConvKernel::run(const ExternCall &call) {
     else if (res != en->dst.inner.get_data_handle())
       std::memcpy(en->dst.inner.get_data_handle(), res, en->dst.inner.get_desc().get_size());
   }
+  use_team(team);
   execute(en->prim, en->args);
   if (en->dst.copied) copy(en->dst.copy, en->dst.inner, en->dst.user);
   ran(en->impl);

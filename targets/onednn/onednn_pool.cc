@@ -123,7 +123,7 @@ void PoolKernel::run(const ExternCall &call) {
         shape_text(y.shape), ", expected [", x.shape[0], ", ", x.shape[1], ", ...] for X ", shape_text(x.shape));
   if (y.num_elements() == 0) return;
   check(x.num_elements() > 0, "X ", shape_text(x.shape), " is empty but the output ", shape_text(y.shape), " is not");
-  use_team(team_for(static_cast<double>(x.num_elements())));
+  use_team(team_for_copy(x.num_elements()));
   std::vector<int64_t> key = shape_key(call);
   key.insert(key.end(), y.shape.begin(), y.shape.end());
   Entry *en = cache_.find(key);

@@ -15,8 +15,10 @@
 
 namespace disco {
 
-// Below this many flops a primitive runs on one thread (about 25 us of work).
+// Below this many flops a primitive runs on one thread (about 25 us of work),
+// and a copy below this many elements (1 MiB, about 50 us).
 constexpr double kSerialFlops = 4e6;
+constexpr int64_t kSerialCopyElements = int64_t{1} << 18;
 
 dnnl::engine &onednn_engine();
 dnnl::memory::dims plain_strides(const dnnl::memory::dims &dims);
@@ -67,6 +69,8 @@ class OnednnStep : public OnednnKernel {
   // thread below kSerialFlops (waking a second thread and meeting it at a
   // barrier costs more than it saves there), else the step's thread count.
   int team_for(double flops) const;
+  // The same for a copy or pooling over `elements` floats: one thread below kSerialCopyElements.
+  int team_for_copy(int64_t elements) const { return team_for(elements < kSerialCopyElements ? 0 : kSerialFlops); }
   // Call before creating or running a primitive: oneDNN sizes its OpenMP team from the calling thread.
   void use_team(int team) const;
   // Makes a primitive descriptor or runs a primitive, with oneDNN's errors named for this step.
