@@ -29,10 +29,10 @@ dnnl::memory::desc plain_desc(const dnnl::memory::dims &dims) {
   return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, plain_strides(dims));
 }
 
-std::string shape_text(const std::vector<int64_t> &s) {
-  std::string t = "[";
-  for (size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
-  return t + "]";
+std::ostream &operator<<(std::ostream &os, const ShapeText &t) {
+  os << "[";
+  for (size_t i = 0; i < t.shape.size(); ++i) os << (i ? ", " : "") << t.shape[i];
+  return os << "]";
 }
 
 namespace {
@@ -162,13 +162,14 @@ Epilogue OnednnStep::epilogue(const ExternCall &call, size_t first, const std::v
     e.operands.push_back({s.data(), std::vector<int64_t>(rank, 1)});
     e.inputs.push_back(-1);
   };
-  auto padded = [&](const std::vector<int64_t> &dims, const std::string &what) {
-    check(dims.size() <= rank, what, " ", shape_text(dims), " has a higher rank than the result ", shape_text(dst));
+  auto padded = [&](const std::vector<int64_t> &dims, size_t operand) {
+    check(dims.size() <= rank, "post-op operand ", operand, " ", shape_text(dims),
+          " has a higher rank than the result ", shape_text(dst));
     std::vector<int64_t> p(rank - dims.size(), 1);
     p.insert(p.end(), dims.begin(), dims.end());
     for (size_t d = 0; d < rank; ++d)
-      check(p[d] == 1 || p[d] == dst[d], what, " ", shape_text(dims), " does not broadcast to the result ",
-            shape_text(dst));
+      check(p[d] == 1 || p[d] == dst[d], "post-op operand ", operand, " ", shape_text(dims),
+            " does not broadcast to the result ", shape_text(dst));
     return p;
   };
   for (const auto &op : post_ops_) {
@@ -196,10 +197,9 @@ Epilogue OnednnStep::epilogue(const ExternCall &call, size_t first, const std::v
     }
     if (op.kind != OnednnPostOp::BatchNorm) {
       e.ops.push_back(op);
-      const std::string what = "post-op operand " + std::to_string(next - first);
       e.inputs.push_back(static_cast<int>(next));
-      const ExternTensor &t = input(call, next++, what.c_str());
-      e.operands.push_back({static_cast<const float *>(t.data), padded(t.shape, what)});
+      const ExternTensor &t = input(call, next++, "a post-op operand");
+      e.operands.push_back({static_cast<const float *>(t.data), padded(t.shape, next - 1 - first)});
       continue;
     }
     // y = (x - mean) / sqrt(var + eps) * scale + B = x * a + b, per channel (dim 1).

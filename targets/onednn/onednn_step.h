@@ -4,6 +4,7 @@
 // same layout. Used by onednn_matmul.cc and onednn_conv.cc only.
 #pragma once
 #include <memory>
+#include <ostream>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <string>
 #include <unordered_map>
@@ -117,7 +118,12 @@ std::unique_ptr<ExternKernel> make_onednn_matmul_kernel(const PlanStep &step);
 std::unique_ptr<ExternKernel> make_onednn_conv_kernel(const PlanStep &step);
 std::unique_ptr<ExternKernel> make_onednn_pool_kernel(const PlanStep &step);
 
-// "[2, 3]", for messages.
-std::string shape_text(const std::vector<int64_t> &shape);
+// "[2, 3]" when streamed into a message. It only refers to the shape, so the
+// checks that run on every call format nothing unless they fail.
+struct ShapeText {
+  const std::vector<int64_t> &shape;
+};
+std::ostream &operator<<(std::ostream &os, const ShapeText &t);
+inline ShapeText shape_text(const std::vector<int64_t> &shape) { return {shape}; }
 
 }  // namespace disco
