@@ -163,13 +163,17 @@ Expr LowerContext::broadcast_read(int i, const std::vector<Expr> &out_idx, const
       idx.push_back(0);
     else if (!store_.can_be_one(din))
       idx.push_back(o);  // a run-time check guarantees din == dout
-    else
+    else {
       idx.push_back(Halide::select(dim(din) == 1, 0, o));
+      maybe_broadcast_.push_back(store_.canonical(din));
+    }
   }
   return t.at(idx);
 }
 
-void LowerContext::add_stage(Halide::Func f, StageKind kind, int rank) { stages_.push_back({f, kind, rank}); }
+void LowerContext::add_stage(Halide::Func f, StageKind kind, int rank, Halide::Expr fold_extent) {
+  stages_.push_back({f, kind, rank, std::move(fold_extent)});
+}
 
 Expr cast_to(DType t, const Expr &e) {
   Halide::Type ht = halide_type(t);

@@ -19,7 +19,8 @@ Halide::Type halide_type(DType t);
 struct HTensor {
   Halide::Func f;
   DType dtype = DType::Undefined;
-  Shape shape;  // ONNX order
+  Shape shape;          // ONNX order
+  bool buffer = false;  // read straight from a kernel input or a constant: loads are cheap, nothing to recompute
   int rank() const { return static_cast<int>(shape.size()); }
   Halide::Expr at(const std::vector<Halide::Expr> &idx) const;  // idx in ONNX order
 };
@@ -36,13 +37,25 @@ class SymbolParams {
   std::map<std::string, Halide::Param<int32_t>> params_;
 };
 
-// Intermediate Funcs that a lowering creates and that must not be inlined,
-// e.g. the row max and row sum of a Softmax. The scheduler materializes them.
-enum class StageKind { RowReduction, Reduction, Padded, Other };
+// Intermediate Funcs that a lowering creates and that the scheduler places,
+// e.g. the row max and row sum of a Softmax.
+//  - RowReduction: a reduction over the trailing axes (contiguous rows); its
+//    pure dims are the kept outer axes. Materialized: once per row in stitch
+//    schedules, at root otherwise.
+//  - Reduction, Padded, Other: materialized at root.
+//  - RowValues: a per-element Func of a row space that row reductions and
+//    the output read more than once (a Softmax's exp). Stitch schedules
+//    compute it per row, in cache; other schedules inline it, as if it were
+//    no stage at all.
+enum class StageKind { RowReduction, Reduction, Padded, Other, RowValues };
 struct Stage {
   Halide::Func f;
   StageKind kind;
   int rank;  // number of pure dims
+  // Set for folds: one update f = op(f, value) over an RDom whose first dim
+  // is the innermost axis, op one of +, *, min, max (rfactor may split it);
+  // the number of elements each result folds.
+  Halide::Expr fold_extent;
 };
 
 class LowerContext {
@@ -81,10 +94,13 @@ class LowerContext {
   void set_output(int i, Halide::Func f);
   // Reads input i broadcast to the output's index space (numpy rules).
   Halide::Expr broadcast_read(int i, const std::vector<Halide::Expr> &out_idx, const Shape &out_shape);
-  void add_stage(Halide::Func f, StageKind kind, int rank);
+  void add_stage(Halide::Func f, StageKind kind, int rank, Halide::Expr fold_extent = Halide::Expr());
 
   const std::vector<HTensor> &outputs() const { return outputs_; }
   const std::vector<Stage> &stages() const { return stages_; }
+  // Dims that broadcast_read could not prove != 1 and reads through a
+  // select(dim == 1, 0, i): schedules specialize for the case where none is 1.
+  const std::vector<Dim> &maybe_broadcast() const { return maybe_broadcast_; }
 
   template <typename... Args>
   [[noreturn]] void fail(const Args &...args) const {
@@ -100,6 +116,7 @@ class LowerContext {
   std::vector<std::optional<HTensor>> inputs_;
   std::vector<HTensor> outputs_;
   std::vector<Stage> stages_;
+  std::vector<Dim> maybe_broadcast_;
 };
 
 // Expr helpers shared by op families.

@@ -37,6 +37,7 @@ HTensor constant_tensor(const Value &v) {
   for (size_t i = 0; i < sizes.size(); ++i) vars.emplace_back("c" + std::to_string(i));
   std::vector<Halide::Expr> args(vars.begin(), vars.end());
   h.f(vars) = buf(args);
+  h.buffer = true;
   return h;
 }
 
@@ -62,7 +63,7 @@ HTensor folded_tensor(const Value &v, SymbolParams &syms, const ShapeStore &stor
 }  // namespace
 
 LoweredKernel lower_nodes(const Graph &g, const ShapeStore &store, const std::vector<int> &nodes,
-                          const std::vector<int> &outputs) {
+                          const std::vector<int> &outputs, bool constants_as_inputs) {
   LoweredKernel k;
   std::set<int> produced;
   for (int n : nodes)
@@ -73,19 +74,23 @@ LoweredKernel lower_nodes(const Graph &g, const ShapeStore &store, const std::ve
     if (it != k.tensors.end()) return it->second;
     const Value &v = g.value(vid);
     HTensor h;
-    if (v.constant) {
+    if (v.constant && (!constants_as_inputs || v.constant->num_elements() == 0)) {
       h = constant_tensor(v);
-    } else if (v.sym_value && v.producer >= 0) {
+    } else if (v.sym_value && v.producer >= 0 && !v.constant) {
       h = folded_tensor(v, k.syms, store);
     } else {
       DISCO_CHECK(!produced.count(vid), "internal: value '", v.name, "' used before it is defined");
       Halide::ImageParam p(halide_type(v.dtype), static_cast<int>(v.shape->size()), "in_" + sanitize(v.name));
-      for (int d = 0; d < p.dimensions(); ++d) p.dim(d).set_min(0);
+      for (int d = 0; d < p.dimensions(); ++d) {
+        p.dim(d).set_min(0);
+        if (v.constant) p.dim(d).set_extent(static_cast<int>(v.constant->shape[v.shape->size() - 1 - d]));
+      }
       k.input_values.push_back(vid);
       k.input_params.push_back(p);
       h.f = Halide::Func(p);
       h.dtype = v.dtype;
       h.shape = *v.shape;
+      h.buffer = true;
     }
     k.tensors[vid] = h;
     return h;
@@ -119,6 +124,9 @@ LoweredKernel lower_nodes(const Graph &g, const ShapeStore &store, const std::ve
       k.node_of_value[o] = n;
     }
     for (const auto &s : ctx.stages()) k.stages.push_back(s);
+    for (const auto &d : ctx.maybe_broadcast())
+      if (std::find(k.maybe_broadcast.begin(), k.maybe_broadcast.end(), d) == k.maybe_broadcast.end())
+        k.maybe_broadcast.push_back(d);
   }
   for (int o : outputs) {
     HTensor t = tensor_for(o);

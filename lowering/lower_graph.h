@@ -15,13 +15,19 @@ struct LoweredKernel {
   std::vector<int> output_values;
   std::vector<Halide::Func> outputs;
   std::vector<Stage> stages;       // Funcs the lowerings asked to materialize
+  std::vector<Dim> maybe_broadcast;  // dims read through select(dim == 1, ...), canonical, no repeats
   std::map<int, HTensor> tensors;  // every value the kernel defines or reads
   std::map<int, int> node_of_value;
   SymbolParams syms;
 };
 
 // `nodes` are node indices in topological order; `outputs` are value ids.
+// With `constants_as_inputs`, constants become input buffers like any value
+// from outside (the plan stores them once); otherwise they are embedded in
+// the pipeline. Ahead-of-time kernels take them as inputs: Halide 14 assumes
+// an embedded buffer is aligned to the vector width, and does not align it
+// that far in the object file for AVX-512.
 LoweredKernel lower_nodes(const Graph &g, const ShapeStore &store, const std::vector<int> &nodes,
-                          const std::vector<int> &outputs);
+                          const std::vector<int> &outputs, bool constants_as_inputs = false);
 
 }  // namespace disco

@@ -1,12 +1,25 @@
 // Fusion planning: which nodes share a kernel. Decisions come from op kinds
-// and the shape store's queries, never from concrete sizes, so one plan
-// serves every input shape.
+// and the shape store's queries (same_shape, same_num_elements), never from
+// concrete sizes, so one plan serves every input shape.
 //
-// A producer is fused into its consumer when it is elementwise or a view, has
-// exactly one consumer, is not a graph output, and the consumer can absorb it
-// without recomputing it many times (elementwise, view or reduction
-// consumers; dot consumers absorb views only). Each group then has one root,
-// whose outputs are the only values that leave the group.
+// Groups are grown from consumers back to producers. A producer joins the
+// group of its only consumer when it has one output, is not a graph output,
+// and the group can compute it without recomputing it many times:
+//  - loop:   elementwise ops (and views) whose element counts are provably
+//            equal, one loop nest;
+//  - input:  a reduction (Reduce*, ArgMax, pools, a softmax over an inner
+//            axis) with the elementwise producers of its data input inlined;
+//  - stitch: row reductions that keep their shape (Softmax, LogSoftmax,
+//            LayerNormalization over trailing axes) with their elementwise
+//            producers and consumers of the same shape, and further row
+//            reductions over the same rows: computed row by row, each row
+//            kept in cache (LayerNormalization -> Mul -> Add -> Softmax ->
+//            Relu is one kernel);
+//  - dot:    a MatMul/Gemm/Conv with the views it reads and the elementwise
+//            epilogue of its output's shape;
+//  - host, opaque: one node each; copy: a graph output no kernel writes.
+// Each group has one root, the last node; the values it lists as outputs are
+// the only ones that leave it.
 #pragma once
 #include <string>
 #include <vector>
@@ -16,7 +29,7 @@
 
 namespace disco {
 
-enum class GroupKind { Loop, Reduction, Dot, Host, Opaque, Copy };
+enum class GroupKind { Loop, Input, Stitch, Dot, Host, Opaque, Copy };
 const char *group_kind_name(GroupKind k);
 
 struct FusionGroup {
@@ -28,6 +41,11 @@ struct FusionGroup {
 // True when every output of the node is known at compile time (constants and
 // shape values), so the node needs no kernel.
 bool node_is_folded(const Graph &g, const Node &n);
+
+// The first of the trailing axes that a Softmax, LogSoftmax or
+// LayerNormalization normalizes (a row reduction that keeps its input's
+// shape), or -1 for any other node.
+int row_reduction_axis(const Graph &g, const Node &n);
 
 // Groups in an order that respects their dependencies. Graph outputs that no
 // kernel computes (an input or a constant returned as is) get a Copy group.

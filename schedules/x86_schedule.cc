@@ -1,19 +1,25 @@
 #include "schedules/x86_schedule.h"
 
+#include <algorithm>
 #include <sstream>
 
 namespace disco {
 
 namespace {
 
+using Halide::Expr;
 using Halide::Func;
+using Halide::LoopLevel;
+using Halide::RVar;
 using Halide::TailStrategy;
 using Halide::Var;
 using Halide::VarOrRVar;
 
+// Vector accumulators per row fold: four hide the latency of the adds.
+constexpr int kAccumulators = 4;
+
 int vector_lanes(const Halide::Type &t, const Halide::Target &target) {
-  int bytes = target.has_feature(Halide::Target::AVX512) ? 64 : 32;
-  return std::max(1, bytes / std::max(1, t.bytes()));
+  return std::clamp(target.natural_vector_size(t), 1, 64);
 }
 
 // The update writes f(args...) with exactly the pure vars, so its pure loops
@@ -30,18 +36,24 @@ bool update_writes_pure_vars(const Func &f, int u) {
   return true;
 }
 
+// Fuses vars[from..] (Halide order, innermost first) into one var, the
+// outermost varying slowest; returns it.
+template <class S>
+Var fuse_outer(S stage, const std::vector<Var> &vars, size_t from) {
+  Var outer = vars.back();
+  for (size_t i = vars.size() - 1; i-- > from;) {
+    Var fused(outer.name() + "_" + vars[i].name());
+    stage.fuse(vars[i], outer, fused);
+    outer = fused;
+  }
+  return outer;
+}
+
 void schedule_pure(Func f, int lanes, bool parallel) {
   auto args = f.args();
   if (args.empty()) return;
   if (lanes > 1) f.vectorize(args[0], lanes, TailStrategy::GuardWithIf);
-  if (!parallel || args.size() < 2) return;
-  Var outer = args.back();
-  for (size_t i = args.size() - 1; i-- > 1;) {
-    Var fused(outer.name() + "_" + args[i].name());
-    f.fuse(outer, args[i], fused);
-    outer = fused;
-  }
-  f.parallel(outer);
+  if (parallel && args.size() >= 2) f.parallel(fuse_outer(f, args, 1));
 }
 
 void schedule_updates(Func f, int lanes, bool parallel) {
@@ -67,19 +79,265 @@ void schedule_updates(Func f, int lanes, bool parallel) {
   }
 }
 
-}  // namespace
+// A fold over rows (one associative update over an RDom whose first
+// dimension is the innermost axis) made vector-wide: the innermost RVar is
+// split by kAccumulators vectors, the partial results live in an
+// intermediate computed at `at`, then reduced across lanes.
+void vectorize_fold(Func f, const LoopLevel &at, int lanes) {
+  auto rv = f.rvars(0);
+  if (rv.empty()) return;
+  const int width = lanes * kAccumulators;
+  RVar ro(f.name() + "_ro"), ri(f.name() + "_ri");
+  Var u(f.name() + "_u");
+  f.update(0).split(rv[0], ro, ri, width, TailStrategy::GuardWithIf);
+  Func partial = f.update(0).rfactor(ri, u);
+  partial.compute_at(at).vectorize(u, width);
+  partial.update(0).vectorize(u, width);
+  f.update(0).atomic().vectorize(ri, width);
+}
 
-void schedule_x86(LoweredKernel &k, const Halide::Target &target) {
-  for (auto &s : k.stages) {
-    s.f.compute_root();
-    schedule_pure(s.f, 1, true);
-    schedule_updates(s.f, 1, true);
+Expr product(const std::vector<Expr> &es) {
+  Expr p = 1;
+  for (const auto &e : es) p = p * e;
+  return p;
+}
+
+class KernelScheduler {
+ public:
+  KernelScheduler(LoweredKernel &k, const ShapeStore &store, const Halide::Target &target)
+      : k_(k), store_(store), target_(target) {}
+
+  ScheduleReport run(GroupKind kind);
+
+ private:
+  Expr extent(const Dim &d) { return k_.syms.expr(store_.canonical(d)); }
+  const Shape &output_shape(size_t i) const { return k_.tensors.at(k_.output_values.at(i)).shape; }
+  void bound_outputs();
+  bool stitch(ScheduleReport &rep);
+  bool loop(ScheduleReport &rep);
+  void generic(ScheduleReport &rep);
+  void fold_at_root(const Stage &s, int lanes);
+  std::vector<ScheduleBranch> speculate(const Shape &out, int lanes, bool *serial);
+  void specialize(Func root, const VarOrRVar &par, const std::vector<ScheduleBranch> &branches, bool serial);
+
+  LoweredKernel &k_;
+  const ShapeStore &store_;
+  const Halide::Target &target_;
+};
+
+// Outputs are allocated at exactly their symbolic shapes: saying so lets
+// Halide size per-row storage from the shape (768, not "whatever the buffer
+// says") and drop checks.
+void KernelScheduler::bound_outputs() {
+  for (size_t i = 0; i < k_.outputs.size(); ++i) {
+    Func f = k_.outputs[i];
+    const Shape &s = output_shape(i);
+    const int r = static_cast<int>(s.size());
+    // Not for outputs with updates: a known min makes Halide take their loads of the output as
+    // vector-aligned, which the caller's buffer need not be (an aligned masked load faults).
+    if (f.outputs() != 1 || f.dimensions() != r || f.has_update_definition()) continue;
+    for (int d = 0; d < r; ++d) f.output_buffer().dim(d).set_bounds(0, extent(s[r - 1 - d]));
   }
-  for (auto &f : k.outputs) {
-    int lanes = vector_lanes(f.output_types()[0], target);
+}
+
+// Halide's simplifier learns the facts of a branch condition of the form
+// !(a || b || ...) one by one (each a is false inside the branch), while it
+// loses them from a && b once it has folded that into min()s. So every
+// predicate is built as "none of these fails".
+Expr none_of(const std::vector<Expr> &failures) {
+  Expr any;
+  for (const auto &f : failures) any = any.defined() ? (any || f) : f;
+  return !any;
+}
+
+// The predicates of the branches worth having for a root of shape `out`.
+// *serial: the shape is static and small, so no branch runs in parallel.
+std::vector<ScheduleBranch> KernelScheduler::speculate(const Shape &out, int lanes, bool *serial) {
+  std::vector<ScheduleBranch> branches;
+  std::vector<Expr> unlikely;
+  for (const auto &[name, param] : k_.syms.used()) {
+    if (!store_.has_symbol(name) || store_.facts(name).likely.empty()) continue;
+    unlikely.push_back(param != static_cast<int32_t>(store_.facts(name).likely[0]));
+  }
+  if (!unlikely.empty()) branches.push_back({"hint", none_of(unlikely)});
+
+  bool all_const = true;
+  int64_t elements = 1;
+  std::vector<Expr> extents;
+  for (const auto &d : out) {
+    Dim c = store_.canonical(d);
+    if (c.is_const())
+      elements *= c.as_const();
+    else
+      all_const = false;
+    extents.push_back(extent(d));
+  }
+  *serial = all_const && elements <= kSerialElements;
+  if (!all_const) branches.push_back({"small", product(extents) <= kSerialElements});
+
+  std::vector<Expr> sparse;  // a broadcast dim that is 1, or a tail
+  for (const auto &d : k_.maybe_broadcast) sparse.push_back(extent(d) == 1);
+  if (!out.empty() && lanes > 1 && !store_.is_divisible(out.back(), lanes))
+    sparse.push_back(extent(out.back()) % lanes != 0);
+  if (!sparse.empty()) branches.push_back({"dense", none_of(sparse)});
+  return branches;
+}
+
+// The branches copy the root's schedule so far; each but "small" runs `par`
+// in parallel, and so does the generic one unless the kernel is `serial`.
+void KernelScheduler::specialize(Func root, const VarOrRVar &par, const std::vector<ScheduleBranch> &branches,
+                                 bool serial) {
+  for (const auto &b : branches) {
+    Halide::Stage s = root.specialize(b.condition);
+    if (b.name != "small" && !serial) s.parallel(par);
+  }
+  if (!serial) root.parallel(par);
+}
+
+// Row by row (see x86_schedule.h). Applies when the kernel has one output
+// and its stages are row reductions over the output's rows and RowValues.
+bool KernelScheduler::stitch(ScheduleReport &rep) {
+  if (k_.outputs.size() != 1) return false;
+  Func y = k_.outputs[0];
+  if (y.outputs() != 1 || y.has_update_definition()) return false;
+  const int rank = y.dimensions();
+  int kept = -1;
+  for (const auto &s : k_.stages) {
+    if (s.kind == StageKind::RowValues && s.rank == rank) continue;
+    if (s.kind != StageKind::RowReduction || (kept >= 0 && s.rank != kept)) return false;
+    kept = s.rank;
+  }
+  if (kept < 1 || kept >= rank) return false;  // one row only, or no rows: nothing to go through row by row
+  const int row_dims = rank - kept;
+  const Shape &out = output_shape(0);
+  const int lanes = vector_lanes(y.output_types()[0], target_);
+  std::vector<Var> args = y.args();
+  std::vector<Expr> row_extents;
+  for (int i = 0; i < row_dims; ++i) row_extents.push_back(extent(out[rank - 1 - i]));
+  Expr rows_per_task = Halide::max(1, kTaskElements / Halide::max(product(row_extents), 1));
+
+  Var tile(args[row_dims].name() + "_t"), row(args[row_dims].name() + "_r");
+  y.split(args[row_dims], tile, row, rows_per_task, TailStrategy::GuardWithIf);
+  std::vector<Var> outer = {tile};
+  outer.insert(outer.end(), args.begin() + row_dims + 1, args.end());
+  Var par = fuse_outer(y, outer, 0);
+  y.vectorize(args[0], lanes, TailStrategy::GuardWithIf);
+  const LoopLevel at_row(y, row);
+  for (const auto &s : k_.stages) {
+    Func f = s.f;
+    f.compute_at(at_row);
+    const int l = vector_lanes(f.output_types()[0], target_);
+    if (s.kind == StageKind::RowValues) {
+      f.vectorize(f.args()[0], l, TailStrategy::GuardWithIf);
+      f.store_at(y, par);  // one allocation per task, not one heap allocation per row
+    } else if (s.fold_extent.defined())
+      vectorize_fold(f, at_row, l);
+  }
+  bool serial = false;
+  rep.branches = speculate(out, lanes, &serial);
+  specialize(y, par, rep.branches, serial);
+  rep.template_name = "stitch";
+  return true;
+}
+
+// Elementwise outputs: vectors along the innermost dim, tasks of rows.
+bool KernelScheduler::loop(ScheduleReport &rep) {
+  for (auto &f : k_.outputs)
+    if (f.outputs() != 1 || f.has_update_definition() || f.dimensions() == 0) return false;
+  if (!k_.stages.empty()) return false;
+  for (size_t i = 0; i < k_.outputs.size(); ++i) {
+    Func f = k_.outputs[i];
+    const Shape &out = output_shape(i);
+    const int lanes = vector_lanes(f.output_types()[0], target_);
+    std::vector<Var> args = f.args();
+    Var par;
+    if (args.size() == 1) {
+      Var xo(args[0].name() + "_t"), xi(args[0].name() + "_i");
+      f.split(args[0], xo, xi, kTaskElements, TailStrategy::GuardWithIf);
+      f.vectorize(xi, lanes, TailStrategy::GuardWithIf);
+      par = xo;
+    } else {
+      Var outer = fuse_outer(f, args, 1);
+      Expr inner = extent(out.back());
+      Expr rows_per_task = Halide::max(1, kTaskElements / Halide::max(inner, 1));
+      Var tile(outer.name() + "_t"), rows(outer.name() + "_r");
+      f.split(outer, tile, rows, rows_per_task, TailStrategy::GuardWithIf);
+      f.vectorize(args[0], lanes, TailStrategy::GuardWithIf);
+      par = tile;
+    }
+    bool serial = false;
+    auto branches = speculate(out, lanes, &serial);
+    specialize(f, par, branches, serial);
+    if (i == 0) rep.branches = branches;
+  }
+  rep.template_name = "loop";
+  return true;
+}
+
+// A row fold materialized at root: rows in parallel tasks, each row's fold
+// vector-wide.
+void KernelScheduler::fold_at_root(const Stage &s, int lanes) {
+  Func f = s.f;
+  f.compute_root();
+  std::vector<Var> kept = f.args();
+  if (kept.empty()) {
+    vectorize_fold(f, LoopLevel::root(), lanes);
+    return;
+  }
+  Expr rows_per_task = Halide::max(1, kTaskElements / Halide::max(s.fold_extent, 1));
+  Var tile(f.name() + "_t"), one(f.name() + "_r");
+  // rfactor first: it replaces the update, and the loops below belong to the new one.
+  vectorize_fold(f, LoopLevel(f, one), lanes);
+  Halide::Stage merge = f.update(0);
+  Var fused = fuse_outer(merge, kept, 0);
+  merge.split(fused, tile, one, rows_per_task, TailStrategy::GuardWithIf).parallel(tile);
+}
+
+// Input, dot and opaque kernels: stages at root, vectorized and parallel.
+void KernelScheduler::generic(ScheduleReport &rep) {
+  for (auto &s : k_.stages) {
+    if (s.kind == StageKind::RowValues) continue;  // inlined: read where it is used
+    const int lanes = vector_lanes(s.f.output_types()[0], target_);
+    if (s.fold_extent.defined() && s.kind == StageKind::RowReduction && update_writes_pure_vars(s.f, 0)) {
+      fold_at_root(s, lanes);
+      continue;
+    }
+    s.f.compute_root();
+    // Integer stages stay scalar: vectorized, Halide 14 rewrites the zero-point
+    // subtractions of MatMulInteger/QLinear* into wrong widening arithmetic.
+    const int stage_lanes = s.f.output_types()[0].is_float() ? lanes : 1;
+    schedule_pure(s.f, stage_lanes, true);
+    schedule_updates(s.f, stage_lanes, true);
+  }
+  for (auto &f : k_.outputs) {
+    int lanes = vector_lanes(f.output_types()[0], target_);
     schedule_pure(f, lanes, true);
     schedule_updates(f, lanes, true);
   }
+  rep.template_name = "generic";
+}
+
+ScheduleReport KernelScheduler::run(GroupKind kind) {
+  ScheduleReport rep;
+  bound_outputs();
+  if (kind == GroupKind::Stitch && stitch(rep)) return rep;
+  if (kind == GroupKind::Loop && loop(rep)) return rep;
+  generic(rep);
+  return rep;
+}
+
+}  // namespace
+
+std::string ScheduleReport::describe() const {
+  std::string s = template_name;
+  if (branches.empty()) return s;
+  s += ", branches:";
+  for (const auto &b : branches) s += " " + b.name;
+  return s;
+}
+
+ScheduleReport schedule_x86(LoweredKernel &k, GroupKind kind, const ShapeStore &store, const Halide::Target &target) {
+  return KernelScheduler(k, store, target).run(kind);
 }
 
 }  // namespace disco

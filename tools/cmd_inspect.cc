@@ -18,7 +18,9 @@ const char *kInspectHelp =
     "Prints the model's inputs and outputs, every value with its dtype and symbolic\n"
     "shape (folded shape values too), and the shape constraints that were collected.\n"
     "\n"
-    "  --fusion             also print the fusion groups (kernels) and their member nodes\n"
+    "  --fusion             also print the kernels: each fusion group with its kind (loop, input,\n"
+    "                       stitch, dot, ...) and member nodes, and the kernel count with and\n"
+    "                       without fusion; with --targets, as partitioned for those backends\n"
     "  --targets B1,B2,...  partition for these backends in priority order (host is implied\n"
     "                       last) and print the regions: backend, nodes, inputs and outputs\n"
     "                       with their symbolic shapes, and why a backend declined a node\n";
@@ -28,6 +30,43 @@ void print_value(const Graph &g, int id, const char *prefix) {
   std::printf("%s%s: %s %s", prefix, v.name.c_str(), dtype_name(v.dtype), v.shape ? shape_str(*v.shape).c_str() : "?");
   if (v.sym_value && !v.constant) std::printf("  value %s", shape_str(*v.sym_value).c_str());
   std::printf("\n");
+}
+
+// The kernels: fusion groups of the host's nodes (every node without
+// --targets), one kernel per unit that a library backend takes.
+void print_fusion(const Graph &g, const ShapeStore &store, const std::string &targets) {
+  struct Kernel {
+    std::string kind;
+    std::vector<int> nodes;
+  };
+  std::vector<Kernel> kernels;
+  auto add_groups = [&](const std::vector<FusionGroup> &groups) {
+    for (const auto &gr : groups) kernels.push_back({std::string("host ") + group_kind_name(gr.kind), gr.nodes});
+  };
+  if (targets.empty()) {
+    add_groups(plan_fusion(g, store));
+  } else {
+    auto backends = make_backends(parse_backend_list(targets));
+    std::vector<const Backend *> order;
+    for (const auto &b : backends) order.push_back(b.get());
+    for (const Region &r : partition_graph(g, store, order).regions) {
+      if (r.backend == "host") {
+        add_groups(plan_region_fusion(g, store, r.nodes));
+        continue;
+      }
+      for (const Unit &u : r.units) kernels.push_back({r.backend + " " + u.rule, u.nodes});
+    }
+  }
+  int ops = 0;
+  for (const auto &n : g.nodes) ops += node_is_folded(g, n) ? 0 : 1;
+  std::printf("fusion%s: %zu kernels (one per op: %d)\n", targets.empty() ? "" : (" for " + targets).c_str(),
+              kernels.size(), ops);
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    std::printf("  k%zu %s:", i, kernels[i].kind.c_str());
+    for (int n : kernels[i].nodes) std::printf(" %s", g.nodes[n].name.c_str());
+    if (kernels[i].nodes.empty()) std::printf(" (a copy of a graph output)");
+    std::printf("\n");
+  }
 }
 
 }  // namespace
@@ -58,17 +97,7 @@ int cmd_inspect(int argc, char **argv) {
   }
   std::printf("constraints:\n");
   for (const auto &line : store.describe()) std::printf("  %s\n", line.c_str());
-  if (args.flag("fusion")) {
-    auto groups = plan_fusion(g, store);
-    int ops = 0;
-    for (const auto &n : g.nodes) ops += node_is_folded(g, n) ? 0 : 1;
-    std::printf("fusion: %zu kernels (one per op: %d)\n", groups.size(), ops);
-    for (size_t i = 0; i < groups.size(); ++i) {
-      std::printf("  k%zu %s:", i, group_kind_name(groups[i].kind));
-      for (int n : groups[i].nodes) std::printf(" %s", g.nodes[n].name.c_str());
-      std::printf("\n");
-    }
-  }
+  if (args.flag("fusion")) print_fusion(g, store, args.all("targets").empty() ? "" : args.get("targets", "host"));
   if (!args.all("targets").empty()) {
     auto backends = make_backends(parse_backend_list(args.get("targets", "host")));
     std::vector<const Backend *> order;

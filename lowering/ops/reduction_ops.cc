@@ -2,7 +2,10 @@
 // LayerNormalization, the Reduce* family and ArgMax / ArgMin. Each reduction
 // is an explicit Func over the kept axes with an RDom over the reduced ones,
 // registered as a stage so that the scheduler materializes it once instead of
-// recomputing it for every consumer element.
+// recomputing it for every consumer element. Values that a Softmax or a
+// LayerNormalization reads more than once (its input when that is computed,
+// a Softmax's exp) are Funcs too, registered as RowValues: stitch schedules
+// keep them per row in cache.
 #include <cmath>
 #include <functional>
 
@@ -97,8 +100,21 @@ Func fold(LowerContext &c, const AxisReduction &ax, const std::string &name, con
     f(lhs) = init;
     f(lhs) = combine(f(lhs), value(ax.merge(kept, reduction_vars(c, ax))));
   }
-  c.add_stage(f, ax.stage_kind(), ax.kept_rank());
+  c.add_stage(f, ax.stage_kind(), ax.kept_rank(), ax.reduced_extents().empty() ? Expr() : ax.count(c));
   return f;
+}
+
+// Per-element values of the reduced tensor as a Func, registered as RowValues
+// when the reduction is over rows. A plain buffer in the accumulation type is
+// read directly: there is nothing to keep.
+ValueAt row_values(LowerContext &c, const AxisReduction &ax, const std::string &name, const HTensor &in, Halide::Type t,
+                   const ValueAt &value) {
+  if (in.buffer && halide_type(in.dtype) == t) return value;
+  auto v = c.vars(in.rank());
+  Func f = c.func(name);
+  f(reversed(v)) = value(c.exprs(v));
+  if (ax.stage_kind() == StageKind::RowReduction) c.add_stage(f, StageKind::RowValues, in.rank());
+  return [f](const std::vector<Expr> &i) { return call(f, i); };
 }
 
 Expr add(const Expr &a, const Expr &b) { return a + b; }
@@ -114,6 +130,26 @@ void require_float(InferContext &c) {
 }
 
 // ---- Softmax / LogSoftmax --------------------------------------------------
+
+// exp(x) for x <= 0 or NaN, as x - max in a softmax: 2^k * e^r with
+// k = round(x / ln 2) and e^r, |r| <= ln 2 / 2, from Cephes' expf polynomial
+// (within 2 ulp, like Halide's exp). It skips what arguments <= 0 never
+// need (overflow, and rounding by floor, which AVX-512 emulates at some
+// cost): about two thirds of Halide's exp. Below -87 the result is e^-87
+// rather than a denormal, which no softmax can tell from 0.
+Expr exp_nonpositive(const Expr &x) {
+  if (x.type() != Halide::Float(32)) return Halide::exp(x);
+  Expr xc = Halide::max(x, -87.0f);
+  Expr k = Halide::cast<int32_t>(xc * 1.44269504f - 0.5f);  // truncating a value <= 0 rounds it
+  Expr kf = Halide::cast<float>(k);
+  Expr r = xc - kf * 0.693359375f + kf * 2.12194440e-4f;  // ln 2 in two parts: r stays exact
+  Expr p = 1.9875691500e-4f;
+  for (float c : {1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f})
+    p = p * r + c;
+  Expr er = p * r * r + r + 1.0f;
+  Expr scale = Halide::reinterpret<float>((k + 127) << 23);
+  return Halide::select(Halide::is_nan(x), x, er * scale);
+}
 
 // Before opset 13 the input is coerced to 2-D at `axis` (default 1) and each
 // row of the trailing block normalized; from 13 on only `axis` (default -1).
@@ -136,19 +172,25 @@ void lower_softmax(LowerContext &c) {
   const HTensor &in = c.in(0);
   AxisReduction ax = softmax_axes(c, in.shape);
   Halide::Type t = acc_type(in.dtype);
-  auto x = [&](const std::vector<Expr> &i) { return Halide::cast(t, in.at(i)); };
+  ValueAt x = row_values(c, ax, "x", in, t, [&](const std::vector<Expr> &i) { return Halide::cast(t, in.at(i)); });
   // Subtracting the row max keeps exp() from overflowing.
   Func mx = fold(c, ax, "max", t.min(), max_of, x);
   auto shifted = [&](const std::vector<Expr> &i) { return x(i) - call(mx, ax.kept(i)); };
-  Func sum =
-      fold(c, ax, "sum", Halide::cast(t, 0), add, [&](const std::vector<Expr> &i) { return Halide::exp(shifted(i)); });
   auto v = c.vars(in.rank());
   auto idx = c.exprs(v);
-  Expr s = call(sum, ax.kept(idx));
-  if (c.node().op_type == "LogSoftmax")
-    c.define_output(0, v, shifted(idx) - Halide::log(s));
-  else
-    c.define_output(0, v, Halide::exp(shifted(idx)) / s);
+  if (c.node().op_type == "LogSoftmax") {
+    Func sum = fold(c, ax, "sum", Halide::cast(t, 0), add,
+                    [&](const std::vector<Expr> &i) { return Halide::exp(shifted(i)); });
+    c.define_output(0, v, shifted(idx) - Halide::log(call(sum, ax.kept(idx))));
+    return;
+  }
+  // The exp is read by the sum and by the output: one exp per element.
+  Func e = c.func("exp");
+  e(reversed(v)) = exp_nonpositive(shifted(idx));
+  if (ax.stage_kind() == StageKind::RowReduction) c.add_stage(e, StageKind::RowValues, in.rank());
+  Func sum = fold(c, ax, "sum", Halide::cast(t, 0), add, [&](const std::vector<Expr> &i) { return call(e, i); });
+  // One division per row; the multiply per element vectorizes.
+  c.define_output(0, v, call(e, idx) * (Halide::cast(t, 1) / call(sum, ax.kept(idx))));
 }
 
 // ---- LayerNormalization ----------------------------------------------------
@@ -202,7 +244,8 @@ void lower_layernorm(LowerContext &c) {
   AxisReduction ax = axes_from(in.shape, a.axis, in.rank());
   Halide::Type t = acc_type(in.dtype);
   if (a.stash == DType::F64) t = Halide::Float(64);
-  auto x = [&](const std::vector<Expr> &i) { return Halide::cast(t, in.at(i)); };
+  // Read by both folds and the output.
+  ValueAt x = row_values(c, ax, "x", in, t, [&](const std::vector<Expr> &i) { return Halide::cast(t, in.at(i)); });
   Expr n = Halide::cast(t, ax.count(c));
   Func sum = fold(c, ax, "sum", Halide::cast(t, 0), add, x);
   auto mean = [&](const std::vector<Expr> &i) { return call(sum, ax.kept(i)) / n; };

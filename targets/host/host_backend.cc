@@ -44,8 +44,9 @@ void compile_group(const FusionGroup &gr, PlanBuilder &b) {
     return;
   }
   const Halide::Target target = parse_target(b.target());
-  LoweredKernel k = lower_nodes(g, b.store(), gr.nodes, gr.outputs);
-  schedule_x86(k, target);
+  LoweredKernel k = lower_nodes(g, b.store(), gr.nodes, gr.outputs, /*constants_as_inputs=*/true);
+  const ScheduleReport sched = schedule_x86(k, gr.kind, b.store(), target);
+  b.progress("  schedule " + sched.describe());
   for (int vid : k.input_values) step.inputs.push_back(b.input_buffer(vid));
   for (auto &[sym, p] : k.syms.used()) step.symbols.push_back(sym);
   for (int vid : k.output_values) step.outputs.push_back(b.output_buffer(vid, gr.kind != GroupKind::Copy));

@@ -3,6 +3,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
+
 #include "frontend/errors.h"
 
 namespace disco {
@@ -21,7 +23,11 @@ void compile_kernel_object(LoweredKernel &k, const std::string &fn_name, const s
   for (auto &[name, p] : k.syms.used()) args.emplace_back(p);
   Halide::Pipeline p(k.outputs);
   try {
-    p.compile_to_object(object_path, args, fn_name, target.with_feature(Halide::Target::NoRuntime));
+    const Halide::Target t = target.with_feature(Halide::Target::NoRuntime);
+    // DISCO_STMT_DIR=dir keeps each kernel's lowered loop nest, to read what a schedule became.
+    if (const char *dir = std::getenv("DISCO_STMT_DIR"); dir && *dir)
+      p.compile_to_lowered_stmt(std::string(dir) + "/" + fn_name + ".stmt", args, Halide::Text, t);
+    p.compile_to_object(object_path, args, fn_name, t);
   } catch (const Halide::Error &e) {
     fail("Halide could not compile kernel ", fn_name, ": ", e.what());
   }

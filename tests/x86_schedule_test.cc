@@ -1,0 +1,167 @@
+// x86 schedule templates and their specializations: each specialize()
+// branch, and the generic branch after them, gives the numbers of a plain
+// scalar implementation. Shapes are picked to take one branch each:
+//   hint   the hinted symbol at its likely value;
+//   small  at most kSerialElements elements;
+//   dense  no broadcast dim is 1 and the inner extent is a multiple of 16;
+//   generic otherwise (a broadcast, or a tail).
+#include "schedules/x86_schedule.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "frontend/graph_builder.h"
+#include "runtime/executor.h"
+#include "targets/compile_model.h"
+#include "tests/support/tensors.h"
+
+namespace disco {
+namespace {
+
+using namespace testing;
+
+struct Compiled {
+  CompiledModel model;
+  std::vector<std::string> schedules;  // "loop, branches: small dense" per kernel
+};
+
+Compiled compile(Graph g, std::map<std::string, int64_t> hints = {}) {
+  CompileOptions o;
+  o.use_cache = false;
+  o.backends = {"host"};
+  o.hints = std::move(hints);
+  std::vector<std::string> lines;
+  o.progress = [&](const std::string &line) {
+    if (line.find("  schedule ") != std::string::npos) lines.push_back(line.substr(line.find("schedule ") + 9));
+  };
+  Compiled c{compile_graph(std::move(g), "sched", "", o), {}};
+  c.schedules = lines;
+  return c;
+}
+
+std::vector<float> values(int64_t n, int seed) {
+  std::vector<float> v(n);
+  for (int64_t i = 0; i < n; ++i) v[i] = static_cast<float>(((i * 37 + seed * 11) % 23) - 11) * 0.125f;
+  return v;
+}
+
+// out = relu(x + y) * 2 with y [c, n] broadcast over x [a, n] when c is 1.
+Graph broadcast_add() {
+  GraphBuilder b;
+  auto x = b.input("x", DType::F32, {Dim::symbol("a"), Dim::symbol("n")});
+  auto y = b.input("y", DType::F32, {Dim::symbol("c"), Dim::symbol("n")});
+  auto r = b.op("Relu", {b.op("Add", {x, y})});
+  b.output(b.op("Mul", {r, b.constant("two", f32({}, {2}))}));
+  return b.build();
+}
+
+void expect_broadcast_add(Executor &exec, int64_t a, int64_t c, int64_t n) {
+  TensorData x = f32({a, n}, values(a * n, 1)), y = f32({c, n}, values(c * n, 2));
+  auto out = exec.run({x, y});
+  ASSERT_EQ(out[0].shape, (std::vector<int64_t>{a, n}));
+  const float *px = x.as<float>(), *py = y.as<float>(), *po = out[0].as<float>();
+  for (int64_t i = 0; i < a; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      float s = px[i * n + j] + py[(c == 1 ? 0 : i) * n + j];
+      float want = (s > 0 ? s : 0) * 2;
+      ASSERT_EQ(po[i * n + j], want) << "a=" << a << " c=" << c << " n=" << n << " at " << i << "," << j;
+    }
+}
+
+TEST(X86Schedule, LoopKernelHasSmallAndDenseBranches) {
+  Compiled c = compile(broadcast_add());
+  ASSERT_EQ(c.schedules.size(), 1u);
+  EXPECT_EQ(c.schedules[0], "loop, branches: small dense");
+}
+
+TEST(X86Schedule, LoopKernelSmallBranchMatchesTheReference) {
+  Compiled c = compile(broadcast_add());
+  Executor exec(c.model.plan, c.model.dir);
+  expect_broadcast_add(exec, 3, 3, 16);  // 48 elements
+  expect_broadcast_add(exec, 3, 1, 5);
+}
+
+TEST(X86Schedule, LoopKernelDenseBranchMatchesTheReference) {
+  Compiled c = compile(broadcast_add());
+  Executor exec(c.model.plan, c.model.dir);
+  expect_broadcast_add(exec, 2100, 2100, 32);  // no broadcast, 32 % 16 == 0
+}
+
+TEST(X86Schedule, LoopKernelGenericBranchMatchesTheReference) {
+  Compiled c = compile(broadcast_add());
+  Executor exec(c.model.plan, c.model.dir);
+  expect_broadcast_add(exec, 2100, 1, 32);     // y broadcast
+  expect_broadcast_add(exec, 1100, 1100, 33);  // a tail
+}
+
+TEST(X86Schedule, LoopKernelHintBranchMatchesTheReference) {
+  Compiled c = compile(broadcast_add(), {{"n", 24}});
+  ASSERT_EQ(c.schedules.size(), 1u);
+  EXPECT_EQ(c.schedules[0], "loop, branches: hint small dense");
+  Executor exec(c.model.plan, c.model.dir);
+  expect_broadcast_add(exec, 2100, 1, 24);  // the hint, with a broadcast
+  expect_broadcast_add(exec, 2100, 2100, 48);
+}
+
+// softmax(x * k) over rows of n, then exp: a stitch kernel.
+Graph row_softmax() {
+  GraphBuilder b;
+  auto x = b.input("x", DType::F32, {Dim::symbol("r"), Dim::symbol("n")});
+  auto k = b.constant("k", f32({}, {0.5f}));
+  auto sm = b.op("Softmax", {b.op("Mul", {x, k})}, {{"axis", attr_int(-1)}});
+  b.output(b.op("Sqrt", {sm}));
+  return b.build();
+}
+
+void expect_row_softmax(Executor &exec, int64_t r, int64_t n) {
+  TensorData x = f32({r, n}, values(r * n, 3));
+  auto out = exec.run({x});
+  ASSERT_EQ(out[0].shape, (std::vector<int64_t>{r, n}));
+  const float *px = x.as<float>(), *po = out[0].as<float>();
+  for (int64_t i = 0; i < r; ++i) {
+    double m = -INFINITY, s = 0;
+    for (int64_t j = 0; j < n; ++j) m = std::max(m, 0.5 * px[i * n + j]);
+    for (int64_t j = 0; j < n; ++j) s += std::exp(0.5 * px[i * n + j] - m);
+    for (int64_t j = 0; j < n; ++j) {
+      double want = std::sqrt(std::exp(0.5 * px[i * n + j] - m) / s);
+      ASSERT_NEAR(po[i * n + j], want, 1e-6 + 1e-5 * want) << "r=" << r << " n=" << n << " at " << i << "," << j;
+    }
+  }
+}
+
+TEST(X86Schedule, StitchKernelHasSmallAndDenseBranches) {
+  Compiled c = compile(row_softmax());
+  ASSERT_EQ(c.schedules.size(), 1u);
+  EXPECT_EQ(c.schedules[0], "stitch, branches: small dense");
+}
+
+TEST(X86Schedule, StitchKernelBranchesMatchTheReference) {
+  Compiled c = compile(row_softmax());
+  Executor exec(c.model.plan, c.model.dir);
+  expect_row_softmax(exec, 5, 7);      // small
+  expect_row_softmax(exec, 1200, 64);  // dense
+  expect_row_softmax(exec, 700, 77);   // generic: a tail in every row
+  expect_row_softmax(exec, 40000, 1);  // generic: rows of one
+}
+
+TEST(X86Schedule, StitchKernelHintBranchMatchesTheReference) {
+  Compiled c = compile(row_softmax(), {{"n", 40}});
+  ASSERT_EQ(c.schedules.size(), 1u);
+  EXPECT_EQ(c.schedules[0], "stitch, branches: hint small dense");
+  Executor exec(c.model.plan, c.model.dir);
+  expect_row_softmax(exec, 1000, 40);  // hint
+  expect_row_softmax(exec, 1000, 41);  // generic
+}
+
+TEST(X86Schedule, StaticShapesGetNoBranches) {
+  GraphBuilder b;
+  auto x = b.input("x", DType::F32, {Dim(64), Dim(768)});
+  b.output(b.op("Softmax", {x}, {{"axis", attr_int(-1)}}));
+  Compiled c = compile(b.build());
+  ASSERT_EQ(c.schedules.size(), 1u);
+  EXPECT_EQ(c.schedules[0], "stitch");
+}
+
+}  // namespace
+}  // namespace disco
