@@ -91,10 +91,6 @@ void vectorize_fold(Func f, const LoopLevel &at, int lanes) {
   Var u(f.name() + "_u");
   f.update(0).split(rv[0], ro, ri, width, TailStrategy::GuardWithIf);
   Func partial = f.update(0).rfactor(ri, u);
-  std::vector<Var> storage = {u};  // the lanes innermost in memory, the rows after them
-  for (const auto &a : partial.args())
-    if (a.name() != u.name()) storage.push_back(a);
-  if (storage.size() >= 2) partial.reorder_storage(storage);
   partial.compute_at(at).vectorize(u, width);
   partial.update(0).vectorize(u, width);
   f.update(0).atomic().vectorize(ri, width);
