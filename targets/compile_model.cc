@@ -139,7 +139,7 @@ std::string runtime_object(const std::string &root, const Halide::Target &target
 }
 
 Plan build(Graph &g, const ShapeStore &store, const std::string &name, const std::string &dir,
-           const std::string &runtime_root, const CompileOptions &opts) {
+           const std::string &runtime_root, const CompileOptions &opts, std::vector<std::string> *kept) {
   auto backends = make_backends(opts.backends);
   std::vector<const Backend *> order;
   for (const auto &b : backends) order.push_back(b.get());
@@ -160,7 +160,10 @@ Plan build(Graph &g, const ShapeStore &store, const std::string &name, const std
     if (repeat || std::find(unwritten.begin(), unwritten.end(), o) != unwritten.end()) compile_host_copy(o, builder);
   }
   Plan plan = builder.finish();
-  if (!builder.objects().empty()) {
+  if (opts.keep_objects) {
+    *kept = builder.objects();
+    kept->push_back(runtime_object(runtime_root, parse_target(opts.target)));
+  } else if (!builder.objects().empty()) {
     builder.progress("linking " + std::to_string(builder.objects().size()) + " kernels");
     std::vector<std::string> objects = builder.objects();
     objects.push_back(runtime_object(runtime_root, parse_target(opts.target)));
@@ -184,7 +187,7 @@ int compile_count() { return g_compiles.load(); }
 CompiledModel compile_graph(Graph g, const std::string &name, const std::string &key, const CompileOptions &opts) {
   auto t0 = std::chrono::steady_clock::now();
   CompiledModel m;
-  const bool cached = opts.use_cache && !key.empty();
+  const bool cached = opts.use_cache && !opts.keep_objects && !key.empty();
   const std::string root = cache_root(opts);
   const uint64_t id = compiler_id();
   ContentHash h;
@@ -215,7 +218,7 @@ CompiledModel compile_graph(Graph g, const std::string &name, const std::string 
     pin_static_shapes(g, opts.static_shapes);
     infer_shapes(g, store);
     apply_hints(store, opts.hints);
-    m.plan = build(g, store, name, tmp, root, opts);
+    m.plan = build(g, store, name, tmp, root, opts, &m.objects);
     m.plan.save(tmp + "/plan.txt");
   } catch (...) {
     std::error_code ec;

@@ -28,6 +28,9 @@ struct CompileOptions {
   std::map<std::string, int64_t> hints;
   std::string cache_dir;  // empty: $DISCO_CACHE_DIR, else $XDG_CACHE_HOME/disco, else ~/.cache/disco
   bool use_cache = true;
+  // AOT (targets/aot/): keep the kernel objects in the compile folder and link
+  // no shared library; CompiledModel::objects lists them.
+  bool keep_objects = false;
   std::function<void(const std::string &)> progress;  // one line per stage and kernel
 };
 
@@ -35,6 +38,8 @@ struct CompiledModel {
   Plan plan;
   std::string dir;  // holds plan.txt, the kernel library and the constants file
   bool cache_hit = false;
+  // keep_objects: the kernel objects (in `dir`), then Halide's runtime object.
+  std::vector<std::string> objects;
   double seconds = 0;
 };
 

@@ -15,6 +15,8 @@ const char *kUsage =
     "commands:\n"
     "  run MODEL      compile MODEL once (symbolic shapes) and run it on .npy inputs or random data\n"
     "  inspect MODEL  print every value with its symbolic shape, and the shape constraints\n"
+    "  compile MODEL -o OUTDIR/NAME\n"
+    "                 ahead of time: a static library NAME.a and a C header NAME.h, no libHalide\n"
     "\n"
     "Run 'disco <command> --help' for a command's options.\n";
 
@@ -29,6 +31,7 @@ int main(int argc, char **argv) {
   try {
     if (verb == "run") return disco::cmd_run(argc, argv);
     if (verb == "inspect") return disco::cmd_inspect(argc, argv);
+    if (verb == "compile") return disco::cmd_compile(argc, argv);
     std::fprintf(stderr, "disco: unknown command '%s'\n\n%s", verb.c_str(), kUsage);
     return 2;
   } catch (const disco::UsageError &e) {

@@ -1,0 +1,133 @@
+#include "targets/aot/aot_compile.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "frontend/errors.h"
+#include "targets/aot/c_text.h"
+#include "targets/aot/driver_gen.h"
+#include "targets/aot/header_gen.h"
+#include "targets/compile_model.h"
+#include "targets/host/host_codegen.h"
+
+namespace disco::aot {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Runs a tool in `dir`, so that relative names (never temp paths) reach the objects.
+void run_tool(const std::vector<std::string> &argv, const std::string &dir) {
+  std::vector<char *> cargs;
+  std::vector<std::string> copy = argv;
+  for (auto &a : copy) cargs.push_back(a.data());
+  cargs.push_back(nullptr);
+  pid_t pid = fork();
+  DISCO_CHECK(pid >= 0, "cannot start '", argv[0], "'");
+  if (pid == 0) {
+    if (chdir(dir.c_str()) != 0) _exit(126);
+    execvp(cargs[0], cargs.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  std::string line;
+  for (const auto &a : argv) line += (line.empty() ? "" : " ") + a;
+  DISCO_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "'", line, "' failed",
+              WIFEXITED(status) && WEXITSTATUS(status) == 127 ? " (is it installed?)" : "");
+}
+
+void write_text(const std::string &path, const std::string &text) {
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+  DISCO_CHECK(f.good(), "cannot write '", path, "'");
+}
+
+// Into place through a temporary name, so that readers never see half a file.
+void install(const std::string &from, const std::string &to) {
+  const std::string tmp = to + ".tmp" + std::to_string(getpid());
+  std::error_code ec;
+  fs::copy_file(from, tmp, fs::copy_options::overwrite_existing, ec);
+  DISCO_CHECK(!ec, "cannot write '", tmp, "': ", ec.message());
+  fs::rename(tmp, to, ec);
+  DISCO_CHECK(!ec, "cannot write '", to, "': ", ec.message());
+}
+
+std::string size_text(int64_t bytes) {
+  char b[32];
+  if (bytes >= (1 << 20)) std::snprintf(b, sizeof b, "%.1f MB", bytes / 1048576.0);
+  else std::snprintf(b, sizeof b, "%.1f KB", bytes / 1024.0);
+  return b;
+}
+
+}  // namespace
+
+AotResult compile_aot(const AotOptions &opts) {
+  DISCO_CHECK(is_c_identifier(opts.name), "library name '", opts.name,
+              "' must be a C identifier (letters, digits, '_'; not starting with a digit): it prefixes every symbol");
+  for (const auto &b : opts.backends)
+    DISCO_CHECK(b == "host", "AOT libraries hold Halide kernels only; backend '", b,
+                "' is not supported by disco compile yet (use --targets host, or disco run for ", b, ")");
+  auto progress = [&](const std::string &line) {
+    if (opts.progress) opts.progress(line);
+  };
+  progress("parsing " + opts.model);
+  ModelSource src = load_model_source(opts.model);
+  CompileOptions co;
+  co.target = opts.target;
+  co.backends = {"host"};
+  co.hints = opts.hints;
+  co.use_cache = false;
+  co.keep_objects = true;
+  co.progress = opts.progress;
+  CompiledModel m = compile_graph(std::move(src.graph), opts.name, src.key, co);
+  check_plan_supported(m.plan);
+
+  const std::string &dir = m.dir;  // private to this compile, removed at exit
+  const std::string header = opts.name + ".h";
+  HeaderInfo info{opts.name, fs::path(opts.model).filename().string(), parse_target(opts.target).to_string()};
+  write_text(dir + "/" + header, header_source(m.plan, info));
+  progress("generating the driver (" + std::to_string(m.plan.steps.size()) + " steps)");
+  write_text(dir + "/" + opts.name + "_driver.c", driver_source(m.plan, opts.name, header));
+  progress("compiling the driver");
+  run_tool({"cc", "-std=gnu11", "-O2", "-fPIC", "-c", opts.name + "_driver.c", "-o", opts.name + "_driver.o"}, dir);
+  std::vector<std::string> members = {opts.name + "_driver.o"};
+  if (!m.plan.constants.empty()) {
+    write_text(dir + "/" + opts.name + "_constants.S", constants_asm(opts.name, m.plan.constants));
+    run_tool({"cc", "-c", opts.name + "_constants.S", "-o", opts.name + "_constants.o"}, dir);
+    members.push_back(opts.name + "_constants.o");
+  }
+  int kernels = 0;
+  for (size_t i = 0; i < m.objects.size(); ++i) {
+    const bool runtime = i + 1 == m.objects.size();
+    const std::string member = runtime ? "halide_runtime.o" : fs::path(m.objects[i]).filename().string();
+    if (runtime) fs::copy_file(m.objects[i], dir + "/" + member, fs::copy_options::overwrite_existing);
+    members.push_back(member);
+    kernels += runtime ? 0 : 1;
+  }
+  progress("linking " + opts.name + ".a (" + std::to_string(kernels) + " kernels, the driver" +
+           (m.plan.constants.empty() ? "" : ", the constants") + ", Halide's runtime)");
+  std::vector<std::string> ar = {"ar", "rcsD", opts.name + ".a"};
+  ar.insert(ar.end(), members.begin(), members.end());
+  run_tool(ar, dir);
+
+  std::error_code ec;
+  fs::create_directories(opts.out_dir.empty() ? "." : opts.out_dir, ec);
+  DISCO_CHECK(!ec, "cannot create directory '", opts.out_dir, "': ", ec.message());
+  AotResult r;
+  const std::string base = (opts.out_dir.empty() ? "." : opts.out_dir) + "/" + opts.name;
+  r.archive = base + ".a";
+  r.header = base + ".h";
+  install(dir + "/" + opts.name + ".a", r.archive);
+  install(dir + "/" + header, r.header);
+  r.archive_bytes = static_cast<int64_t>(fs::file_size(r.archive));
+  r.kernels = kernels;
+  progress("wrote " + r.archive + " (" + size_text(r.archive_bytes) + ", " + std::to_string(kernels) +
+           " kernels) and " + r.header);
+  return r;
+}
+
+}  // namespace disco::aot

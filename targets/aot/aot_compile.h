@@ -1,0 +1,34 @@
+// `disco compile`: an ONNX model to a static library plus C header
+// (OUTDIR/NAME.a, OUTDIR/NAME.h) that runs without libHalide or the disco
+// runtime. It reuses the JIT's Plan: the kernels become objects, the plan
+// becomes a generated C driver (driver_gen.h), the constants an embedded
+// blob, and `ar` packs them deterministically.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace disco::aot {
+
+struct AotOptions {
+  std::string model;    // ONNX file
+  std::string out_dir;  // created if missing
+  std::string name;     // a C identifier: the file stem and symbol prefix
+  std::string target = "host";  // Halide target string of the kernels
+  std::vector<std::string> backends = {"host"};  // only host: see README.md
+  std::map<std::string, int64_t> hints;
+  std::function<void(const std::string &)> progress;
+};
+
+struct AotResult {
+  std::string archive, header;
+  int64_t archive_bytes = 0;
+  int kernels = 0;
+};
+
+// Throws disco::Error naming what is unsupported or which tool failed.
+AotResult compile_aot(const AotOptions &opts);
+
+}  // namespace disco::aot

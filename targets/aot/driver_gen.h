@@ -1,0 +1,24 @@
+// Generates the C driver of an AOT library from a Plan: symbol binding from
+// the input extents, the model's checks, buffer sizes, the arena layout, and
+// the kernel calls in order, as straight-line code. Nothing is interpreted
+// when the library runs.
+#pragma once
+#include <string>
+
+#include "runtime/plan.h"
+
+namespace disco::aot {
+
+// Throws disco::Error when the plan has steps an AOT library cannot run
+// (host ops with data-dependent sizes, library backends' extern calls).
+void check_plan_supported(const Plan &plan);
+
+// `name`: the C prefix of every exported symbol; `header`: the file the
+// driver includes ("NAME.h"); constants, if the plan has them, are the bytes
+// at symbol NAME__disco_constants (constants_asm()).
+std::string driver_source(const Plan &plan, const std::string &name, const std::string &header);
+
+// Assembly embedding `file` (relative to the assembler's folder) as NAME__disco_constants.
+std::string constants_asm(const std::string &name, const std::string &file);
+
+}  // namespace disco::aot
