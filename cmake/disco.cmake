@@ -1,0 +1,61 @@
+# disco_add_model(NAME MODEL file.onnx [TARGET target] [BACKENDS backend...] [HINTS sym=value...]
+#                 [OUTPUT_DIR dir])
+#
+# Compiles an ONNX model ahead of time at build time (`disco compile`) and gives a static
+# library target NAME: link it and include "NAME.h" (see targets/aot/README.md for the API).
+# NAME must be a C identifier. TARGET is host (default) or a Halide target string such as
+# x86-64-linux-avx2; BACKENDS may only be host for now. The files go to OUTPUT_DIR (default
+# ${CMAKE_CURRENT_BINARY_DIR}/disco_models/NAME).
+#
+# The generator is the `disco` target when this project builds it, else DISCO_EXECUTABLE
+# (found on PATH if not set).
+function(disco_add_model name)
+  cmake_parse_arguments(ARG "" "MODEL;TARGET;OUTPUT_DIR" "BACKENDS;HINTS" ${ARGN})
+  if(NOT ARG_MODEL)
+    message(FATAL_ERROR "disco_add_model(${name}): MODEL file.onnx is required")
+  endif()
+  if(NOT name MATCHES "^[A-Za-z_][A-Za-z0-9_]*$")
+    message(FATAL_ERROR "disco_add_model(${name}): NAME must be a C identifier (it prefixes every symbol)")
+  endif()
+  get_filename_component(model "${ARG_MODEL}" ABSOLUTE)
+  if(NOT ARG_OUTPUT_DIR)
+    set(ARG_OUTPUT_DIR "${CMAKE_CURRENT_BINARY_DIR}/disco_models/${name}")
+  endif()
+  if(TARGET disco)
+    set(generator "$<TARGET_FILE:disco>")
+    set(generator_dep disco)
+  else()
+    if(NOT DISCO_EXECUTABLE)
+      find_program(DISCO_EXECUTABLE disco REQUIRED)
+    endif()
+    set(generator "${DISCO_EXECUTABLE}")
+    set(generator_dep "${DISCO_EXECUTABLE}")
+  endif()
+  set(args compile "${model}" -o "${ARG_OUTPUT_DIR}/${name}")
+  if(ARG_TARGET)
+    list(APPEND args --target "${ARG_TARGET}")
+  endif()
+  if(ARG_BACKENDS)
+    string(JOIN "," backends ${ARG_BACKENDS})
+    list(APPEND args --targets "${backends}")
+  endif()
+  foreach(hint IN LISTS ARG_HINTS)
+    list(APPEND args --hint "${hint}")
+  endforeach()
+  set(lib "${ARG_OUTPUT_DIR}/${name}.a")
+  set(header "${ARG_OUTPUT_DIR}/${name}.h")
+  add_custom_command(OUTPUT "${lib}" "${header}"
+    COMMAND "${generator}" ${args}
+    DEPENDS "${model}" ${generator_dep}
+    COMMENT "disco compile ${name} (${ARG_MODEL})"
+    VERBATIM)
+  add_custom_target(${name}_disco_compile DEPENDS "${lib}" "${header}")
+  # The include directory must exist when CMake generates, before the first build.
+  file(MAKE_DIRECTORY "${ARG_OUTPUT_DIR}")
+  add_library(${name} STATIC IMPORTED GLOBAL)
+  set_target_properties(${name} PROPERTIES
+    IMPORTED_LOCATION "${lib}"
+    INTERFACE_INCLUDE_DIRECTORIES "${ARG_OUTPUT_DIR}"
+    INTERFACE_LINK_LIBRARIES "pthread;${CMAKE_DL_LIBS};m")
+  add_dependencies(${name} ${name}_disco_compile)
+endfunction()

@@ -1,0 +1,221 @@
+// Runs one AOT library (linked alone: its .a, libc, pthread, dl) and checks it.
+// Built once per model with DISCO_AOT_NAME (the library's symbol prefix) and
+// DISCO_AOT_HEADER ("NAME.h").
+//
+//   harness names                          print the input names, one a line
+//   harness check IN REF JITDIR [...]      run each input; compare the output
+//                                          with PyTorch's (rtol 1e-4, atol 1e-5)
+//                                          and with the one `disco run
+//                                          --output-dir` wrote in JITDIR ('-': none)
+//   harness errors IN                      wrong rank, dim, dtype, output shape
+//                                          and null host each return an error
+//                                          naming the input or output and the dim
+// Single-input, single-output float models (all the models of the test set).
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include DISCO_AOT_HEADER
+#include "npy_lite.h"
+
+#define DISCO_CAT2(a, b) a##b
+#define DISCO_CAT(a, b) DISCO_CAT2(a, b)
+#define FN(suffix) DISCO_CAT(DISCO_AOT_NAME, suffix)
+
+namespace {
+
+int g_failures = 0;
+
+void failure(const std::string &what) {
+  std::fprintf(stderr, "FAIL: %s\n", what.c_str());
+  ++g_failures;
+}
+
+// A dense row-major Halide view of an array (Halide's dim 0 is the last ONNX dim).
+struct View {
+  halide_buffer_t buf{};
+  std::vector<halide_dimension_t> dims;
+  View(void *host, const std::vector<int64_t> &shape, uint8_t code, uint8_t bits) {
+    dims.resize(shape.size());
+    int32_t stride = 1;
+    for (size_t i = 0; i < shape.size(); ++i) {
+      dims[i].min = 0;
+      dims[i].extent = static_cast<int32_t>(shape[shape.size() - 1 - i]);
+      dims[i].stride = stride;
+      dims[i].flags = 0;
+      stride *= dims[i].extent;
+    }
+    buf.host = static_cast<uint8_t *>(host);
+    buf.type.code = code;
+    buf.type.bits = bits;
+    buf.type.lanes = 1;
+    buf.dimensions = static_cast<int32_t>(shape.size());
+    buf.dim = dims.data();
+  }
+};
+
+std::vector<int64_t> onnx_shape(const halide_buffer_t &b) {
+  std::vector<int64_t> s(b.dimensions);
+  for (int i = 0; i < b.dimensions; ++i) s[b.dimensions - 1 - i] = b.dim[i].extent;
+  return s;
+}
+
+std::string shape_text(const std::vector<int64_t> &s) {
+  std::string t = "[";
+  for (size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
+  return t + "]";
+}
+
+// Runs the model on a float32 input; the output comes back in `out`.
+bool run(npy_lite::Array &in, std::vector<float> &out, std::vector<int64_t> &out_shape) {
+  View x(in.bytes.data(), in.shape, halide_type_float, 32);
+  std::vector<halide_dimension_t> ydims(FN(_output_ranks)[0]);
+  halide_buffer_t y{};
+  y.dim = ydims.data();
+  if (FN(_output_shapes)(&x.buf, &y) != 0) {
+    failure(std::string("output_shapes: ") + FN(_last_error)());
+    return false;
+  }
+  out_shape = onnx_shape(y);
+  int64_t n = 1;
+  for (auto d : out_shape) n *= d;
+  out.assign(static_cast<size_t>(n), NAN);
+  y.host = reinterpret_cast<uint8_t *>(out.data());
+  if (FN(_run)(&x.buf, &y) != 0) {
+    failure(std::string("run: ") + FN(_last_error)());
+    return false;
+  }
+  return true;
+}
+
+void compare(const std::vector<float> &got, const std::vector<int64_t> &shape, const std::string &ref_path,
+             double rtol, double atol, const std::string &what) {
+  npy_lite::Array ref = npy_lite::read(ref_path);
+  if (ref.descr != "<f4") return failure(what + ": reference dtype " + ref.descr);
+  if (ref.shape != shape) return failure(what + ": shape " + shape_text(shape) + ", reference " + shape_text(ref.shape));
+  const float *r = reinterpret_cast<const float *>(ref.bytes.data());
+  double worst = 0;
+  size_t at = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double excess = std::fabs(double(got[i]) - r[i]) / (atol + rtol * std::fabs(double(r[i])));
+    if (!(excess <= worst)) worst = excess, at = i;  // NaN counts as the worst
+  }
+  if (!(worst <= 1.0)) {
+    char b[256];
+    std::snprintf(b, sizeof b, ": element %zu is %.9g, reference %.9g (%.3g x tolerance)", at, got[at], r[at], worst);
+    return failure(what + b);
+  }
+  std::printf("ok: %s %s (worst %.3g of the tolerance)\n", what.c_str(), shape_text(shape).c_str(), worst);
+}
+
+// The file `disco run --output-dir` writes for an output (tools/cmd_run.cc).
+std::string output_file(const std::string &name) {
+  std::string out;
+  for (char c : name) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_') ? c : '_';
+  return (out.empty() || out[0] == '.' ? "_" + out : out) + ".npy";
+}
+
+int check(int argc, char **argv) {
+  for (int i = 2; i + 2 < argc; i += 3) {
+    npy_lite::Array in = npy_lite::read(argv[i]);
+    std::vector<float> out;
+    std::vector<int64_t> shape;
+    if (!run(in, out, shape)) continue;
+    compare(out, shape, argv[i + 1], 1e-4, 1e-5, std::string("vs PyTorch ") + argv[i + 1]);
+    // The JIT runs the same kernels; only thread scheduling may differ, so the bar is tight.
+    if (std::strcmp(argv[i + 2], "-") != 0) {
+      const std::string jit = std::string(argv[i + 2]) + "/" + output_file(FN(_output_names)[0]);
+      compare(out, shape, jit, 1e-6, 1e-7, "vs JIT " + jit);
+    }
+  }
+  return g_failures ? 1 : 0;
+}
+
+// Expects a non-zero code and a message holding each of `needles`.
+void expect_error(int rc, const std::string &what, const std::vector<std::string> &needles) {
+  const std::string msg = FN(_last_error)();
+  if (rc == 0) return failure(what + ": returned 0");
+  for (const auto &n : needles)
+    if (msg.find(n) == std::string::npos) return failure(what + ": message '" + msg + "' lacks '" + n + "'");
+  std::printf("ok: %s -> %s\n", what.c_str(), msg.c_str());
+}
+
+int errors(const char *path) {
+  npy_lite::Array in = npy_lite::read(path);
+  const std::string name = FN(_input_names)[0];
+  const std::string input = "input '" + name + "'";
+  std::vector<float> out;
+  std::vector<int64_t> out_shape;
+  if (!run(in, out, out_shape)) return 1;
+  View y(out.data(), out_shape, halide_type_float, 32);
+  // A fixed dim (a number in the declared dims) off by one.
+  std::string dims = FN(_input_dims)[0];
+  dims = dims.substr(1, dims.size() - 2);
+  int fixed = -1, d = 0;
+  for (size_t p = 0; p <= dims.size(); ++d) {
+    size_t q = dims.find(", ", p);
+    if (q == std::string::npos) q = dims.size();
+    const std::string item = dims.substr(p, q - p);
+    if (fixed < 0 && !item.empty() && item.find_first_not_of("0123456789") == std::string::npos) fixed = d;
+    p = q + 2;
+  }
+  if (fixed >= 0) {
+    std::vector<int64_t> bad = in.shape;
+    bad[fixed] += 1;
+    std::vector<float> big(static_cast<size_t>(in.elements() / in.shape[fixed] * bad[fixed]), 0.5f);
+    View x(big.data(), bad, halide_type_float, 32);
+    expect_error(FN(_run)(&x.buf, &y.buf), "wrong fixed dim",
+                 {input + " dim " + std::to_string(fixed) + " is " + std::to_string(bad[fixed]), "expected"});
+    expect_error(FN(_output_shapes)(&x.buf, &y.buf), "wrong fixed dim (output_shapes)",
+                 {input + " dim " + std::to_string(fixed)});
+  } else {
+    std::printf("skip: %s has no fixed dim\n", name.c_str());
+  }
+  {
+    std::vector<int64_t> bad(in.shape.begin() + 1, in.shape.end());
+    View x(in.bytes.data(), bad, halide_type_float, 32);
+    expect_error(FN(_run)(&x.buf, &y.buf), "wrong rank", {input + " has rank " + std::to_string(bad.size())});
+  }
+  {
+    View x(in.bytes.data(), in.shape, halide_type_int, 32);
+    expect_error(FN(_run)(&x.buf, &y.buf), "wrong dtype", {input + " has dtype int32, expected float32"});
+  }
+  {
+    View x(nullptr, in.shape, halide_type_float, 32);
+    expect_error(FN(_run)(&x.buf, &y.buf), "null host", {input, "host is null"});
+  }
+  {
+    View x(in.bytes.data(), in.shape, halide_type_float, 32);
+    std::vector<int64_t> bad = out_shape;
+    bad.back() += 1;
+    std::vector<float> big(out.size() / out_shape.back() * bad.back());
+    View yb(big.data(), bad, halide_type_float, 32);
+    const std::string output = std::string("output '") + FN(_output_names)[0] + "' dim " + std::to_string(bad.size() - 1);
+    expect_error(FN(_run)(&x.buf, &yb.buf), "wrong output shape", {output});
+    // A good call afterwards still works and clears the message.
+    if (FN(_run)(&x.buf, &y.buf) != 0 || FN(_last_error)()[0] != 0) failure("a good run after errors failed");
+  }
+  return g_failures ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  const std::string mode = argc > 1 ? argv[1] : "";
+  try {
+    if (mode == "names") {
+      for (int i = 0; i < FN(_num_inputs); ++i) std::printf("%s\n", FN(_input_names)[i]);
+      return 0;
+    }
+    if (mode == "check" && argc >= 5 && (argc - 2) % 3 == 0) return check(argc, argv);
+    if (mode == "errors" && argc == 3) return errors(argv[2]);
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "FAIL: %s\n", e.what());
+    return 1;
+  }
+  std::fprintf(stderr, "usage: %s names | check IN REF JIT... | errors IN\n", argv[0]);
+  return 2;
+}

@@ -1,0 +1,24 @@
+# Two runs of the same `disco compile` give byte-identical .a and .h files, and
+# the command reports its stages, the library's size and the kernel count.
+# -D DISCO=... MODEL=... OUT=...
+foreach(run a b)
+  file(REMOVE_RECURSE "${OUT}/${run}")
+  execute_process(COMMAND "${DISCO}" compile "${MODEL}" -o "${OUT}/${run}/lib" RESULT_VARIABLE rc
+                  OUTPUT_VARIABLE log ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "disco compile failed (${rc}): ${log}${err}")
+  endif()
+endforeach()
+foreach(stage "parsing " "partitioning for host" "kernel lib_k0 " "linking lib.a"
+              "wrote .*lib.a \\([0-9.]+ [KM]B, [0-9]+ kernels\\)")
+  if(NOT log MATCHES "${stage}")
+    message(FATAL_ERROR "the progress lacks '${stage}':\n${log}")
+  endif()
+endforeach()
+foreach(file lib.a lib.h)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files "${OUT}/a/${file}" "${OUT}/b/${file}" RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${file} differs between two runs of the same command")
+  endif()
+endforeach()
+message(STATUS "identical: lib.a, lib.h")
