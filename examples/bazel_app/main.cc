@@ -1,0 +1,1 @@
+../cmake_app/main.cc

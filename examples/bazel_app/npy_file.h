@@ -1,0 +1,1 @@
+../cmake_app/npy_file.h
