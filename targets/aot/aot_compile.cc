@@ -71,6 +71,7 @@ AotResult compile_aot(const AotOptions &opts) {
   for (const auto &b : opts.backends)
     DISCO_CHECK(b == "host", "AOT libraries hold Halide kernels only; backend '", b,
                 "' is not supported by disco compile yet (use --targets host, or disco run for ", b, ")");
+  const std::string target = parse_target(opts.target).to_string();  // a bad target fails before any work
   auto progress = [&](const std::string &line) {
     if (opts.progress) opts.progress(line);
   };
@@ -88,7 +89,7 @@ AotResult compile_aot(const AotOptions &opts) {
 
   const std::string &dir = m.dir;  // private to this compile, removed at exit
   const std::string header = opts.name + ".h";
-  HeaderInfo info{opts.name, fs::path(opts.model).filename().string(), parse_target(opts.target).to_string()};
+  HeaderInfo info{opts.name, fs::path(opts.model).filename().string(), target};
   write_text(dir + "/" + header, header_source(m.plan, info));
   progress("generating the driver (" + std::to_string(m.plan.steps.size()) + " steps)");
   write_text(dir + "/" + opts.name + "_driver.c", driver_source(m.plan, opts.name, header));

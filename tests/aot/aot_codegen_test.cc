@@ -1,0 +1,93 @@
+// The AOT generator's pieces (targets/aot/): what it rejects, and the C text it
+// writes for names, dims and the header's entry points.
+#include <gtest/gtest.h>
+
+#include "frontend/errors.h"
+#include "targets/aot/c_text.h"
+#include "targets/aot/driver_gen.h"
+#include "targets/aot/header_gen.h"
+
+namespace disco::aot {
+namespace {
+
+// y = f(x), x: [batch, 4] float32, one kernel step.
+Plan small_plan() {
+  Plan p;
+  p.name = "m";
+  const Shape s = {Dim::symbol("batch"), Dim(4)};
+  p.inputs.push_back({"x", DType::F32, s});
+  p.output_names = {"y"};
+  p.buffers.push_back({PlanBuffer::Input, "x", DType::F32, s, 0});
+  p.buffers.push_back({PlanBuffer::Output, "y", DType::F32, s, 0});
+  p.input_buffers = {0};
+  p.output_buffers = {1};
+  PlanStep st;
+  st.kernel = "m_k0";
+  st.label = "loop: Relu";
+  st.inputs = {0};
+  st.outputs = {1};
+  p.steps.push_back(st);
+  return p;
+}
+
+std::string error_of(const std::function<void()> &f) {
+  try {
+    f();
+  } catch (const Error &e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(AotCodegen, RejectsHostOpsAndLibraryCallsNamingTheStep) {
+  Plan p = small_plan();
+  p.steps[0].host_op = "NonZero";
+  p.steps[0].label = "nz_node";
+  std::string e = error_of([&] { driver_source(p, "m", "m.h"); });
+  EXPECT_NE(e.find("nz_node"), std::string::npos) << e;
+  EXPECT_NE(e.find("host op NonZero"), std::string::npos) << e;
+  p = small_plan();
+  p.steps[0].extern_call = "onednn.matmul";
+  e = error_of([&] { check_plan_supported(p); });
+  EXPECT_NE(e.find("onednn.matmul"), std::string::npos) << e;
+  EXPECT_NE(e.find("--targets host"), std::string::npos) << e;
+}
+
+TEST(AotCodegen, SizesMustFollowFromInputShapes) {
+  Plan p = small_plan();
+  p.buffers[1].shape = {Dim::symbol("n_nonzero"), Dim(4)};  // a symbol no input binds
+  const std::string e = error_of([&] { driver_source(p, "m", "m.h"); });
+  EXPECT_NE(e.find("symbol 'n_nonzero' is not bound by any input shape"), std::string::npos) << e;
+}
+
+TEST(AotCodegen, CText) {
+  EXPECT_EQ(c_string("a\"b\\c"), "\"a\\\"b\\\\c\"");
+  EXPECT_EQ(c_string("x\ny"), "\"x\\012y\"");
+  EXPECT_EQ(c_string("%s?"), "\"%s\\077\"");
+  EXPECT_EQ(c_identifier("/fc/Gemm:0"), "_fc_Gemm_0");
+  EXPECT_EQ(c_identifier("3d"), "_3d");
+  EXPECT_TRUE(is_c_identifier("bert_layer"));
+  EXPECT_FALSE(is_c_identifier("2x"));
+  EXPECT_FALSE(is_c_identifier("a-b"));
+  const std::map<std::string, int> slots = {{"batch", 0}, {"seq", 1}};
+  EXPECT_EQ(c_dim_expr(Dim(768), slots), "(INT64_C(768))");
+  const std::string e = c_dim_expr(floor_div(Dim::symbol("seq"), Dim(2)) + Dim::symbol("batch") * 3, slots);
+  EXPECT_NE(e.find("disco_fdiv((INT64_C(1) * s[1]), (INT64_C(2)))"), std::string::npos) << e;
+  EXPECT_NE(e.find("INT64_C(3) * s[0]"), std::string::npos) << e;
+}
+
+TEST(AotCodegen, HeaderDeclaresEntryPointsInGraphOrderAndMetadata) {
+  const std::string h = header_source(small_plan(), {"m", "m.onnx", "x86-64-linux-avx2"});
+  for (const char *want : {"int m_run(const halide_buffer_t *in_x,\n    halide_buffer_t *out_y);",
+                           "int m_output_shapes(const halide_buffer_t *in_x,", "const char *m_last_error(void);",
+                           "#define M_NUM_INPUTS 1", "extern const char *const m_input_dims[];",
+                           "input  0: x float32 [batch, 4]", "-lpthread -ldl -lm", "target x86-64-linux-avx2"})
+    EXPECT_NE(h.find(want), std::string::npos) << want;
+  const std::string d = driver_source(small_plan(), "m", "m.h");
+  for (const char *want : {"const char *const m_input_dims[1] = {\"[batch, 4]\"};", "rc = m_k0_argv(args);",
+                           "expected 4 (fixed by the model)", "extern int m_k0_argv(void **);"})
+    EXPECT_NE(d.find(want), std::string::npos) << want;
+}
+
+}  // namespace
+}  // namespace disco::aot
