@@ -11,6 +11,7 @@
 #include "frontend/file_util.h"
 #include "runtime/extern_kernel.h"
 #include "runtime/host_ops.h"
+#include "runtime/openmp_par_for.h"
 
 namespace disco {
 
@@ -86,6 +87,8 @@ class KernelLibrary {
     DISCO_CHECK(handle_, "cannot load kernel library '", path, "': ", dlerror());
     using SetHandler = void (*)(void (*)(void *, const char *));
     if (auto set = reinterpret_cast<SetHandler>(dlsym(handle_, "halide_set_error_handler"))) set(capture_halide_error);
+    using SetParFor = halide_do_par_for_t (*)(halide_do_par_for_t);
+    if (auto set = reinterpret_cast<SetParFor>(dlsym(handle_, "halide_set_custom_do_par_for"))) set(openmp_do_par_for);
   }
   ~KernelLibrary() {
     if (handle_) dlclose(handle_);
@@ -167,6 +170,7 @@ bool Executor::plan_arena(const SymbolValues &symbols) {
 Executor::~Executor() = default;
 
 void Executor::set_num_threads(int n) {
+  set_openmp_par_for_threads(n);
   if (lib_) lib_->set_num_threads(n);
   for (auto &e : externs_)
     if (e) e->set_num_threads(n);
