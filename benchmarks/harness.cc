@@ -1,6 +1,6 @@
 // The CPU benchmark harness: disco (dynamic compile), disco (static compile
-// per shape) and ONNX Runtime, side by side in one run, interleaved round by
-// round so that machine noise hits all three alike. Also a STREAM-style copy
+// per shape) and ONNX Runtime, side by side in one run, interleaved block by
+// block so that machine noise hits all three alike. Also a STREAM-style copy
 // for the machine's memory bandwidth. Prints a markdown table (and writes it
 // with --out). benchmarks/run.sh installs the peer and calls this.
 #include <sys/stat.h>
@@ -30,6 +30,9 @@ struct Sweep {
   std::vector<std::vector<int64_t>> shapes;
   double min_bytes_per_element = 0;  // memory-bound models: bytes moved per input element, at least
 };
+
+// Runs per interleaved block (see the timing loop).
+constexpr int kBlock = 5;
 
 // Issue #5's sweep. layernorm_softmax reads its input and writes its output once: 8 bytes per element.
 const std::vector<Sweep> kSweep = {
@@ -191,7 +194,8 @@ int main(int argc, char **argv) {
       md << b;
     }
     md << "\n\ndisco backends: " << targets << "; ONNX Runtime: CPU execution provider, all graph optimizations; "
-       << "medians of " << runs << " runs after warm-up, interleaved.\n\n";
+       << "medians of " << runs << " runs after warm-up, interleaved in blocks of " << kBlock
+       << " (each block after one discarded run).\n\n";
     md << "| model | shape | threads | disco dynamic ms | disco static ms | ONNX Runtime ms | dynamic / ORT | "
           "dynamic speed / static speed | kernels | compile s (dynamic) | notes |\n";
     md << "|---|---|---|---|---|---|---|---|---|---|---|\n";
@@ -223,10 +227,18 @@ int main(int argc, char **argv) {
             run_ms(fixed, in, fixed_out);
           }
           ort.time(path, shape, threads, 1, 3);
-          for (int r = 0; r < runs; ++r) {
-            d.push_back(run_ms(dynamic, in, dynamic_out));
-            s.push_back(run_ms(fixed, in, fixed_out));
-            o.push_back(ort.time(path, shape, threads, 1, 0).at(0));
+          // Interleaved in blocks rather than run by run: each runtime's idle
+          // workers spin for a while after a run (ONNX Runtime's by default,
+          // Halide's briefly) and would take the cores from the next one.
+          // The first run of every block is discarded, which leaves each side
+          // its own defaults and the machine to itself while it is timed.
+          for (int done = 0; done < runs; done += kBlock) {
+            const int n = std::min(kBlock, runs - done);
+            run_ms(dynamic, in, dynamic_out);
+            for (int r = 0; r < n; ++r) d.push_back(run_ms(dynamic, in, dynamic_out));
+            run_ms(fixed, in, fixed_out);
+            for (int r = 0; r < n; ++r) s.push_back(run_ms(fixed, in, fixed_out));
+            for (double ms : ort.time(path, shape, threads, n, 1)) o.push_back(ms);
           }
           const double dm = median(d), sm = median(s), om = median(o);
           std::string notes;
