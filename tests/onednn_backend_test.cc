@@ -19,40 +19,23 @@
 #include "targets/session.h"
 #include "tests/support/partitioned.h"
 #include "tests/support/jit_eval.h"
+#include "tests/support/onednn_cases.h"
 #include "tests/support/tensors.h"
 
 namespace disco {
 namespace {
 
+using testing::count_steps;
+using testing::StepCount;
 using testing::numel;
+using testing::onednn_first;
+using testing::tensor;
+using testing::values;
 using testing::ramp;
 using testing::sym;
 using Dims = std::vector<int64_t>;
 
 // ---- helpers ----------------------------------------------------------------
-
-CompileOptions onednn_first() {
-  CompileOptions o;
-  o.backends = {"onednn", "host"};
-  o.use_cache = false;
-  return o;
-}
-
-TensorData tensor(Dims shape, float scale = 0.25f, int offset = 0) {
-  return testing::f32(shape, ramp(numel(shape), scale, offset));
-}
-
-std::vector<float> values(const TensorData &t) { return {t.as<float>(), t.as<float>() + t.num_elements()}; }
-
-struct StepCount {
-  int onednn = 0, other = 0;
-};
-
-StepCount count_steps(const Plan &p) {
-  StepCount c;
-  for (const auto &s : p.steps) (s.extern_call.rfind("onednn.", 0) == 0 ? c.onednn : c.other) += 1;
-  return c;
-}
 
 // Row-major `v` of `shape`, broadcast (numpy rules) to `out`.
 std::vector<float> expand(const std::vector<float> &v, Dims shape, const Dims &out) {

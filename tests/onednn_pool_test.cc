@@ -11,36 +11,21 @@
 #include "frontend/graph_builder.h"
 #include "targets/session.h"
 #include "tests/support/jit_eval.h"
+#include "tests/support/onednn_cases.h"
 #include "tests/support/partitioned.h"
 #include "tests/support/tensors.h"
 
 namespace disco {
 namespace {
 
+using testing::find_step;
 using testing::numel;
+using testing::onednn_first;
+using testing::tensor;
+using testing::values;
 using testing::ramp;
 using testing::sym;
 using Dims = std::vector<int64_t>;
-
-CompileOptions onednn_first() {
-  CompileOptions o;
-  o.backends = {"onednn", "host"};
-  o.use_cache = false;
-  return o;
-}
-
-TensorData tensor(Dims shape, float scale = 0.25f, int offset = 0) {
-  return testing::f32(shape, ramp(numel(shape), scale, offset));
-}
-
-std::vector<float> values_of(const TensorData &t) { return {t.as<float>(), t.as<float>() + t.num_elements()}; }
-
-// The nth step that calls `call`.
-const PlanStep *find_step(const Plan &p, const std::string &call, int nth = 0) {
-  for (const auto &s : p.steps)
-    if (s.extern_call == call && nth-- == 0) return &s;
-  return nullptr;
-}
 
 void expect_near_all(const TensorData &got, const Dims &shape, const std::vector<float> &want, const std::string &what) {
   ASSERT_EQ(got.shape, shape) << what;
@@ -211,7 +196,7 @@ TEST(OnednnPool, ConvolutionsAndPoolingsHandTheirResultsOverChannelsLast) {
     for (Dims xs : {Dims{1, 3, 4, 6}, Dims{2, 3, 7, 5}}) {
       TensorData tx = tensor(xs, 0.25f, 5);
       auto out = s.run({tx});
-      auto y1 = ref_conv3x3(values_of(tx), xs, w1, b1);
+      auto y1 = ref_conv3x3(values(tx), xs, w1, b1);
       for (auto &v : y1) v = std::max(v, 0.0f);
       TensorData t1 = testing::f32({xs[0], 4, xs[2], xs[3]}, y1);
       Pool2d mp;

@@ -13,34 +13,20 @@
 #include "targets/onednn/onednn_view.h"
 #include "targets/session.h"
 #include "tests/support/jit_eval.h"
+#include "tests/support/onednn_cases.h"
 #include "tests/support/partitioned.h"
 #include "tests/support/tensors.h"
 
 namespace disco {
 namespace {
 
+using testing::count_steps;
 using testing::numel;
+using testing::onednn_first;
+using testing::tensor;
 using testing::ramp;
 using testing::sym;
 using Dims = std::vector<int64_t>;
-
-CompileOptions onednn_first() {
-  CompileOptions o;
-  o.backends = {"onednn", "host"};
-  o.use_cache = false;
-  return o;
-}
-
-TensorData tensor(Dims shape, float scale = 0.25f, int offset = 0) {
-  return testing::f32(shape, ramp(numel(shape), scale, offset));
-}
-
-int count_onednn_steps(const Plan &p, int *others) {
-  int n = 0;
-  *others = 0;
-  for (const auto &s : p.steps) (s.extern_call.rfind("onednn.", 0) == 0 ? n : *others) += 1;
-  return n;
-}
 
 // ---- the layouts ------------------------------------------------------------------
 
@@ -126,9 +112,9 @@ TEST(OnednnView, AttentionHeadSplitsAndMergeAreReadAndWrittenInPlace) {
     EXPECT_EQ(p.backend_of("Softmax"), "host");
 
     Session s(att.graph(symbolic), "attention_views", "", onednn_first());
-    int others = 0;
-    EXPECT_EQ(count_onednn_steps(s.last_compile().plan, &others), 2);
-    EXPECT_EQ(others, 1) << "the softmax alone runs on the host";
+    const auto steps = count_steps(s.last_compile().plan);
+    EXPECT_EQ(steps.onednn, 2);
+    EXPECT_EQ(steps.other, 1) << "the softmax alone runs on the host";
     for (Dims bs : {Dims{1, 1}, Dims{2, 5}, Dims{3, 17}}) {
       const Dims shape{bs[0], bs[1], 12};
       TensorData q = tensor(shape, 0.125f), k = tensor(shape, 0.25f, 3), v = tensor(shape, 0.5f, 7);
@@ -165,9 +151,9 @@ TEST(OnednnView, ATransposeBetweenTwoMatMulsGoesToTheReaderAndNoNodeIsTakenTwice
   EXPECT_EQ(p.backend_of("Reshape"), "onednn");
 
   Session s(g, "view_owners", "", onednn_first());
-  int others = 0;
-  EXPECT_EQ(count_onednn_steps(s.last_compile().plan, &others), 4);
-  EXPECT_EQ(others, 0);
+  const auto steps = count_steps(s.last_compile().plan);
+  EXPECT_EQ(steps.onednn, 4);
+  EXPECT_EQ(steps.other, 0);
   for (int64_t n : {1, 3}) {
     TensorData tx = tensor({n, 3, 4}), tx2 = tensor({n, 3, 10}, 0.5f, 5);
     auto out = s.run({tx, tx2});
