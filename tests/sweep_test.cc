@@ -5,6 +5,7 @@
 // input given by a formula reproduced here.
 #include <gtest/gtest.h>
 
+#include <ostream>
 #include <sstream>
 
 #include "runtime/npy.h"
@@ -19,6 +20,9 @@ struct SweepCase {
   std::string model;
   std::vector<std::vector<int64_t>> shapes;
 };
+
+// Names the case in ctest's listing (instead of its bytes).
+void PrintTo(const SweepCase &c, std::ostream *os) { *os << c.model; }
 
 const std::vector<SweepCase> kSweep = {
     {"mlp", {{1, 256}, {16, 256}, {256, 256}}},
