@@ -20,6 +20,7 @@
 #include "frontend/errors.h"
 #include "frontend/random_tensor.h"
 #include "targets/session.h"
+#include "tools/cli_args.h"
 
 namespace {
 
@@ -157,32 +158,31 @@ int main(int argc, char **argv) {
                 targets = "onednn,host";
     int runs = 20;
     std::vector<int> thread_counts = {1, 2};
-    for (int i = 1; i < argc; ++i) {
-      std::string a = argv[i];
-      auto value = [&]() -> std::string {
-        DISCO_CHECK(i + 1 < argc, a, " needs a value");
-        return argv[++i];
-      };
-      if (a == "--help") {
-        std::fputs(kHelp, stdout);
-        return 0;
-      } else if (a == "--models") models = value();
-      else if (a == "--peer") peer = value();
-      else if (a == "--node") node = value();
-      else if (a == "--out") out = value();
-      else if (a == "--only") only = value();
-      else if (a == "--targets") targets = value();
-      else if (a == "--runs") runs = std::max(1, std::stoi(value()));
-      else if (a == "--threads") {
-        thread_counts.clear();
-        std::stringstream ss(value());
-        for (std::string t; std::getline(ss, t, ',');) thread_counts.push_back(std::stoi(t));
-      } else disco::fail("unknown option '", a, "' (see --help)");
+    const disco::CliArgs args(argc, argv, 1, {"help"},
+                              {"models", "peer", "node", "out", "only", "targets", "runs", "threads"});
+    if (args.flag("help")) {
+      std::fputs(kHelp, stdout);
+      return 0;
+    }
+    if (!args.positional().empty()) throw disco::UsageError("unexpected argument '" + args.positional()[0] + "'");
+    models = args.get("models", models);
+    peer = args.get("peer", peer);
+    node = args.get("node", node);
+    out = args.get("out", out);
+    only = args.get("only", only);
+    targets = args.get("targets", targets);
+    runs = std::max(1, args.get_int("runs", runs));
+    if (const std::string t = args.get("threads", ""); !t.empty()) {
+      thread_counts.clear();
+      std::stringstream ss(t);
+      for (std::string n; std::getline(ss, n, ',');) {
+        const int v = std::atoi(n.c_str());
+        if (v < 1) throw disco::UsageError("--threads takes counts like 1,2; got '" + t + "'");
+        thread_counts.push_back(v);
+      }
     }
     disco::CompileOptions base;
-    base.backends.clear();
-    std::stringstream ts(targets);
-    for (std::string b; std::getline(ts, b, ',');) base.backends.push_back(b);
+    base.backends = disco::parse_backend_list(targets);
 
     std::ostringstream md;
     std::map<int, double> bandwidth;
