@@ -4,6 +4,7 @@
 
 #include "frontend/errors.h"
 #include "targets/backend.h"
+#include "targets/cublas/cublas_backend.h"
 #include "targets/example/example_backend.h"
 #include "targets/host/host_backend.h"
 #include "targets/onednn/onednn_backend.h"
@@ -23,6 +24,7 @@ const std::vector<BackendEntry> &entries() {
   static const std::vector<BackendEntry> list = {
       {"example", make_example_backend, install_example_runtime},
       {"onednn", make_onednn_backend, install_onednn_runtime},
+      {"cublas", make_cublas_backend, install_cublas_runtime},
       {"host", make_host_backend, nullptr},
   };
   return list;

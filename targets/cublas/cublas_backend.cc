@@ -1,0 +1,65 @@
+// The cuBLAS Backend: one extern step per unit. Inputs: A, B, then the
+// operands of the epilogue's Adds in order. Output: the unit's last value
+// (its intermediates each have one reader, inside the unit).
+#include "targets/cublas/cublas_backend.h"
+
+#include <sstream>
+
+#include "frontend/errors.h"
+#include "runtime/extern_kernel.h"
+#include "targets/cublas/cublas_rules.h"
+#include "targets/partitioner.h"
+#include "targets/plan_builder.h"
+
+namespace disco {
+
+namespace {
+
+PlanStep unit_step(const CublasUnit &u, const Region &region, PlanBuilder &b) {
+  PlanStep step;
+  step.extern_call = "cublas.matmul";
+  for (int n : u.nodes) step.label += (step.label.empty() ? "" : " ") + b.graph().nodes[n].name;
+  step.symbols = region.symbols;
+  step.params["gemm"] = u.anchor == CublasUnit::Gemm ? "1" : "0";
+  step.params["trans_a"] = u.trans_a ? "1" : "0";
+  step.params["trans_b"] = u.trans_b ? "1" : "0";
+  std::ostringstream alpha;
+  alpha.precision(17);
+  alpha << u.alpha;
+  step.params["alpha"] = alpha.str();
+  step.params["epilogue"] = epilogue_to_string(u.epilogue);
+  step.inputs = {b.input_buffer(u.a), b.input_buffer(u.b)};
+  for (const auto &op : u.epilogue)
+    if (op.kind == CublasEpilogueOp::Add) step.inputs.push_back(b.input_buffer(op.operand));
+  step.outputs.push_back(b.output_buffer(u.output));
+  return step;
+}
+
+class CublasBackend : public Backend {
+ public:
+  std::string name() const override { return "cublas"; }
+  std::vector<SupportRule> rules() const override { return cublas_rules(); }
+  // A lone GEMM is worth the hand-over: it is the bulk of the work.
+  int min_region_nodes() const override { return 1; }
+  // Units come sorted by anchor, in graph order, and only a unit's anchor and
+  // its constant or Gemm-C operands read from outside it, so this order writes
+  // every value before a step reads it.
+  void compile(const Region &region, PlanBuilder &b) const override {
+    MatchContext ctx(b.graph(), b.store());
+    for (const Unit &unit : region.units) {
+      std::string why;
+      auto u = match_cublas_unit(ctx, unit.nodes.front(), &why);
+      DISCO_CHECK(u && u->nodes == unit.nodes, "internal: cuBLAS unit at ", b.graph().nodes[unit.nodes.front()].where(),
+                  " no longer matches", why.empty() ? "" : ": " + why);
+      PlanStep step = unit_step(*u, region, b);
+      b.progress("cublas step " + step.extern_call + " (" + step.label + ")");
+      b.add_step(std::move(step));
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cublas_backend() { return std::make_unique<CublasBackend>(); }
+
+}  // namespace disco
