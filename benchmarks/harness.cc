@@ -35,6 +35,9 @@ struct Sweep {
 // Runs per interleaved block (see the timing loop).
 constexpr int kBlock = 5;
 
+// Longer than ONNX Runtime's and OpenMP's spinning after a run (10-20 ms here).
+void settle() { std::this_thread::sleep_for(std::chrono::milliseconds(50)); }
+
 // Issue #5's sweep. layernorm_softmax reads its input and writes its output once: 8 bytes per element.
 const std::vector<Sweep> kSweep = {
     {"mlp", {{1, 256}, {16, 256}, {256, 256}}},
@@ -195,7 +198,7 @@ int main(int argc, char **argv) {
     }
     md << "\n\ndisco backends: " << targets << "; ONNX Runtime: CPU execution provider, all graph optimizations; "
        << "medians of " << runs << " runs after warm-up, interleaved in blocks of " << kBlock
-       << " (each block after one discarded run).\n\n";
+       << " (each block after one discarded run and a 50 ms pause).\n\n";
     md << "| model | shape | threads | disco dynamic ms | disco static ms | ONNX Runtime ms | dynamic / ORT | "
           "dynamic speed / static speed | kernels | compile s (dynamic) | notes |\n";
     md << "|---|---|---|---|---|---|---|---|---|---|---|\n";
@@ -228,17 +231,20 @@ int main(int argc, char **argv) {
           }
           ort.time(path, shape, threads, 1, 3);
           // Interleaved in blocks rather than run by run: each runtime's idle
-          // workers spin for a while after a run (ONNX Runtime's by default,
-          // Halide's briefly) and would take the cores from the next one.
-          // The first run of every block is discarded, which leaves each side
-          // its own defaults and the machine to itself while it is timed.
+          // workers spin for a while after a run (ONNX Runtime's and
+          // OpenMP's, by default) and would take the cores from the next one.
+          // A pause after every block and one discarded run at its start
+          // leave each side its own defaults and the machine to itself.
           for (int done = 0; done < runs; done += kBlock) {
             const int n = std::min(kBlock, runs - done);
             run_ms(dynamic, in, dynamic_out);
             for (int r = 0; r < n; ++r) d.push_back(run_ms(dynamic, in, dynamic_out));
+            settle();
             run_ms(fixed, in, fixed_out);
             for (int r = 0; r < n; ++r) s.push_back(run_ms(fixed, in, fixed_out));
+            settle();
             for (double ms : ort.time(path, shape, threads, n, 1)) o.push_back(ms);
+            settle();
           }
           const double dm = median(d), sm = median(s), om = median(o);
           std::string notes;
