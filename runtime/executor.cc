@@ -9,6 +9,7 @@
 #include "HalideRuntime.h"
 #include "frontend/errors.h"
 #include "frontend/file_util.h"
+#include "runtime/child_executor.h"
 #include "runtime/extern_kernel.h"
 #include "runtime/host_ops.h"
 #include "runtime/openmp_par_for.h"
@@ -89,6 +90,10 @@ class KernelLibrary {
     if (auto set = reinterpret_cast<SetHandler>(dlsym(handle_, "halide_set_error_handler"))) set(capture_halide_error);
     using SetParFor = halide_do_par_for_t (*)(halide_do_par_for_t);
     if (auto set = reinterpret_cast<SetParFor>(dlsym(handle_, "halide_set_custom_do_par_for"))) set(openmp_do_par_for);
+    if (dlsym(handle_, "halide_opencl_device_interface") || dlsym(handle_, "halide_cuda_device_interface")) {
+      copy_to_host_ = reinterpret_cast<BufferFn>(dlsym(handle_, "halide_copy_to_host"));
+      device_free_ = reinterpret_cast<BufferFn>(dlsym(handle_, "halide_device_free"));
+    }
   }
   ~KernelLibrary() {
     if (handle_) dlclose(handle_);
@@ -98,16 +103,43 @@ class KernelLibrary {
     DISCO_CHECK(p, "kernel library has no symbol '", name, "'");
     return p;
   }
+  // GPU kernels leave their outputs on the device; the runtime's copies and
+  // frees are looked up once (absent from libraries without a GPU runtime).
+  bool has_device() const { return copy_to_host_ && device_free_; }
+  void copy_to_host(halide_buffer_t *b) const {
+    if (!b->device_dirty()) return;
+    const int rc = copy_to_host_(nullptr, b);
+    DISCO_CHECK(rc == 0, "copying a buffer from the GPU failed with code ", rc, ": ", g_halide_error);
+  }
+  void device_free(halide_buffer_t *b) const {
+    if (b->device) device_free_(nullptr, b);
+  }
   void set_num_threads(int n) {
     using SetThreads = int (*)(int);
     if (auto f = reinterpret_cast<SetThreads>(dlsym(handle_, "halide_set_num_threads"))) f(n);
   }
 
  private:
+  using BufferFn = int (*)(void *, halide_buffer_t *);
   void *handle_ = nullptr;
+  BufferFn copy_to_host_ = nullptr, device_free_ = nullptr;
 };
 
-Executor::Executor(Plan plan, const std::string &dir) : plan_(std::move(plan)) {
+// Device buffers live for one run: freed on every exit, errors included.
+struct DeviceBufferScope {
+  const KernelLibrary *lib;
+  std::vector<RuntimeBuffer> *bufs;
+  ~DeviceBufferScope() {
+    if (lib && lib->has_device())
+      for (auto &b : *bufs) lib->device_free(&b.buf);
+  }
+};
+
+Executor::Executor(Plan plan, const std::string &dir, bool allow_child) : plan_(std::move(plan)) {
+  if (allow_child && plan_needs_child_process(plan_, dir)) {
+    child_ = std::make_unique<ChildExecutor>(plan_, dir);
+    return;
+  }
   if (!plan_.library.empty()) lib_ = std::make_unique<KernelLibrary>(dir + "/" + plan_.library);
   if (!plan_.constants.empty()) {
     const std::string bytes = read_file(dir + "/" + plan_.constants);
@@ -170,6 +202,7 @@ bool Executor::plan_arena(const SymbolValues &symbols) {
 Executor::~Executor() = default;
 
 void Executor::set_num_threads(int n) {
+  if (child_) return child_->set_num_threads(n);
   set_openmp_par_for_threads(n);
   if (lib_) lib_->set_num_threads(n);
   for (auto &e : externs_)
@@ -179,9 +212,11 @@ void Executor::set_num_threads(int n) {
 void Executor::set_profiling(bool on) {
   profiling_ = on;
   step_ms_.assign(plan_.steps.size(), 0.0);
+  if (child_) child_->set_profiling(on);
 }
 
 std::vector<Executor::StepTime> Executor::profile() const {
+  if (child_) return child_->profile();
   std::vector<StepTime> out;
   for (size_t s = 0; s < step_ms_.size(); ++s) {
     const PlanStep &st = plan_.steps[s];
@@ -198,6 +233,7 @@ std::vector<TensorData> Executor::run(const std::vector<TensorData> &inputs) {
 }
 
 void Executor::run(const std::vector<TensorData> &inputs, std::vector<TensorData> &outputs) {
+  if (child_) return child_->run(inputs, outputs, &symbols_);
   DISCO_CHECK(inputs.size() == plan_.inputs.size(), "model '", plan_.name, "' takes ", plan_.inputs.size(),
               " inputs, got ", inputs.size());
   std::vector<std::vector<int64_t>> shapes;
@@ -210,6 +246,15 @@ void Executor::run(const std::vector<TensorData> &inputs, std::vector<TensorData
   arena_active_ = plan_arena(symbols_);
 
   std::vector<RuntimeBuffer> bufs(plan_.buffers.size());
+  const DeviceBufferScope device_scope{lib_.get(), &bufs};
+  const bool device = lib_ && lib_->has_device();
+  // Host memory written outside GPU kernels must reach the device before a GPU kernel reads it.
+  auto mark_host_written = [&](int b) {
+    if (device && b >= 0) bufs[b].buf.set_host_dirty(true);
+  };
+  auto need_on_host = [&](int b) {
+    if (device && b >= 0) lib_->copy_to_host(&bufs[b].buf);
+  };
   std::vector<std::vector<int64_t>> buf_shapes(plan_.buffers.size());
   std::vector<bool> ready(plan_.buffers.size(), false);
   outputs.resize(plan_.output_buffers.size());
@@ -218,6 +263,7 @@ void Executor::run(const std::vector<TensorData> &inputs, std::vector<TensorData
     if (b.kind == PlanBuffer::Constant) {
       buf_shapes[i] = eval_shape(b.shape, symbols_);
       bufs[i].set(constants_.data() + b.offset, b.dtype, buf_shapes[i]);
+      mark_host_written(static_cast<int>(i));
       ready[i] = true;
       continue;
     }
@@ -225,6 +271,7 @@ void Executor::run(const std::vector<TensorData> &inputs, std::vector<TensorData
     const TensorData &t = inputs.at(b.io_index);
     buf_shapes[i] = t.shape;
     bufs[i].set(const_cast<uint8_t *>(t.data()), b.dtype, t.shape);
+    mark_host_written(static_cast<int>(i));
     ready[i] = true;
   }
   // Sizes are evaluated when a buffer is first written: host ops bind symbols on the way.
@@ -257,7 +304,9 @@ void Executor::run(const std::vector<TensorData> &inputs, std::vector<TensorData
     StepTimer timer(profiling_ ? &step_ms_[s] : nullptr);
     for (int b : step.inputs) DISCO_CHECK(b < 0 || ready[b], "internal: step ", step.kernel, " reads an unwritten buffer");
     if (!step.host_op.empty()) {
+      for (int b : step.inputs) need_on_host(b);
       run_host_step(step, bufs, buf_shapes, allocate);
+      for (int b : step.outputs) mark_host_written(b);
       continue;
     }
     bool any_elements = step.outputs.empty();
@@ -270,6 +319,8 @@ void Executor::run(const std::vector<TensorData> &inputs, std::vector<TensorData
     }
     if (!any_elements) continue;  // nothing to compute, and empty inputs must not be bounds-checked
     if (externs_[s]) {
+      for (int b : step.inputs) need_on_host(b);
+      for (int b : step.outputs) mark_host_written(b);
       std::vector<ExternTensor> ins, outs;
       for (int b : step.inputs) {
         if (b < 0) {
@@ -295,6 +346,7 @@ void Executor::run(const std::vector<TensorData> &inputs, std::vector<TensorData
       fail("kernel ", step.kernel, " (", step.label, ") failed with code ", rc,
            g_halide_error.empty() ? "" : ": " + g_halide_error);
   }
+  for (int b : plan_.output_buffers) need_on_host(b);
 }
 
 template <typename Bufs, typename Shapes, typename Alloc>

@@ -15,12 +15,16 @@ namespace disco {
 
 class KernelLibrary;
 class ExternKernel;
+class ChildExecutor;
 
 class Executor {
  public:
   // `dir` holds the plan's kernel library and constants file (if it has them).
   // Extern steps need their backend's glue in ExternKernelRegistry::global().
-  Executor(Plan plan, const std::string &dir);
+  // A plan whose kernels use OpenCL runs in a child process (disco-exec,
+  // runtime/child_executor.h) unless `allow_child` is false: PoCL crashes in
+  // a process that has loaded libHalide.
+  Executor(Plan plan, const std::string &dir, bool allow_child = true);
   ~Executor();
 
   // Inputs in the plan's input order. Throws disco::Error naming the input
@@ -46,6 +50,7 @@ class Executor {
   void run_host_step(const PlanStep &step, Bufs &bufs, Shapes &shapes, Alloc &allocate);
 
   Plan plan_;
+  std::unique_ptr<ChildExecutor> child_;
   std::unique_ptr<KernelLibrary> lib_;
   std::vector<int (*)(void **)> kernels_;
   std::vector<std::unique_ptr<ExternKernel>> externs_;  // per step; null for other steps

@@ -6,6 +6,7 @@
 #include "targets/backend.h"
 #include "targets/cublas/cublas_backend.h"
 #include "targets/example/example_backend.h"
+#include "targets/gpu/gpu_backend.h"
 #include "targets/host/host_backend.h"
 #include "targets/onednn/onednn_backend.h"
 #include "targets/onednn/onednn_kernels.h"
@@ -25,6 +26,8 @@ const std::vector<BackendEntry> &entries() {
       {"example", make_example_backend, install_example_runtime},
       {"onednn", make_onednn_backend, install_onednn_runtime},
       {"cublas", make_cublas_backend, install_cublas_runtime},
+      {"opencl", make_opencl_backend, nullptr},
+      {"cuda", make_cuda_backend, nullptr},
       {"host", make_host_backend, nullptr},
   };
   return list;

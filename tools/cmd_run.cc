@@ -12,6 +12,7 @@
 #include "frontend/tensor_compare.h"
 #include "runtime/executor.h"
 #include "runtime/npy.h"
+#include "targets/gpu/gpu_target.h"
 #include "targets/session.h"
 #include "tools/cli_args.h"
 #include "tools/commands.h"
@@ -33,7 +34,7 @@ const char *kRunHelp =
     "  --rtol X, --atol X      tolerances for --expect (default 1e-4, 1e-5)\n"
     "  --repeat N              time N runs of each input set and print the median (default 1)\n"
     "  --threads N             worker threads (default: all cores)\n"
-    "  --target T              host (default) or a Halide target string, e.g. x86-64-linux-avx2\n"
+    "  --target T              host (default), opencl, cuda (cuda70/80/86) or a Halide target string\n"
     "  --targets B1,B2,...     backends in priority order (default: onednn,host); e.g. host alone\n"
     "  --static NAME=2x128x768 compile input NAME for this one shape only (a static compile)\n"
     "  --hint SYM=VALUE        a likely value of a symbolic dim (e.g. seq=128): kernels get a branch\n"
@@ -106,6 +107,7 @@ int cmd_run(int argc, char **argv) {
   CompileOptions opts;
   opts.target = args.get("target", "host");
   if (!args.all("targets").empty()) opts.backends = parse_backend_list(args.get("targets", ""));
+  select_gpu_target(opts, !args.all("targets").empty());  // opencl, cuda: GPU backend and Halide target
   for (const auto &text : args.all("static")) {
     auto [name, dims] = split_assignment(text, "--static");
     opts.static_shapes[name] = parse_shape(dims);

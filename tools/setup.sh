@@ -10,6 +10,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libonnx-testdata
   libdnnl-dev
+  pocl-opencl-icd ocl-icd-opencl-dev
 )
 
 missing=()

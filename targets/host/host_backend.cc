@@ -22,7 +22,7 @@ std::string group_label(const Graph &g, const FusionGroup &gr) {
   return s;
 }
 
-void compile_group(const FusionGroup &gr, PlanBuilder &b) {
+void compile_group(const FusionGroup &gr, PlanBuilder &b, const GroupScheduler &schedule) {
   const Graph &g = b.graph();
   const std::string kname = b.next_kernel_name();
   PlanStep step;
@@ -45,7 +45,7 @@ void compile_group(const FusionGroup &gr, PlanBuilder &b) {
   }
   const Halide::Target target = parse_target(b.target());
   LoweredKernel k = lower_nodes(g, b.store(), gr.nodes, gr.outputs, /*constants_as_inputs=*/true);
-  const ScheduleReport sched = schedule_x86(k, gr.kind, b.store(), target);
+  const ScheduleReport sched = schedule(k, gr.kind, b.store(), target);
   b.progress("  schedule " + sched.describe());
   for (int vid : k.input_values) step.inputs.push_back(b.input_buffer(vid));
   for (auto &[sym, p] : k.syms.used()) step.symbols.push_back(sym);
@@ -70,7 +70,7 @@ class HostBackend : public Backend {
              }}};
   }
   void compile(const Region &region, PlanBuilder &b) const override {
-    for (const FusionGroup &gr : plan_region_fusion(b.graph(), b.store(), region.nodes)) compile_group(gr, b);
+    compile_region_groups(region, b, schedule_x86);
   }
 };
 
@@ -78,6 +78,10 @@ class HostBackend : public Backend {
 
 std::unique_ptr<Backend> make_host_backend() { return std::make_unique<HostBackend>(); }
 
-void compile_host_copy(int vid, PlanBuilder &b) { compile_group({GroupKind::Copy, {}, {vid}}, b); }
+void compile_host_copy(int vid, PlanBuilder &b) { compile_group({GroupKind::Copy, {}, {vid}}, b, schedule_x86); }
+
+void compile_region_groups(const Region &region, PlanBuilder &b, const GroupScheduler &schedule) {
+  for (const FusionGroup &gr : plan_region_fusion(b.graph(), b.store(), region.nodes)) compile_group(gr, b, schedule);
+}
 
 }  // namespace disco

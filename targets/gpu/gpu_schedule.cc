@@ -1,0 +1,284 @@
+#include "targets/gpu/gpu_schedule.h"
+
+#include <sstream>
+
+namespace disco {
+
+namespace {
+
+using Halide::Expr;
+using Halide::Func;
+using Halide::LoopLevel;
+using Halide::RVar;
+using Halide::TailStrategy;
+using Halide::Var;
+
+// The update writes f(args...) with exactly the pure vars: its pure loops can
+// be mapped onto blocks and threads like the pure definition's.
+bool update_writes_pure_vars(const Func &f, int u) {
+  auto lhs = f.update_args(u);
+  auto pure = f.args();
+  if (lhs.size() != pure.size()) return false;
+  for (size_t i = 0; i < lhs.size(); ++i) {
+    std::ostringstream os;
+    os << lhs[i];
+    if (os.str() != pure[i].name()) return false;
+  }
+  return true;
+}
+
+bool all_updates_pure(const Func &f) {
+  for (int u = 0; u < f.num_update_definitions(); ++u)
+    if (!update_writes_pure_vars(f, u)) return false;
+  return true;
+}
+
+// Fuses vars[from..to) (innermost first) into one var; returns it.
+template <class S>
+Var fuse_range(S stage, const std::vector<Var> &vars, size_t from, size_t to) {
+  Var outer = vars[to - 1];
+  for (size_t i = to - 1; i-- > from;) {
+    Var fused(outer.name() + "_" + vars[i].name());
+    stage.fuse(vars[i], outer, fused);
+    outer = fused;
+  }
+  return outer;
+}
+
+// Maps a stage's pure loops (innermost first) onto blocks and threads; the
+// update's reduction loops stay inside each thread. Returns the innermost
+// thread var (where per-element producers are computed). `tail_x` is the
+// tail strategy of the innermost split, GuardWithIf unless it is known aligned.
+template <class S>
+Var tile_stage(S stage, const std::vector<Var> &vars, TailStrategy tail_x = TailStrategy::GuardWithIf) {
+  if (vars.empty()) {
+    stage.gpu_single_thread();
+    return Var();
+  }
+  const std::string n = vars[0].name();
+  Var xo(n + "_bx"), xi(n + "_tx");
+  if (vars.size() == 1) {
+    stage.split(vars[0], xo, xi, kGpuThreads1D, tail_x).gpu_blocks(xo).gpu_threads(xi);
+    return xi;
+  }
+  Var y = fuse_range(stage, vars, 1, vars.size());
+  Var yo(n + "_by"), yi(n + "_ty");
+  stage.split(vars[0], xo, xi, kGpuTileX, tail_x).split(y, yo, yi, kGpuTileY, TailStrategy::GuardWithIf);
+  // The fused outer tiles, the larger grid dim, go on blockIdx.x (CUDA's y and z stop at 65535).
+  stage.reorder(xi, yi, yo, xo).gpu_threads(xi, yi).gpu_blocks(yo, xo);
+  return xi;
+}
+
+// Pure definition and pure-var updates of a Func at root on the GPU; a Func
+// with a scatter-like update stays on the host.
+Var tile_func(Func f) {
+  if (!all_updates_pure(f)) return Var();
+  Var inner = tile_stage(f, f.args());
+  for (int u = 0; u < f.num_update_definitions(); ++u) tile_stage(f.update(u), f.args());
+  return inner;
+}
+
+// A fold (fold_extent set; update 0 over an RDom whose first dim is the
+// innermost axis) as a block-level reduction: the innermost RVar is split
+// across kGpuReduceThreads partials, one per thread; one thread folds them.
+// `block` is where the fold is computed; it runs once per block there.
+void block_fold(Func f, const LoopLevel &block) {
+  auto rv = f.rvars(0);
+  RVar ro(f.name() + "_ro"), ri(f.name() + "_ri");
+  Var u(f.name() + "_u");
+  f.update(0).split(rv[0], ro, ri, kGpuReduceThreads, TailStrategy::GuardWithIf);
+  Func partial = f.update(0).rfactor(ri, u);
+  partial.compute_at(block).gpu_threads(u);
+  partial.update(0).gpu_threads(u);
+}
+
+bool is_fold(const Stage &s) {
+  return s.fold_extent.defined() && s.f.num_update_definitions() == 1 && update_writes_pure_vars(s.f, 0) &&
+         !s.f.rvars(0).empty();
+}
+
+class GpuScheduler {
+ public:
+  GpuScheduler(LoweredKernel &k, const ShapeStore &store) : k_(k), store_(store) {}
+
+  ScheduleReport run(GroupKind kind) {
+    ScheduleReport rep;
+    bound_outputs();
+    if (kind == GroupKind::Stitch && stitch(rep)) return rep;
+    if (kind == GroupKind::Loop && loop(rep)) return rep;
+    generic(rep, kind == GroupKind::Dot);
+    return rep;
+  }
+
+ private:
+  Expr extent(const Dim &d) { return k_.syms.expr(store_.canonical(d)); }
+  const Shape &output_shape(size_t i) const { return k_.tensors.at(k_.output_values.at(i)).shape; }
+
+  // As on x86: outputs have exactly their symbolic shapes.
+  void bound_outputs() {
+    for (size_t i = 0; i < k_.outputs.size(); ++i) {
+      Func f = k_.outputs[i];
+      const Shape &s = output_shape(i);
+      const int r = static_cast<int>(s.size());
+      if (f.outputs() != 1 || f.dimensions() != r || f.has_update_definition()) continue;
+      for (int d = 0; d < r; ++d) f.output_buffer().dim(d).set_bounds(0, extent(s[r - 1 - d]));
+    }
+  }
+
+  // "none of these fails" (see x86_schedule.cc: the simplifier learns each fact).
+  static Expr none_of(const std::vector<Expr> &failures) {
+    Expr any;
+    for (const auto &f : failures) any = any.defined() ? (any || f) : f;
+    return !any;
+  }
+
+  Expr hint_condition() {
+    std::vector<Expr> unlikely;
+    for (const auto &[name, param] : k_.syms.used()) {
+      if (!store_.has_symbol(name) || store_.facts(name).likely.empty()) continue;
+      unlikely.push_back(param != static_cast<int32_t>(store_.facts(name).likely[0]));
+    }
+    return unlikely.empty() ? Expr() : none_of(unlikely);
+  }
+
+  // No broadcast dim is 1 and the innermost extent fills whole warps.
+  Expr dense_condition(const Shape &out) {
+    std::vector<Expr> sparse;
+    for (const auto &d : k_.maybe_broadcast) sparse.push_back(extent(d) == 1);
+    if (!out.empty() && !store_.is_divisible(out.back(), kGpuTileX))
+      sparse.push_back(extent(out.back()) % kGpuTileX != 0);
+    return sparse.empty() ? Expr() : none_of(sparse);
+  }
+
+  bool loop(ScheduleReport &rep) {
+    for (auto &f : k_.outputs)
+      if (f.outputs() != 1 || f.has_update_definition() || f.dimensions() == 0) return false;
+    if (!k_.stages.empty()) return false;
+    for (size_t i = 0; i < k_.outputs.size(); ++i) {
+      Func f = k_.outputs[i];
+      const Shape &out = output_shape(i);
+      std::vector<ScheduleBranch> branches;
+      if (Expr h = hint_condition(); h.defined()) branches.push_back({"hint", h});
+      if (Expr d = dense_condition(out); d.defined()) branches.push_back({"dense", d});
+      for (const auto &b : branches) {
+        // In the dense branch the innermost extent is a multiple of the tile: no guard.
+        const bool aligned = b.name == "dense" && !out.empty();
+        tile_stage(f.specialize(b.condition), f.args(), aligned ? TailStrategy::RoundUp : TailStrategy::GuardWithIf);
+      }
+      tile_stage(f, f.args());
+      if (i == 0) rep.branches = branches;
+    }
+    rep.template_name = "gpu-loop";
+    return true;
+  }
+
+  // Applies when, as on x86, the one output's stages are row reductions over
+  // its rows and row values.
+  bool stitch(ScheduleReport &rep) {
+    if (k_.outputs.size() != 1) return false;
+    Func y = k_.outputs[0];
+    if (y.outputs() != 1 || y.has_update_definition()) return false;
+    const int rank = y.dimensions();
+    int kept = -1;
+    for (const auto &s : k_.stages) {
+      if (s.kind == StageKind::RowValues && s.rank == rank) continue;
+      if (s.kind != StageKind::RowReduction || (kept >= 0 && s.rank != kept)) return false;
+      kept = s.rank;
+    }
+    if (kept < 1 || kept >= rank) return false;
+    const int row_dims = rank - kept;
+    std::vector<Var> args = y.args();
+    Var row = fuse_range(y, args, 0, row_dims);
+    Var blk = fuse_range(y, args, row_dims, args.size());
+    Var ro(row.name() + "_o"), ri(row.name() + "_t");
+    y.split(row, ro, ri, kGpuReduceThreads, TailStrategy::GuardWithIf).reorder(ri, ro, blk);
+    y.gpu_blocks(blk).gpu_threads(ri);
+    const LoopLevel at_block(y, blk);
+    for (const auto &s : k_.stages) {
+      if (s.kind == StageKind::RowValues) continue;  // inlined: recomputed where read, no row-sized storage
+      Func f = s.f;
+      f.compute_at(at_block);
+      if (is_fold(s)) block_fold(f, at_block);
+    }
+    if (Expr h = hint_condition(); h.defined()) {
+      rep.branches.push_back({"hint", h});
+      y.specialize(h);
+    }
+    rep.template_name = "gpu-stitch";
+    return true;
+  }
+
+  // Input, dot and opaque kernels: stages at root, each its own GPU loop.
+  void generic(ScheduleReport &rep, bool dot) {
+    // The dot product of a dot kernel with an epilogue: per output element, in the thread that writes it.
+    int product = -1;
+    Func out0 = k_.outputs.empty() ? Func() : k_.outputs[0];
+    if (dot && k_.outputs.size() == 1 && out0.outputs() == 1 && !out0.has_update_definition() &&
+        out0.dimensions() > 0) {
+      for (size_t i = 0; i < k_.stages.size(); ++i) {
+        const Stage &s = k_.stages[i];
+        if (s.kind == StageKind::Reduction && s.rank == out0.dimensions() && all_updates_pure(s.f))
+          product = product < 0 ? static_cast<int>(i) : -2;  // exactly one
+      }
+    }
+    for (size_t i = 0; i < k_.stages.size(); ++i) {
+      const Stage &s = k_.stages[i];
+      Func f = s.f;
+      if (s.kind == StageKind::RowValues || static_cast<int>(i) == product) continue;
+      f.compute_root();
+      if (is_fold(s) && s.kind == StageKind::RowReduction) {
+        root_block_fold(f);
+        continue;
+      }
+      tile_func(f);
+    }
+    for (size_t o = 0; o < k_.outputs.size(); ++o) {
+      Var inner = tile_func(k_.outputs[o]);
+      if (o == 0 && product >= 0) {
+        Func p = k_.stages[product].f;
+        p.compute_at(out0, inner);
+      }
+    }
+    rep.template_name = dot ? "gpu-dot" : "gpu-generic";
+  }
+
+  // A row fold at root: one block per kept row, its partials on the block's threads.
+  void root_block_fold(Func f) {
+    std::vector<Var> kept = f.args();
+    tile_stage(f, kept);
+    if (kept.empty()) {
+      // One result: the partials on one block, folded by one thread.
+      auto rv = f.rvars(0);
+      RVar ro(f.name() + "_ro"), ri(f.name() + "_ri");
+      Var u(f.name() + "_u");
+      f.update(0).split(rv[0], ro, ri, kGpuReduceThreads, TailStrategy::GuardWithIf);
+      Func partial = f.update(0).rfactor(ri, u);
+      partial.compute_root();
+      tile_stage(partial, {u});
+      tile_stage(partial.update(0), {u});
+      f.update(0).gpu_single_thread();
+      return;
+    }
+    // rfactor first: it replaces the update, whose loops are then the kept vars and the partials.
+    auto rv = f.rvars(0);
+    RVar ro(f.name() + "_ro"), ri(f.name() + "_ri");
+    Var u(f.name() + "_u");
+    f.update(0).split(rv[0], ro, ri, kGpuReduceThreads, TailStrategy::GuardWithIf);
+    Func partial = f.update(0).rfactor(ri, u);
+    Var blk = fuse_range(f.update(0), kept, 0, kept.size());
+    f.update(0).gpu_blocks(blk);
+    partial.compute_at(LoopLevel(f, blk, 1)).gpu_threads(u);
+    partial.update(0).gpu_threads(u);
+  }
+
+  LoweredKernel &k_;
+  const ShapeStore &store_;
+};
+
+}  // namespace
+
+ScheduleReport schedule_gpu(LoweredKernel &k, GroupKind kind, const ShapeStore &store) {
+  return GpuScheduler(k, store).run(kind);
+}
+
+}  // namespace disco

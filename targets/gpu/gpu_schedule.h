@@ -1,0 +1,36 @@
+// GPU schedule templates (CUDA and OpenCL share them), one per fusion-group
+// kind, as schedules/x86_schedule.h is for the host. Every schedule is valid
+// for every shape: each split guards its tail, no extent is assumed.
+//
+// - loop:   outputs tiled onto 32x8 threads per block (the innermost dim on
+//           threadIdx.x, every outer dim fused onto threadIdx.y), blocks over
+//           the tiles. Roots get specialize() branches: "hint" (hinted symbols
+//           at their likely values) and "dense" (no broadcast dim is 1 and the
+//           innermost extent is a multiple of 32: the x split needs no guard).
+// - stitch: one block per row (Softmax, LayerNormalization rows); the row's
+//           elements on 128 threads; every row reduction is a block-level
+//           reduction (rfactor into 128 partials, one per thread, in shared
+//           memory, then folded by one thread), computed once per block.
+// - input:  row reductions at root as block reductions, one block per kept
+//           row; other reductions one thread per output element.
+// - dot:    the output tiled as in loop kernels; the dot product is computed
+//           per thread in registers (k loop innermost), its epilogue inlined.
+// - anything a GPU loop cannot express (scatter-like updates) stays on the
+//           host CPU; Halide copies buffers between host and device.
+#pragma once
+#include "Halide.h"
+#include "lowering/lower_graph.h"
+#include "lowering/shape_store.h"
+#include "schedules/fusion.h"
+#include "schedules/x86_schedule.h"
+
+namespace disco {
+
+constexpr int kGpuTileX = 32;         // threads along the innermost dim (a warp)
+constexpr int kGpuTileY = 8;          // threads along the fused outer dims
+constexpr int kGpuThreads1D = 256;    // threads per block for rank-1 loops
+constexpr int kGpuReduceThreads = 128;  // partial sums per block reduction
+
+ScheduleReport schedule_gpu(LoweredKernel &k, GroupKind kind, const ShapeStore &store);
+
+}  // namespace disco
