@@ -175,9 +175,10 @@ for planfile in "$DIR"/plans/*/*/plan.txt; do
   out="$(timeout "$(cap 120)" "$RUNNER" "$plan" --runs "$RUNS" "${args[@]}" 2>&1)"; rc=$?
   if [ "$rc" = 3 ]; then  # the device or cuBLAS is missing: the runner said which
     why="$(printf '%s\n' "$out" | sed -n 's/^no-gpu\t//p' | head -1)"
-    case "$why" in
-      *"cannot load cuBLAS"*) NO_CUBLAS="$why"; echo "| $name | $set | - | - | no cuBLAS | | | |" >> "$TABLE" ;;
-      *) NO_GPU="$why"; echo "| $name | $set | - | - | no GPU | | | |" >> "$TABLE" ;;
+    case "$why" in  # the driver or the device is missing; else cuBLAS is (or is too new for the driver)
+      *"CUDA driver library"*|*cuInit*|*"no CUDA device"*|*cuDevice*)
+        NO_GPU="$why"; echo "| $name | $set | - | - | no GPU | | | |" >> "$TABLE" ;;
+      *) NO_CUBLAS="$why"; echo "| $name | $set | - | - | no cuBLAS | | | |" >> "$TABLE" ;;
     esac
     FAILED=1; continue
   fi

@@ -337,27 +337,56 @@ TEST(CublasRuntime, RunningWithoutAGpuFailsWithTheStepAndTheReason) {
   }
 }
 
+struct CommandResult {
+  int exit_code;  // -1 if killed by a signal
+  std::string output;
+};
+
+CommandResult run_command(const std::string &cmd) {
+  FILE *p = popen((cmd + " 2>&1").c_str(), "r");
+  std::string out;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+std::string temp_dir() {
+  char tmpl[] = "/tmp/disco-cublas-test-XXXXXX";
+  return mkdtemp(tmpl);
+}
+
 TEST(CublasRuntime, DiscoRunWithoutAGpuExitsOneWithTheMessage) {
   std::string why;
   if (gpu_available(&why)) GTEST_SKIP() << "this machine has a GPU";
   const std::string path = testing::find_model("mlp");
   if (path.empty()) GTEST_SKIP() << "mlp.onnx is not in ../shared/models";
-  char tmpl[] = "/tmp/disco-cublas-test-XXXXXX";
-  const std::string cache = mkdtemp(tmpl);
-  const std::string cmd = "DISCO_CACHE_DIR=" + cache + " " + DISCO_BINARY + " run " + path +
-                          " --targets cublas,host --shape x=3x256 2>&1";
-  FILE *p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  const int status = pclose(p);
+  const std::string cache = temp_dir();
+  CommandResult r = run_command("DISCO_CACHE_DIR=" + cache + " " + DISCO_BINARY + " run " + path +
+                                " --targets cublas,host --shape x=3x256");
   std::system(("rm -rf " + cache).c_str());
-  ASSERT_TRUE(WIFEXITED(status)) << "killed by a signal:\n" << out;
-  EXPECT_EQ(WEXITSTATUS(status), 1) << out;
-  EXPECT_NE(out.find("disco: error: step /fc1/Gemm (cublas.matmul): cuda: "), std::string::npos) << out;
-  EXPECT_EQ(out.find("Aborted"), std::string::npos) << out;
-  EXPECT_EQ(out.find("terminate called"), std::string::npos) << out;
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("disco: error: step /fc1/Gemm (cublas.matmul): cuda: "), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("Aborted"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("terminate called"), std::string::npos) << r.output;
 }
+
+#ifdef DISCO_GPU_CHECK_RUNNER
+// benchmarks/gpu_check.sh reads the runner's first line and exit status to tell "no GPU" apart.
+TEST(CublasRuntime, GpuCheckRunnerWithoutAGpuSaysNoGpuAndExitsThree) {
+  std::string why;
+  if (gpu_available(&why)) GTEST_SKIP() << "this machine has a GPU";
+  CompiledModel m = compile_graph(linear_relu_graph(), "linear_relu", "", cublas_options());
+  const std::string dir = temp_dir();
+  write_npy(dir + "/in.npy", f32({2, 3, 8}, 0.25f, 0));
+  write_npy(dir + "/ref.npy", f32({2, 3, 16}, 0.25f, 0));
+  CommandResult r = run_command(std::string(DISCO_GPU_CHECK_RUNNER) + " " + m.dir + " " + dir + "/in.npy " + dir +
+                                "/ref.npy");
+  std::system(("rm -rf " + dir).c_str());
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_EQ(r.output, "no-gpu\t" + why + "\n");
+}
+#endif
 
 // ---- (d) on a GPU: the numbers -------------------------------------------------------
 
