@@ -68,6 +68,8 @@ class Backend {
   virtual int min_region_nodes() const { return 1; }
   // Appends the region's steps to the plan.
   virtual void compile(const Region &region, PlanBuilder &builder) const = 0;
+  // Extra lines for `disco inspect --targets` about its regions (e.g. quantization); empty by default.
+  virtual std::string describe(const Graph &g, const ShapeStore &store, const std::vector<Region> &regions) const { return ""; }
 };
 
 // Every backend, by name; compile-side registry. The host backend is always present.

@@ -10,6 +10,7 @@
 #include "targets/host/host_backend.h"
 #include "targets/onednn/onednn_backend.h"
 #include "targets/onednn/onednn_kernels.h"
+#include "targets/vitis_ai/vitis_ai_backend.h"
 
 namespace disco {
 
@@ -28,6 +29,7 @@ const std::vector<BackendEntry> &entries() {
       {"cublas", make_cublas_backend, install_cublas_runtime},
       {"opencl", make_opencl_backend, nullptr},
       {"cuda", make_cuda_backend, nullptr},
+      {"vitis_ai", make_vitis_ai_backend, install_vitis_ai_runtime},
       {"host", make_host_backend, nullptr},
   };
   return list;

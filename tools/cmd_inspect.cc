@@ -103,6 +103,7 @@ int cmd_inspect(int argc, char **argv) {
     std::vector<const Backend *> order;
     for (const auto &b : backends) order.push_back(b.get());
     std::fputs(describe_partition(g, partition_graph(g, store, order)).c_str(), stdout);
+    for (const Backend *b : order) std::fputs(b->describe(g, store, partition_graph(g, store, order).regions).c_str(), stdout);
   }
   return 0;
 }

@@ -38,6 +38,7 @@ const char *kRunHelp =
     "  --targets B1,B2,...     backends in priority order (default: onednn,host); e.g. host alone\n"
     "  --static NAME=2x128x768 compile input NAME for this one shape only (a static compile)\n"
     "  --hint SYM=VALUE        a likely value of a symbolic dim (e.g. seq=128): kernels get a branch\n"
+    "  --calibrate FILE.npy    a calibration sample for vitis_ai (repeatable; INPUT=FILE.npy for several inputs)\n"
     "                          specialized for it, and keep the generic one\n"
     "  --no-cache              compile even if the compile cache has this model\n"
     "  --verbose               print compile progress, cache use and the compile count\n"
@@ -75,7 +76,7 @@ void make_dir(const std::string &d) {
 
 int cmd_run(int argc, char **argv) {
   CliArgs args(argc, argv, 2, {"help", "no-cache", "verbose", "profile"},
-               {"input", "shape", "output-dir", "expect", "rtol", "atol", "repeat", "threads", "target", "targets", "static", "hint"});
+               {"input", "shape", "output-dir", "expect", "rtol", "atol", "repeat", "threads", "target", "targets", "static", "hint", "calibrate"});
   if (args.flag("help")) {
     std::fputs(kRunHelp, stdout);
     return 0;
@@ -107,6 +108,7 @@ int cmd_run(int argc, char **argv) {
   CompileOptions opts;
   opts.target = args.get("target", "host");
   if (!args.all("targets").empty()) opts.backends = parse_backend_list(args.get("targets", ""));
+  if (auto c = args.all("calibrate"); !c.empty()) { std::string l; for (const auto &f : c) l += (l.empty() ? "" : ",") + f; setenv("DISCO_VITIS_AI_CALIBRATE", l.c_str(), 1), opts.use_cache = false; }  // vitis_ai; not in the cache key
   select_gpu_target(opts, !args.all("targets").empty());  // opencl, cuda: GPU backend and Halide target
   for (const auto &text : args.all("static")) {
     auto [name, dims] = split_assignment(text, "--static");

@@ -10,6 +10,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libonnx-testdata
   libdnnl-dev
+  libxir-dev libvart-dev libxrt-dev libunilog-dev libxir-utils  # vitis_ai backend (optional at configure time)
   pocl-opencl-icd ocl-icd-opencl-dev
 )
 

@@ -1,0 +1,374 @@
+// Halide pipelines of the int8 reference executor (see int8_ops.h). Each is
+// generic over shapes and geometry (Params), compiled once per process by
+// the JIT on first use and shared by every step; a mutex serializes runs of
+// one pipeline, since Params hold one value at a time.
+#include "targets/vitis_ai/int8_ops.h"
+
+#include <cmath>
+#include <functional>
+#include <mutex>
+
+#include "Halide.h"
+#include "frontend/errors.h"
+
+namespace disco::vitis_ai {
+
+using namespace Halide;
+
+int64_t Int8Tensor::num_elements() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+Int8Tensor Int8Tensor::zeros(std::vector<int64_t> shape, int fix) {
+  Int8Tensor t;
+  t.shape = std::move(shape);
+  t.fix = fix;
+  t.data.assign(static_cast<size_t>(t.num_elements()), 0);
+  return t;
+}
+
+int8_t round_shift_saturate(int64_t v, int shift) {
+  const int64_t r = shift > 0 ? (v + (int64_t{1} << (shift - 1))) >> shift : v * (int64_t{1} << -shift);
+  return static_cast<int8_t>(r < -128 ? -128 : r > 127 ? 127 : r);
+}
+
+int8_t quantize_value(float v, int fix) {
+  const double r = std::floor(static_cast<double>(v) * std::ldexp(1.0, fix) + 0.5);
+  return static_cast<int8_t>(r < -128 ? -128 : r > 127 ? 127 : r);
+}
+
+float dequantize_value(int8_t q, int fix) { return static_cast<float>(std::ldexp(static_cast<double>(q), -fix)); }
+
+int64_t conv_out_extent(int64_t in, int64_t pad_sum, int64_t k, int64_t stride, int64_t dilation) {
+  const int64_t room = in + pad_sum - dilation * (k - 1) - 1;
+  return room < 0 ? 0 : room / stride + 1;
+}
+
+int64_t avg_multiplier(int64_t count) { return ((int64_t{1} << kAvgShift) + count / 2) / count; }
+
+namespace {
+
+// round_shift_saturate, in Halide: v is int64, s an int32 that may be negative.
+Expr round_shift(Expr v, Expr s) {
+  Expr right = cast<int64_t>(max(s, 0)), left = cast<int64_t>(max(-s, 0));
+  Expr half = select(s > 0, cast<int64_t>(1) << cast<int64_t>(max(s - 1, 0)), cast<int64_t>(0));
+  return ((v << left) + half) >> right;
+}
+
+Expr saturate_int8(Expr v, Expr lo, Expr hi) {
+  return cast<int8_t>(clamp(v, cast<int64_t>(lo), cast<int64_t>(hi)));
+}
+
+Halide::Buffer<int8_t> view(const Int8Tensor &t, std::vector<int> dims) {
+  return Halide::Buffer<int8_t>(const_cast<int8_t *>(t.data.data()), dims);
+}
+
+// A JIT-compiled pipeline and the lock that guards its Params.
+struct Jit {
+  std::mutex mu;
+  Pipeline pipeline;
+  explicit Jit(Func out) : pipeline(out) { pipeline.compile_jit(get_jit_target_from_environment()); }
+};
+
+// The activation and output stage shared by conv2d and gemm.
+struct ActivationParams {
+  Param<int> pos_mul{"pos_mul"}, neg_mul{"neg_mul"}, shift{"shift"}, lo{"lo"}, hi{"hi"};
+  Expr apply(Expr acc) const {
+    Expr v = cast<int64_t>(acc);
+    v = v * select(v < 0, cast<int64_t>(neg_mul), cast<int64_t>(pos_mul));
+    return saturate_int8(round_shift(v, shift), lo, hi);
+  }
+  void set(Activation act, int shift_to_out, int out_fix) {
+    int pm = 1, nm = 1, s = shift_to_out, l = -128, h = 127;
+    switch (act.kind) {
+      case ActKind::None: break;
+      case ActKind::Relu: nm = 0, l = 0; break;
+      case ActKind::Relu6:
+        nm = 0, l = 0;
+        h = static_cast<int>(std::min(127.0, std::floor(std::ldexp(6.0, out_fix))));
+        break;
+      case ActKind::Leaky: pm = 256, nm = act.leaky_num, s += 8; break;
+    }
+    pos_mul.set(pm), neg_mul.set(nm), shift.set(s), lo.set(l), hi.set(h);
+  }
+};
+
+struct ConvPipeline {
+  ImageParam x{Int(8), 4, "x"}, w{Int(8), 4, "w"}, bias{Int(8), 1, "bias"};
+  Param<int> sh{"sh"}, sw{"sw"}, pt{"pt"}, pl{"pl"}, dh{"dh"}, dw{"dw"}, m_per_group{"m_per_group"},
+      bias_shift{"bias_shift"};
+  ActivationParams act;
+  std::unique_ptr<Jit> jit;
+
+  ConvPipeline() {
+    Var ox("ox"), oy("oy"), m("m"), n("n");
+    Func xpad = BoundaryConditions::constant_exterior(x, cast<int8_t>(0));
+    RDom r(0, w.dim(0).extent(), 0, w.dim(1).extent(), 0, w.dim(2).extent());
+    Expr cin = (clamp(m, 0, w.dim(3).extent() - 1) / m_per_group) * w.dim(2).extent() + r.z;
+    Func wt("wt");
+    // Channel tiles of 16 may overhang M; the extra lanes read clamped
+    // weights and are never stored.
+    Expr m_in = clamp(m, 0, w.dim(3).extent() - 1);
+    wt(m, ox, oy, n) = w(ox, oy, n, m_in);  // (m, kx, ky, c)
+    Func acc("acc");
+    acc(ox, oy, m, n) = cast<int32_t>(bias(m_in)) << cast<int32_t>(bias_shift);
+    acc(ox, oy, m, n) += cast<int32_t>(xpad(ox * sw + r.x * dw - pl, oy * sh + r.y * dh - pt, cin, n)) *
+                         cast<int32_t>(wt(m, r.x, r.y, r.z));
+    Func out("conv_out");
+    out(ox, oy, m, n) = act.apply(acc(ox, oy, m, n));
+    // The padded input is materialized once, so the inner loop reads it
+    // without bounds checks; weights are laid out with m innermost, and each
+    // output row accumulates 16 channels at a time in vector registers
+    // (feature maps in a DPU net are narrow and deep).
+    Var mo("mo"), mi("mi"), t("t");
+    wt.compute_root();
+    xpad.compute_root();
+    out.split(m, mo, mi, 16, TailStrategy::GuardWithIf).reorder(mi, ox, oy, mo, n).fuse(mo, n, t).parallel(t);
+    acc.compute_at(out, oy).reorder_storage(m, ox, oy, n).reorder(m, ox, oy, n).vectorize(m, 16);
+    acc.update().reorder(m, r.x, r.y, r.z, ox, oy, n).vectorize(m, 16);
+    jit = std::make_unique<Jit>(out);
+  }
+};
+
+struct PoolPipeline {
+  ImageParam x{Int(8), 4, "x"};
+  Param<int> kh{"kh"}, kw{"kw"}, sh{"sh"}, sw{"sw"}, pt{"pt"}, pl{"pl"}, is_max{"is_max"};
+  Param<int64_t> mul{"mul"};
+  Param<int> shift{"shift"};
+  std::unique_ptr<Jit> jit;
+
+  PoolPipeline() {
+    Var ox("ox"), oy("oy"), c("c"), n("n");
+    Func low = BoundaryConditions::constant_exterior(x, cast<int8_t>(-128));
+    Func zero = BoundaryConditions::constant_exterior(x, cast<int8_t>(0));
+    RDom r(0, kw, 0, kh);
+    Expr ix = ox * sw + r.x - pl, iy = oy * sh + r.y - pt;
+    Func mx("mx"), sum("sum"), out("pool_out");
+    mx(ox, oy, c, n) = maximum(low(ix, iy, c, n));
+    sum(ox, oy, c, n) = cast<int64_t>(Halide::sum(cast<int32_t>(zero(ix, iy, c, n))));
+    out(ox, oy, c, n) = select(is_max != 0, mx(ox, oy, c, n),
+                               saturate_int8(round_shift(sum(ox, oy, c, n) * mul, shift), -128, 127));
+    Var cn("cn");
+    out.fuse(c, n, cn).parallel(cn);
+    jit = std::make_unique<Jit>(out);
+  }
+};
+
+struct AddPipeline {
+  ImageParam a{Int(8), 1, "a"}, b{Int(8), 1, "b"};
+  Param<int> sa{"sa"}, sb{"sb"};
+  ActivationParams act;
+  std::unique_ptr<Jit> jit;
+  AddPipeline() {
+    Var i("i");
+    Func out("add_out");
+    out(i) = act.apply((cast<int32_t>(a(i)) << cast<int32_t>(sa)) + (cast<int32_t>(b(i)) << cast<int32_t>(sb)));
+    Var io("io"), ii("ii");
+    out.split(i, io, ii, 4096, TailStrategy::GuardWithIf).parallel(io).vectorize(ii, 16, TailStrategy::GuardWithIf);
+    jit = std::make_unique<Jit>(out);
+  }
+};
+
+// Requantizes x [inner, C, outer] into channels [c_off, c_off + C) of the output.
+struct RequantPipeline {
+  ImageParam x{Int(8), 3, "x"};
+  Param<int> shift{"shift"}, c_off{"c_off"};
+  std::unique_ptr<Jit> jit;
+  RequantPipeline() {
+    Var i("i"), c("c"), o("o");
+    Func out("requant_out");
+    out(i, c, o) = saturate_int8(round_shift(cast<int64_t>(x(i, c - c_off, o)), shift), -128, 127);
+    out.parallel(o);
+    jit = std::make_unique<Jit>(out);
+  }
+};
+
+struct ResizePipeline {
+  ImageParam x{Int(8), 4, "x"};
+  Param<int> sh{"sh"}, sw{"sw"};
+  std::unique_ptr<Jit> jit;
+  ResizePipeline() {
+    Var ox("ox"), oy("oy"), c("c"), n("n");
+    Func out("resize_out");
+    out(ox, oy, c, n) = x(ox / sw, oy / sh, c, n);
+    Var cn("cn");
+    out.fuse(c, n, cn).parallel(cn);
+    jit = std::make_unique<Jit>(out);
+  }
+};
+
+template <typename P>
+P &pipeline() {
+  static P *p = [] {
+    try {
+      return new P();  // never destroyed: steps may run until exit
+    } catch (const Halide::Error &e) {
+      fail("vitis_ai: Halide could not compile the int8 reference executor: ", e.what());
+    }
+  }();
+  return *p;
+}
+
+void realize(Jit &jit, Halide::Buffer<int8_t> out) {
+  try {
+    jit.pipeline.realize(Realization(out));
+  } catch (const Halide::Error &e) {
+    fail("vitis_ai: the int8 reference executor failed: ", e.what());
+  }
+}
+
+void require_rank(const Int8Tensor &t, size_t rank, const char *op, const char *what) {
+  DISCO_CHECK(t.shape.size() == rank, "vitis_ai ", op, ": ", what, " has rank ", t.shape.size(), ", expected ", rank);
+  DISCO_CHECK(static_cast<int64_t>(t.data.size()) == t.num_elements(), "vitis_ai ", op, ": ", what,
+              " holds ", t.data.size(), " values for its shape");
+}
+
+int to_int(int64_t v) { return static_cast<int>(v); }
+
+}  // namespace
+
+Int8Tensor conv2d(const Int8Tensor &x, const Int8Tensor &w, const Int8Tensor &bias, const ConvGeometry &geo,
+                  Activation act, int out_fix) {
+  require_rank(x, 4, "conv2d", "X");
+  require_rank(w, 4, "conv2d", "W");
+  require_rank(bias, 1, "conv2d", "bias");
+  const int64_t N = x.shape[0], C = x.shape[1], M = w.shape[0];
+  DISCO_CHECK(geo.group >= 1 && C % geo.group == 0 && M % geo.group == 0 && w.shape[1] * geo.group == C,
+              "vitis_ai conv2d: X has ", C, " channels, W [", M, ", ", w.shape[1], ", ...] and group ", geo.group,
+              " do not fit");
+  DISCO_CHECK(bias.shape[0] == M, "vitis_ai conv2d: bias has ", bias.shape[0], " values for ", M, " outputs");
+  const int64_t OH = conv_out_extent(x.shape[2], geo.pad_top + geo.pad_bottom, w.shape[2], geo.stride_h, geo.dilation_h);
+  const int64_t OW = conv_out_extent(x.shape[3], geo.pad_left + geo.pad_right, w.shape[3], geo.stride_w, geo.dilation_w);
+  Int8Tensor y = Int8Tensor::zeros({N, M, OH, OW}, out_fix);
+  if (y.data.empty()) return y;
+  const int acc_fix = x.fix + w.fix;
+  DISCO_CHECK(acc_fix >= bias.fix, "vitis_ai conv2d: bias fix ", bias.fix, " exceeds the accumulator's ", acc_fix);
+  ConvPipeline &p = pipeline<ConvPipeline>();
+  std::lock_guard<std::mutex> lock(p.jit->mu);
+  p.x.set(view(x, {to_int(x.shape[3]), to_int(x.shape[2]), to_int(C), to_int(N)}));
+  p.w.set(view(w, {to_int(w.shape[3]), to_int(w.shape[2]), to_int(w.shape[1]), to_int(M)}));
+  p.bias.set(view(bias, {to_int(M)}));
+  p.sh.set(to_int(geo.stride_h)), p.sw.set(to_int(geo.stride_w)), p.pt.set(to_int(geo.pad_top));
+  p.pl.set(to_int(geo.pad_left)), p.dh.set(to_int(geo.dilation_h)), p.dw.set(to_int(geo.dilation_w));
+  p.m_per_group.set(to_int(M / geo.group));
+  p.bias_shift.set(acc_fix - bias.fix);
+  p.act.set(act, acc_fix - out_fix, out_fix);
+  realize(*p.jit, view(y, {to_int(OW), to_int(OH), to_int(M), to_int(N)}));
+  return y;
+}
+
+Int8Tensor gemm(const Int8Tensor &a, const Int8Tensor &w, const Int8Tensor &bias, Activation act, int out_fix) {
+  require_rank(a, 2, "gemm", "A");
+  require_rank(w, 2, "gemm", "W");
+  DISCO_CHECK(a.shape[1] == w.shape[1], "vitis_ai gemm: A has K = ", a.shape[1], ", W has ", w.shape[1]);
+  // A [M, K] is a batch of M 1x1 images with K channels; W [N, K] are 1x1 kernels.
+  Int8Tensor a4 = a, w4 = w;
+  a4.shape = {a.shape[0], a.shape[1], 1, 1};
+  w4.shape = {w.shape[0], w.shape[1], 1, 1};
+  Int8Tensor y = conv2d(a4, w4, bias, ConvGeometry{}, act, out_fix);
+  y.shape = {a.shape[0], w.shape[0]};
+  return y;
+}
+
+Int8Tensor pool2d(const Int8Tensor &x, PoolKind kind, int64_t kh, int64_t kw, const ConvGeometry &geo, int out_fix) {
+  require_rank(x, 4, "pool2d", "X");
+  DISCO_CHECK(kh >= 1 && kw >= 1 && geo.stride_h >= 1 && geo.stride_w >= 1, "vitis_ai pool2d: bad window");
+  const int64_t N = x.shape[0], C = x.shape[1];
+  const int64_t OH = conv_out_extent(x.shape[2], geo.pad_top + geo.pad_bottom, kh, geo.stride_h, 1);
+  const int64_t OW = conv_out_extent(x.shape[3], geo.pad_left + geo.pad_right, kw, geo.stride_w, 1);
+  Int8Tensor y = Int8Tensor::zeros({N, C, OH, OW}, kind == PoolKind::Max ? x.fix : out_fix);
+  if (y.data.empty()) return y;
+  PoolPipeline &p = pipeline<PoolPipeline>();
+  std::lock_guard<std::mutex> lock(p.jit->mu);
+  p.x.set(view(x, {to_int(x.shape[3]), to_int(x.shape[2]), to_int(C), to_int(N)}));
+  p.kh.set(to_int(kh)), p.kw.set(to_int(kw)), p.sh.set(to_int(geo.stride_h)), p.sw.set(to_int(geo.stride_w));
+  p.pt.set(to_int(geo.pad_top)), p.pl.set(to_int(geo.pad_left));
+  p.is_max.set(kind == PoolKind::Max ? 1 : 0);
+  p.mul.set(avg_multiplier(kh * kw));
+  p.shift.set(kAvgShift + x.fix - y.fix);
+  realize(*p.jit, view(y, {to_int(OW), to_int(OH), to_int(C), to_int(N)}));
+  return y;
+}
+
+Int8Tensor global_average_pool(const Int8Tensor &x, int out_fix) {
+  require_rank(x, 4, "global_average_pool", "X");
+  DISCO_CHECK(x.shape[2] >= 1 && x.shape[3] >= 1, "vitis_ai global_average_pool: empty image");
+  ConvGeometry geo;
+  return pool2d(x, PoolKind::Average, x.shape[2], x.shape[3], geo, out_fix);
+}
+
+Int8Tensor add(const Int8Tensor &a, const Int8Tensor &b, Activation act, int out_fix) {
+  DISCO_CHECK(a.shape == b.shape, "vitis_ai add: the inputs' shapes differ");
+  const int F = std::max(a.fix, b.fix);
+  Int8Tensor y = Int8Tensor::zeros(a.shape, out_fix);
+  if (y.data.empty()) return y;
+  AddPipeline &p = pipeline<AddPipeline>();
+  std::lock_guard<std::mutex> lock(p.jit->mu);
+  const int n = to_int(a.num_elements());
+  p.a.set(view(a, {n}));
+  p.b.set(view(b, {n}));
+  p.sa.set(F - a.fix), p.sb.set(F - b.fix);
+  p.act.set(act, F - out_fix, out_fix);
+  realize(*p.jit, view(y, {n}));
+  return y;
+}
+
+Int8Tensor concat(const std::vector<const Int8Tensor *> &xs, int axis, int out_fix) {
+  DISCO_CHECK(!xs.empty(), "vitis_ai concat: no inputs");
+  const std::vector<int64_t> &s0 = xs[0]->shape;
+  DISCO_CHECK(axis >= 0 && axis < static_cast<int>(s0.size()), "vitis_ai concat: axis ", axis, " out of range");
+  std::vector<int64_t> shape = s0;
+  shape[axis] = 0;
+  for (const Int8Tensor *x : xs) {
+    DISCO_CHECK(x->shape.size() == s0.size(), "vitis_ai concat: the inputs' ranks differ");
+    for (size_t d = 0; d < s0.size(); ++d)
+      DISCO_CHECK(static_cast<int>(d) == axis || x->shape[d] == s0[d], "vitis_ai concat: inputs differ in dim ", d);
+    shape[axis] += x->shape[axis];
+  }
+  int64_t outer = 1, inner = 1;
+  for (int d = 0; d < axis; ++d) outer *= s0[d];
+  for (size_t d = axis + 1; d < s0.size(); ++d) inner *= s0[d];
+  Int8Tensor y = Int8Tensor::zeros(shape, out_fix);
+  if (y.data.empty()) return y;
+  RequantPipeline &p = pipeline<RequantPipeline>();
+  std::lock_guard<std::mutex> lock(p.jit->mu);
+  int64_t off = 0;
+  for (const Int8Tensor *x : xs) {
+    const int64_t c = x->shape[axis];
+    if (c > 0) {
+      p.x.set(view(*x, {to_int(inner), to_int(c), to_int(outer)}));
+      p.shift.set(x->fix - out_fix);
+      p.c_off.set(to_int(off));
+      Halide::Buffer<int8_t> out = view(y, {to_int(inner), to_int(shape[axis]), to_int(outer)});
+      out.crop(1, to_int(off), to_int(c));
+      realize(*p.jit, out);
+    }
+    off += c;
+  }
+  return y;
+}
+
+Int8Tensor requantize(const Int8Tensor &x, int out_fix) {
+  Int8Tensor flat = x;
+  flat.shape = {x.num_elements()};
+  Int8Tensor y = concat({&flat}, 0, out_fix);
+  y.shape = x.shape;
+  return y;
+}
+
+Int8Tensor resize_nearest(const Int8Tensor &x, int64_t scale_h, int64_t scale_w) {
+  require_rank(x, 4, "resize_nearest", "X");
+  DISCO_CHECK(scale_h >= 1 && scale_w >= 1, "vitis_ai resize_nearest: scales must be positive integers");
+  Int8Tensor y = Int8Tensor::zeros({x.shape[0], x.shape[1], x.shape[2] * scale_h, x.shape[3] * scale_w}, x.fix);
+  if (y.data.empty()) return y;
+  ResizePipeline &p = pipeline<ResizePipeline>();
+  std::lock_guard<std::mutex> lock(p.jit->mu);
+  p.x.set(view(x, {to_int(x.shape[3]), to_int(x.shape[2]), to_int(x.shape[1]), to_int(x.shape[0])}));
+  p.sh.set(to_int(scale_h)), p.sw.set(to_int(scale_w));
+  realize(*p.jit, view(y, {to_int(y.shape[3]), to_int(y.shape[2]), to_int(y.shape[1]), to_int(y.shape[0])}));
+  return y;
+}
+
+}  // namespace disco::vitis_ai

@@ -1,0 +1,24 @@
+// The vitis_ai backend: int8 DPU regions (Xilinx Vitis AI, DPUCZDX8G).
+//
+//   vitis_ai_rules.cc    what a DPU runs, within its documented limits (dpu_limits.h)
+//   calibrate.cc         activation samples from the float model (float_reference.cc)
+//   quantize.cc          power-of-two fix positions; BatchNormalization folding
+//   region_builder.cc    a region -> a QProgram (region_program.h)
+//   int8_ops.cc          the bit-exact int8 reference executor, in Halide
+//   region_executor.cc   runs a QProgram on the host
+//   xir_emit.cc          the region as a quantized XIR graph (NAME.rN.xmodel)
+//   vart_runner.cc       runs a compiled DPU model through vart::Runner
+//   vitis_ai_backend.cc  the Backend; vitis_ai_runtime.cc its ExternKernel
+// See targets/vitis_ai/README.md.
+#pragma once
+#include <memory>
+
+#include "targets/backend.h"
+
+namespace disco {
+
+std::unique_ptr<Backend> make_vitis_ai_backend();
+// Registers "vitis_ai.region" with ExternKernelRegistry::global().
+void install_vitis_ai_runtime();
+
+}  // namespace disco

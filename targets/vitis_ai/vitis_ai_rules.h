@@ -1,0 +1,31 @@
+// What the vitis_ai backend takes: the patterns a DPU runs, each as one unit
+// of nodes (anchor first), within the documented limits of dpu_limits.h.
+// The same matcher serves the partitioner (through the SupportRules) and
+// compile(), which turns a matched unit into an int8 op.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "targets/backend.h"
+#include "targets/vitis_ai/int8_ops.h"
+
+namespace disco::vitis_ai {
+
+enum class UnitKind { Conv, Gemm, MaxPool, AvgPool, GlobalAvgPool, Add, Concat, Resize, Flatten };
+const char *unit_kind_name(UnitKind k);
+
+struct VitisUnit {
+  UnitKind kind = UnitKind::Conv;
+  std::vector<int> nodes;  // anchor first, then BatchNormalization and activation nodes
+  int batchnorm = -1;      // a BatchNormalization folded into the conv's weights, or -1
+  Activation act;          // applied before the output is rounded
+  double leaky_alpha = 0;  // LeakyRelu's float alpha (act.leaky_num is its 1/256 approximation)
+  int output = -1;         // the value the unit writes (its last node's output)
+};
+
+// The unit anchored at `node`, or nullopt with `*why` naming the limit at fault.
+std::optional<VitisUnit> match_vitis_unit(const MatchContext &ctx, int node, std::string *why);
+std::vector<SupportRule> vitis_ai_rules();
+
+}  // namespace disco::vitis_ai

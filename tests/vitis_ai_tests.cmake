@@ -1,0 +1,5 @@
+# The vitis_ai backend's tests (included from tests/CMakeLists.txt). The XIR
+# and VART tests need libxir/libvart; without them they skip with a message.
+disco_test(vitis_ai_int8_ops_test disco_target_vitis_ai)
+disco_test(vitis_ai_backend_test disco_targets disco_test_support disco_model_files)
+disco_test(vitis_ai_models_test disco_targets disco_test_support disco_model_files)
