@@ -63,11 +63,14 @@ class VitisAiBackend : public Backend {
       const XirRegion xr = xir_region(g, *built, calib, file);
       why = validate_for_xir(xr);
       if (why.empty()) {
-        emit_xmodel(xr, b.dir() + "/" + file);
-        xmodel = file;
-      } else {
-        built.reset();
+        try {
+          emit_xmodel(xr, b.dir() + "/" + file);  // checks XIR's inferred shapes against disco's
+          xmodel = file;
+        } catch (const Error &e) {
+          why = e.what();
+        }
       }
+      if (xmodel.empty()) built.reset();
     }
     if (!built) {
       b.progress("vitis_ai: region " + rname + " falls back to the host: " + why);
