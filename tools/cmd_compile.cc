@@ -23,7 +23,8 @@ const char *kCompileHelp =
     "\n"
     "  -o, --output OUTDIR/NAME  where to write; NAME must be a C identifier (it prefixes every symbol)\n"
     "  --target T                host (default: this machine) or a Halide target string, e.g.\n"
-    "                            x86-64-linux-avx2, x86-64-linux-avx512\n"
+    "                            x86-64-linux-avx2, x86-64-linux-avx512; cuda70, cuda80, cuda86 (CUDA\n"
+    "                            kernels, run where an NVIDIA GPU is present), opencl\n"
     "  --targets B1,B2,...       backends; only host is supported for AOT libraries (the default)\n"
     "  --hint SYM=VALUE          a likely value of a symbolic dim: kernels get a specialized branch\n"
     "  --quiet                   print only errors\n";

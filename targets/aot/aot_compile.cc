@@ -11,6 +11,7 @@
 #include "targets/aot/driver_gen.h"
 #include "targets/aot/header_gen.h"
 #include "targets/compile_model.h"
+#include "targets/gpu/gpu_target.h"
 #include "targets/host/host_codegen.h"
 
 namespace disco::aot {
@@ -68,18 +69,21 @@ std::string size_text(int64_t bytes) {
 AotResult compile_aot(const AotOptions &opts) {
   DISCO_CHECK(is_c_identifier(opts.name), "library name '", opts.name,
               "' must be a C identifier (letters, digits, '_'; not starting with a digit): it prefixes every symbol");
+  // cuda, cuda80, opencl...: the Halide target, and the GPU backend whose kernels it runs.
+  const std::string expanded = expand_gpu_target(opts.target);
+  const std::string gpu = gpu_api_of(expanded);
   for (const auto &b : opts.backends)
-    DISCO_CHECK(b == "host", "AOT libraries hold Halide kernels only; backend '", b,
+    DISCO_CHECK(b == "host" || b == gpu, "AOT libraries hold Halide kernels only; backend '", b,
                 "' is not supported by disco compile yet (use --targets host, or disco run for ", b, ")");
-  const std::string target = parse_target(opts.target).to_string();  // a bad target fails before any work
+  const std::string target = parse_target(expanded).to_string();  // a bad target fails before any work
   auto progress = [&](const std::string &line) {
     if (opts.progress) opts.progress(line);
   };
   progress("parsing " + opts.model);
   ModelSource src = load_model_source(opts.model);
   CompileOptions co;
-  co.target = opts.target;
-  co.backends = {"host"};
+  co.target = expanded;
+  co.backends = {gpu.empty() ? "host" : gpu};
   co.hints = opts.hints;
   co.use_cache = false;
   co.keep_objects = true;
@@ -92,7 +96,7 @@ AotResult compile_aot(const AotOptions &opts) {
   HeaderInfo info{opts.name, fs::path(opts.model).filename().string(), target};
   write_text(dir + "/" + header, header_source(m.plan, info));
   progress("generating the driver (" + std::to_string(m.plan.steps.size()) + " steps)");
-  write_text(dir + "/" + opts.name + "_driver.c", driver_source(m.plan, opts.name, header));
+  write_text(dir + "/" + opts.name + "_driver.c", driver_source(m.plan, opts.name, header, gpu));
   progress("compiling the driver");
   run_tool({"cc", "-std=gnu11", "-O2", "-fPIC", "-c", opts.name + "_driver.c", "-o", opts.name + "_driver.o"}, dir);
   std::vector<std::string> members = {opts.name + "_driver.o"};

@@ -15,8 +15,11 @@ void check_plan_supported(const Plan &plan);
 
 // `name`: the C prefix of every exported symbol; `header`: the file the
 // driver includes ("NAME.h"); constants, if the plan has them, are the bytes
-// at symbol NAME__disco_constants (constants_asm()).
-std::string driver_source(const Plan &plan, const std::string &name, const std::string &header);
+// at symbol NAME__disco_constants (constants_asm()). `gpu_api` ("cuda",
+// "opencl"): the kernels run on a GPU; the driver moves outputs back to the
+// host, frees the device memory, and without a CUDA driver fails cleanly.
+std::string driver_source(const Plan &plan, const std::string &name, const std::string &header,
+                          const std::string &gpu_api = "");
 
 // Assembly embedding `file` (relative to the assembler's folder) as NAME__disco_constants.
 std::string constants_asm(const std::string &name, const std::string &file);

@@ -267,7 +267,7 @@ class GpuScheduler {
     Func partial = f.update(0).rfactor(ri, u);
     Var blk = fuse_range(f.update(0), kept, 0, kept.size());
     f.update(0).gpu_blocks(blk);
-    partial.compute_at(LoopLevel(f, blk, 1)).gpu_threads(u);
+    partial.compute_at(f, blk).gpu_threads(u);
     partial.update(0).gpu_threads(u);
   }
 

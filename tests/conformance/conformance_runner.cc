@@ -27,6 +27,7 @@
 #include "frontend/onnx_importer.h"
 #include "runtime/executor.h"
 #include "targets/backend.h"
+#include "targets/gpu/gpu_target.h"
 #include "targets/session.h"
 #include "tests/conformance/scope.h"
 
@@ -42,10 +43,10 @@ const char *kHelp =
     "  --data DIR           test folder (default /usr/share/libonnx-testdata/data/node)\n"
     "  --expected FILE      expected-failures file: lines 'TEST MODE REASON'\n"
     "  --write-expected     rewrite FILE's lines for this mode from this run's failures\n"
-    "  --filter TEXT        only tests whose name contains TEXT\n"
+    "  --filter TEXT[,TEXT] only tests whose name contains one of the TEXTs\n"
     "  --jobs N             parallel test processes (default: number of cores)\n"
     "  --timeout S          seconds per test before it counts as hung (default 300)\n"
-    "  --target T           Halide target (default host)\n"
+    "  --target T           host (default), opencl, cuda or a Halide target string\n"
     "  --targets B1,B2,...  backends in priority order (default host), e.g. onednn,host\n"
     "  --verbose            print every test's result\n";
 
@@ -276,11 +277,23 @@ Expected read_expected(const std::string &path, const std::string &mode) {
   return e;
 }
 
+// --filter a,b,c: tests whose name contains any of them.
+bool matches_filter(const std::string &name, const std::string &filter) {
+  if (filter.empty()) return true;
+  for (size_t start = 0;;) {
+    const size_t comma = filter.find(',', start);
+    const std::string part = filter.substr(start, comma == std::string::npos ? comma : comma - start);
+    if (!part.empty() && name.find(part) != std::string::npos) return true;
+    if (comma == std::string::npos) return false;
+    start = comma + 1;
+  }
+}
+
 int main_impl(int argc, char **argv) {
   std::string mode, data = "/usr/share/libonnx-testdata/data/node", expected, filter, target = "host",
               backends = "host";
   int jobs = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)), timeout = 300;
-  bool write_expected = false, verbose = false;
+  bool write_expected = false, verbose = false, backends_given = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&]() -> std::string {
@@ -295,7 +308,7 @@ int main_impl(int argc, char **argv) {
     else if (a == "--expected") expected = value();
     else if (a == "--filter") filter = value();
     else if (a == "--target") target = value();
-    else if (a == "--targets") backends = value();
+    else if (a == "--targets") backends = value(), backends_given = true;
     else if (a == "--jobs") jobs = std::max(1, std::stoi(value()));
     else if (a == "--timeout") timeout = std::max(1, std::stoi(value()));
     else if (a == "--write-expected") write_expected = true;
@@ -309,10 +322,11 @@ int main_impl(int argc, char **argv) {
   }
   std::vector<std::string> names;
   for (const auto &n : list_dir(data, "test_"))
-    if (filter.empty() || n.find(filter) != std::string::npos) names.push_back(n);
+    if (matches_filter(n, filter)) names.push_back(n);
 
   CompileOptions base;
-  base.target = target;
+  base.target = expand_gpu_target(target);  // opencl, cuda: their backend unless --targets says otherwise
+  if (!backends_given && !gpu_api_of(base.target).empty()) backends = gpu_api_of(base.target);
   base.backends.clear();
   for (size_t start = 0;;) {
     const size_t comma = backends.find(',', start);
