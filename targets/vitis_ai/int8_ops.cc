@@ -98,7 +98,7 @@ struct ActivationParams {
 struct ConvPipeline {
   ImageParam x{Int(8), 4, "x"}, w{Int(8), 4, "w"}, bias{Int(8), 1, "bias"};
   Param<int> sh{"sh"}, sw{"sw"}, pt{"pt"}, pl{"pl"}, dh{"dh"}, dw{"dw"}, m_per_group{"m_per_group"},
-      bias_shift{"bias_shift"};
+      bias_shift{"bias_shift"}, grouped{"grouped"};
   ActivationParams act;
   std::unique_ptr<Jit> jit;
 
@@ -106,7 +106,9 @@ struct ConvPipeline {
     Var ox("ox"), oy("oy"), m("m"), n("n");
     Func xpad = BoundaryConditions::constant_exterior(x, cast<int8_t>(0));
     RDom r(0, w.dim(0).extent(), 0, w.dim(1).extent(), 0, w.dim(2).extent());
-    Expr cin = (clamp(m, 0, w.dim(3).extent() - 1) / m_per_group) * w.dim(2).extent() + r.z;
+    // Without groups every lane of the vectorized m reads the same input
+    // channel: the specialization below turns the gather into a broadcast.
+    Expr cin = select(grouped != 0, (clamp(m, 0, w.dim(3).extent() - 1) / m_per_group) * w.dim(2).extent() + r.z, r.z);
     Func wt("wt");
     // Channel tiles of 16 may overhang M; the extra lanes read clamped
     // weights and are never stored.
@@ -128,6 +130,7 @@ struct ConvPipeline {
     out.split(m, mo, mi, 16, TailStrategy::GuardWithIf).reorder(mi, ox, oy, mo, n).fuse(mo, n, t).parallel(t);
     acc.compute_at(out, oy).reorder_storage(m, ox, oy, n).reorder(m, ox, oy, n).vectorize(m, 16);
     acc.update().reorder(m, r.x, r.y, r.z, ox, oy, n).vectorize(m, 16);
+    acc.update().specialize(grouped == 0);
     jit = std::make_unique<Jit>(out);
   }
 };
@@ -253,6 +256,7 @@ Int8Tensor conv2d(const Int8Tensor &x, const Int8Tensor &w, const Int8Tensor &bi
   p.sh.set(to_int(geo.stride_h)), p.sw.set(to_int(geo.stride_w)), p.pt.set(to_int(geo.pad_top));
   p.pl.set(to_int(geo.pad_left)), p.dh.set(to_int(geo.dilation_h)), p.dw.set(to_int(geo.dilation_w));
   p.m_per_group.set(to_int(M / geo.group));
+  p.grouped.set(geo.group > 1 ? 1 : 0);
   p.bias_shift.set(acc_fix - bias.fix);
   p.act.set(act, acc_fix - out_fix, out_fix);
   realize(*p.jit, view(y, {to_int(OW), to_int(OH), to_int(M), to_int(N)}));
