@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 
 #include "frontend/graph_builder.h"
@@ -190,6 +191,57 @@ TEST(VitisAiBackend, RunsASmallNetWithinOneQuantizationStepOfTheFloatResult) {
     const float step = std::ldexp(1.0f, -static_cast<int>(std::floor(std::log2(127.0 / std::max(best, 1e-3f)))));
     EXPECT_LE(std::fabs(got - best), step) << "channel " << m;
   }
+}
+
+// Depthwise conv + LeakyRelu, concat, padded average pool, nearest resize,
+// grouped-free 1x1 conv + Relu6, Gemm: one vitis_ai region whose int8 result
+// stays within 5% (relative L2) of the host's float result.
+TEST(VitisAiBackend, MixedDpuOpsRunInOneRegionCloseToTheFloatResult) {
+  auto build = [] {
+    GraphBuilder b;
+    auto x = b.input("x", DType::F32, {sym("n"), 4, 8, 8});
+    auto dw = b.op("Conv", {x, b.constant("dw_w", f32({4, 1, 3, 3}, 11, 0.5f)), b.constant("dw_b", f32({4}, 12, 0.1f))},
+                   {{"group", attr_int(4)}, {"pads", attr_ints({1, 1, 1, 1})}, {"strides", attr_ints({1, 1})}});
+    auto leaky = b.op("LeakyRelu", {dw}, {{"alpha", attr_float(0.1f)}});
+    auto cat = b.op("Concat", {leaky, x}, {{"axis", attr_int(1)}});
+    auto pool = b.op("AveragePool", {cat}, {{"kernel_shape", attr_ints({3, 3})}, {"strides", attr_ints({2, 2})},
+                                            {"pads", attr_ints({1, 1, 1, 1})}, {"count_include_pad", attr_int(1)}});
+    TensorData scales(DType::F32, {4});
+    const float sc[4] = {1, 1, 2, 2};
+    for (int i = 0; i < 4; ++i) scales.mutable_as<float>()[i] = sc[i];
+    auto up = b.op("Resize", {pool, "", b.constant("scales", scales)},
+                   {{"mode", attr_string("nearest")}, {"coordinate_transformation_mode", attr_string("asymmetric")},
+                    {"nearest_mode", attr_string("floor")}});
+    auto c = b.op("Conv", {up, b.constant("w", f32({6, 8, 1, 1}, 13, 0.5f)), b.constant("b", f32({6}, 14, 0.2f))});
+    auto r6 = b.op("Clip", {c, b.constant("lo", TensorData::scalar_f32(0)), b.constant("hi", TensorData::scalar_f32(6))});
+    auto gap = b.op("Flatten", {b.op("GlobalAveragePool", {r6})}, {{"axis", attr_int(1)}});
+    b.output(b.op("Gemm", {gap, b.constant("fc", f32({5, 6}, 15, 0.5f)), b.constant("fcb", f32({5}, 16, 0.1f))},
+                  {{"transB", attr_int(1)}}));
+    return b.build();
+  };
+  Session q(build(), "mixed_q", "", vitis_options());
+  CompileOptions host = vitis_options();
+  host.backends = {"host"};
+  Session f(build(), "mixed_f", "", host);
+  int regions = 0;
+  for (const auto &st : q.last_compile().plan.steps) regions += st.extern_call == "vitis_ai.region";
+  EXPECT_EQ(regions, 1);
+  TensorData x(DType::F32, {16, 4, 8, 8});
+  uint32_t seed = 5;
+  for (int64_t i = 0; i < x.num_elements(); ++i) {
+    seed = seed * 1664525u + 1013904223u;
+    x.mutable_as<float>()[i] = static_cast<float>(seed >> 8) / 16777216.0f * 4 - 2;
+  }
+  const TensorData got = q.run({x})[0], want = f.run({x})[0];
+  ASSERT_EQ(got.shape, (std::vector<int64_t>{16, 5}));
+  double num = 0, den = 0;
+  for (int64_t i = 0; i < want.num_elements(); ++i) {
+    const double d = double(got.as<float>()[i]) - want.as<float>()[i];
+    num += d * d, den += double(want.as<float>()[i]) * want.as<float>()[i];
+  }
+  const double err = std::sqrt(num / den);
+  std::printf("mixed ops: relative L2 error %.4f\n", err);
+  EXPECT_LE(err, 0.05);
 }
 
 // A Sigmoid on the host feeds a conv: the float reference cannot compute

@@ -14,7 +14,9 @@
 #include "frontend/graph_builder.h"
 #include "runtime/extern_kernel.h"
 #include "targets/compile_model.h"
+#include "frontend/errors.h"
 #include "targets/vitis_ai/region_program.h"
+#include "targets/vitis_ai/xir_emit.h"
 #include "tests/support/model_files.h"
 #include "tests/support/tensors.h"
 #if DISCO_VITIS_AI_XIR
@@ -146,7 +148,8 @@ Graph mixed_graph() {
   auto cat = b.op("Concat", {leaky, x}, {{"axis", attr_int(1)}});
   auto pool = b.op("AveragePool", {cat}, {{"kernel_shape", attr_ints({2, 2})}, {"strides", attr_ints({2, 2})}});
   TensorData scales(DType::F32, {4});
-  for (int i = 0; i < 4; ++i) scales.mutable_as<float>()[i] = i < 2 ? 1.0f : 2.0f;
+  const float scale[4] = {1, 1, 2, 3};  // H x2, W x3
+  for (int i = 0; i < 4; ++i) scales.mutable_as<float>()[i] = scale[i];
   auto up = b.op("Resize", {pool, "", b.constant("scales", scales)},
                  {{"mode", attr_string("nearest")}, {"coordinate_transformation_mode", attr_string("asymmetric")},
                   {"nearest_mode", attr_string("floor")}});
@@ -173,9 +176,52 @@ TEST(VitisAiXir, DepthwiseConcatPoolResizeAndActivationsBecomeXirOps) {
     if (op->get_type() == "depthwise-conv2d") EXPECT_EQ(shape_of(op->get_input_op("weights")), (Ints{1, 3, 3, 4}));
     if (op->get_type() == "leaky-relu") EXPECT_FLOAT_EQ(op->get_attr<float>("alpha"), 26.0f / 256);
     if (op->get_type() == "concat") EXPECT_EQ(shape_of(op), (Ints{1, 8, 8, 8}));
-    if (op->get_type() == "resize") EXPECT_EQ(shape_of(op), (Ints{1, 8, 8, 8}));
-    if (op->get_type() == "relu6") EXPECT_EQ(shape_of(op), (Ints{1, 8, 8, 6}));
+    if (op->get_type() == "resize") EXPECT_EQ(shape_of(op), (Ints{1, 8, 12, 8}));
+    if (op->get_type() == "relu6") EXPECT_EQ(shape_of(op), (Ints{1, 8, 12, 6}));
   }
+}
+
+// Invalid regions are caught before libxir sees them (libxir would abort):
+// validate_for_xir names the fault and emit_xmodel throws disco::Error.
+TEST(VitisAiXir, InvalidRegionsAreRejectedBeforeLibxirIsCalled) {
+  vitis_ai::QProgram p;
+  p.num_inputs = 1;
+  p.fix = {5, 4};
+  vitis_ai::QOp conv;
+  conv.kind = vitis_ai::UnitKind::Conv;
+  conv.label = "Conv_0";
+  conv.in = {0};
+  conv.out = 1;
+  conv.consts = {1, -1};
+  conv.geom = {1, 1, 0, 0, 0, 0, 1, 1, 1};
+  p.ops = {conv};
+  std::vector<float> w(8 * 4 * 3 * 3, 0.25f);
+  vitis_ai::XirRegion r;
+  r.name = "bad";
+  r.program = &p;
+  r.slot_names = {"x", "y"};
+  r.constant = [&](int) { return vitis_ai::ConstView{w.data(), {8, 4, 3, 3}}; };
+  const std::string file = ::testing::TempDir() + "/bad.xmodel";
+
+  r.shapes = {{1, 3, 6, 6}, {1, 8, 4, 4}};  // X has 3 channels, W expects 4
+  EXPECT_NE(vitis_ai::validate_for_xir(r).find("do not fit"), std::string::npos) << vitis_ai::validate_for_xir(r);
+  EXPECT_THROW(vitis_ai::emit_xmodel(r, file), Error);
+
+  r.shapes = {{1, 4, 6, 6}, {1, 8, 5, 5}};  // a 3x3 valid conv of 6x6 gives 4x4
+  EXPECT_NE(vitis_ai::validate_for_xir(r).find("do not fit"), std::string::npos);
+  EXPECT_THROW(vitis_ai::emit_xmodel(r, file), Error);
+
+  r.shapes = {{}, {1, 8, 4, 4}};  // no static shape
+  EXPECT_NE(vitis_ai::validate_for_xir(r).find("no static shape"), std::string::npos);
+
+  r.shapes = {{1, 4, 6, 6}, {1, 8, 4, 4}};
+  p.ops[0].in = {1};  // reads the slot it writes
+  EXPECT_NE(vitis_ai::validate_for_xir(r).find("unwritten slot"), std::string::npos);
+
+  p.ops[0].in = {0};
+  EXPECT_EQ(vitis_ai::validate_for_xir(r), "") << "the fixed-up region is valid";
+  vitis_ai::emit_xmodel(r, file);
+  EXPECT_EQ(op_counts(*xir::Graph::deserialize(file))["conv2d"], 1);
 }
 
 TEST(VitisAiXir, XirDumpTxtReadsTheEmittedModel) {
