@@ -90,7 +90,8 @@ class KernelLibrary {
     if (auto set = reinterpret_cast<SetHandler>(dlsym(handle_, "halide_set_error_handler"))) set(capture_halide_error);
     using SetParFor = halide_do_par_for_t (*)(halide_do_par_for_t);
     if (auto set = reinterpret_cast<SetParFor>(dlsym(handle_, "halide_set_custom_do_par_for"))) set(openmp_do_par_for);
-    if (dlsym(handle_, "halide_opencl_device_interface") || dlsym(handle_, "halide_cuda_device_interface")) {
+    cuda_ = dlsym(handle_, "halide_cuda_device_interface") != nullptr;
+    if (dlsym(handle_, "halide_opencl_device_interface") || cuda_) {
       copy_to_host_ = reinterpret_cast<BufferFn>(dlsym(handle_, "halide_copy_to_host"));
       device_free_ = reinterpret_cast<BufferFn>(dlsym(handle_, "halide_device_free"));
     }
@@ -106,6 +107,17 @@ class KernelLibrary {
   // GPU kernels leave their outputs on the device; the runtime's copies and
   // frees are looked up once (absent from libraries without a GPU runtime).
   bool has_device() const { return copy_to_host_ && device_free_; }
+  // Without a CUDA driver Halide's message lists every missing function: say it once, plainly.
+  void check_cuda_driver() const {
+    if (!cuda_) return;
+    static const bool present = [] {
+      void *h = dlopen("libcuda.so", RTLD_LAZY);
+      if (!h) h = dlopen("libcuda.so.1", RTLD_LAZY);
+      return h != nullptr;
+    }();
+    DISCO_CHECK(present, "no usable GPU: this model's kernels run with CUDA, and the CUDA driver (libcuda.so) "
+                         "cannot be loaded");
+  }
   void copy_to_host(halide_buffer_t *b) const {
     if (!b->device_dirty()) return;
     const int rc = copy_to_host_(nullptr, b);
@@ -123,6 +135,7 @@ class KernelLibrary {
   using BufferFn = int (*)(void *, halide_buffer_t *);
   void *handle_ = nullptr;
   BufferFn copy_to_host_ = nullptr, device_free_ = nullptr;
+  bool cuda_ = false;
 };
 
 // Device buffers live for one run: freed on every exit, errors included.
@@ -245,6 +258,7 @@ void Executor::run(const std::vector<TensorData> &inputs, std::vector<TensorData
   symbols_ = bind_symbols(plan_.inputs, shapes, dtypes, plan_.checks);
   arena_active_ = plan_arena(symbols_);
 
+  if (lib_) lib_->check_cuda_driver();
   std::vector<RuntimeBuffer> bufs(plan_.buffers.size());
   const DeviceBufferScope device_scope{lib_.get(), &bufs};
   const bool device = lib_ && lib_->has_device();
