@@ -1,6 +1,7 @@
 #include "runtime/child_executor.h"
 
 #include <dlfcn.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/stat.h>
@@ -41,6 +42,22 @@ std::string one_line(std::string s) {
 
 std::string in_file(const std::string &dir, size_t i) { return dir + "/in" + std::to_string(i) + ".npy"; }
 std::string out_file(const std::string &dir, size_t i) { return dir + "/out" + std::to_string(i) + ".npy"; }
+
+// Writes all of `msg`; false when the reader is gone. SIGPIPE is blocked for
+// the write and a pending one consumed, so a dead child cannot kill this process.
+bool write_all(int fd, const std::string &msg) {
+  sigset_t pipe_set, old;
+  sigemptyset(&pipe_set);
+  sigaddset(&pipe_set, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+  const bool ok = write(fd, msg.data(), msg.size()) == static_cast<ssize_t>(msg.size());
+  if (!ok) {
+    const timespec zero{0, 0};
+    sigtimedwait(&pipe_set, nullptr, &zero);
+  }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  return ok;
+}
 
 bool file_exists(const std::string &p) {
   struct stat st;
@@ -100,19 +117,26 @@ ChildExecutor::ChildExecutor(const Plan &plan, const std::string &dir)
   to_child_ = in[1];
   from_child_ = out[0];
   if (rc != 0) {
-    std::filesystem::remove_all(work_dir_);
-    close(to_child_);
-    close(from_child_);
+    shut_down();
     fail("cannot start '", exe, "': ", std::strerror(rc));
   }
   pid_ = pid;
-  request("hello");
+  try {
+    request("hello");  // the child loads the plan and its library now: errors surface here
+  } catch (...) {
+    shut_down();
+    throw;
+  }
 }
 
-ChildExecutor::~ChildExecutor() {
+ChildExecutor::~ChildExecutor() { shut_down(); }
+
+void ChildExecutor::shut_down() {
   if (to_child_ >= 0) close(to_child_);  // end of input: the child exits
   if (from_child_ >= 0) close(from_child_);
+  to_child_ = from_child_ = -1;
   if (pid_ > 0) waitpid(pid_, nullptr, 0);
+  pid_ = -1;
   std::error_code ec;
   std::filesystem::remove_all(work_dir_, ec);
 }
@@ -120,17 +144,19 @@ ChildExecutor::~ChildExecutor() {
 std::vector<std::string> ChildExecutor::request(const std::string &line) {
   DISCO_CHECK(pid_ > 0, "model '", plan_name_, "': its disco-exec process has ended");
   const std::string msg = line + "\n";
-  DISCO_CHECK(write(to_child_, msg.data(), msg.size()) == static_cast<ssize_t>(msg.size()),
-              "model '", plan_name_, "': cannot talk to disco-exec");
+  bool alive = write_all(to_child_, msg);
   std::string reply;
   char c;
-  while (true) {
+  while (alive) {
     const ssize_t n = read(from_child_, &c, 1);
     if (n == 1 && c == '\n') break;
     if (n == 1) {
       reply += c;
       continue;
     }
+    alive = false;
+  }
+  if (!alive) {
     int status = 0;
     waitpid(pid_, &status, 0);
     pid_ = -1;

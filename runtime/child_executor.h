@@ -36,6 +36,7 @@ class ChildExecutor {
  private:
   // Sends one command line; returns the reply's fields after "ok", or throws the child's error.
   std::vector<std::string> request(const std::string &line);
+  void shut_down();  // closes the pipes, waits for the child, removes the folder
 
   std::string plan_name_, work_dir_;
   size_t num_outputs_ = 0;
