@@ -59,6 +59,21 @@ bool write_all(int fd, const std::string &msg) {
   return ok;
 }
 
+// .npy has no bfloat16: such tensors travel as their uint16 bits and get
+// their dtype back from the plan on the other side.
+void write_tensor(const std::string &path, const TensorData &t) {
+  if (t.dtype != DType::BF16) return write_npy(path, t);
+  TensorData bits = t;
+  bits.dtype = DType::U16;
+  write_npy(path, bits);
+}
+
+TensorData read_tensor(const std::string &path, DType expected) {
+  TensorData t = read_npy(path);
+  if (expected == DType::BF16 && t.dtype == DType::U16) t.dtype = DType::BF16;
+  return t;
+}
+
 bool file_exists(const std::string &p) {
   struct stat st;
   return stat(p.c_str(), &st) == 0;
@@ -93,6 +108,7 @@ std::string disco_exec_path() {
 
 ChildExecutor::ChildExecutor(const Plan &plan, const std::string &dir)
     : plan_name_(plan.name), num_outputs_(plan.output_buffers.size()) {
+  for (int b : plan.output_buffers) output_dtypes_.push_back(plan.buffers[b].dtype);
   const char *tmp = std::getenv("TMPDIR");
   std::string work = std::string(tmp && *tmp ? tmp : "/tmp") + "/disco-exec-XXXXXX";
   DISCO_CHECK(mkdtemp(work.data()), "cannot create a temporary folder for disco-exec");
@@ -174,12 +190,12 @@ std::vector<std::string> ChildExecutor::request(const std::string &line) {
 
 void ChildExecutor::run(const std::vector<TensorData> &inputs, std::vector<TensorData> &outputs,
                         SymbolValues *symbols) {
-  for (size_t i = 0; i < inputs.size(); ++i) write_npy(in_file(work_dir_, i), inputs[i]);
+  for (size_t i = 0; i < inputs.size(); ++i) write_tensor(in_file(work_dir_, i), inputs[i]);
   auto fields = request("run\t" + std::to_string(inputs.size()));
   symbols->clear();
   for (size_t i = 0; i + 1 < fields.size(); i += 2) (*symbols)[fields[i]] = std::stoll(fields[i + 1]);
   outputs.resize(num_outputs_);
-  for (size_t i = 0; i < num_outputs_; ++i) outputs[i] = read_npy(out_file(work_dir_, i));
+  for (size_t i = 0; i < num_outputs_; ++i) outputs[i] = read_tensor(out_file(work_dir_, i), output_dtypes_[i]);
 }
 
 void ChildExecutor::set_num_threads(int n) { request("threads\t" + std::to_string(n)); }
@@ -202,9 +218,11 @@ int serve_plan(const std::string &plan_file, const std::string &lib_dir, const s
       if (!exec) exec = std::make_unique<Executor>(Plan::load(plan_file), lib_dir, /*allow_child=*/false);
       if (cmd[0] == "run") {
         std::vector<TensorData> inputs, outputs;
-        for (size_t i = 0, n = std::stoul(cmd.at(1)); i < n; ++i) inputs.push_back(read_npy(in_file(work_dir, i)));
+        const auto &specs = exec->plan().inputs;
+        for (size_t i = 0, n = std::stoul(cmd.at(1)); i < n; ++i)
+          inputs.push_back(read_tensor(in_file(work_dir, i), i < specs.size() ? specs[i].dtype : DType::Undefined));
         exec->run(inputs, outputs);
-        for (size_t i = 0; i < outputs.size(); ++i) write_npy(out_file(work_dir, i), outputs[i]);
+        for (size_t i = 0; i < outputs.size(); ++i) write_tensor(out_file(work_dir, i), outputs[i]);
         for (const auto &[s, v] : exec->last_symbols()) reply += "\t" + one_line(s) + "\t" + std::to_string(v);
       } else if (cmd[0] == "threads") {
         exec->set_num_threads(std::stoi(cmd.at(1)));

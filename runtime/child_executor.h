@@ -40,6 +40,7 @@ class ChildExecutor {
 
   std::string plan_name_, work_dir_;
   size_t num_outputs_ = 0;
+  std::vector<DType> output_dtypes_;
   int pid_ = -1, to_child_ = -1, from_child_ = -1;
 };
 

@@ -11,17 +11,38 @@ namespace disco {
 
 namespace {
 
+// What OpenCL kernels cannot do correctly here; the host backend takes it.
+bool opencl_can_run(const MatchContext &ctx, const Node &n, std::string *why) {
+  std::vector<int> values = n.inputs;
+  values.insert(values.end(), n.outputs.begin(), n.outputs.end());
+  for (int vid : values) {
+    const DType t = vid >= 0 ? ctx.value(vid).dtype : DType::Undefined;
+    if (t == DType::F16 || t == DType::BF16) {
+      *why = "float16/bfloat16 need the OpenCL half type (cl_khr_fp16), which PoCL's CPU device lacks";
+      return false;
+    }
+  }
+  // Halide 14 emits OpenCL's round(), which rounds halves away from zero; ONNX rounds them to even.
+  if (n.op_type == "Round" || n.op_type == "GridSample") {
+    *why = "Halide's OpenCL round() rounds halves away from zero, ONNX to even";
+    return false;
+  }
+  return true;
+}
+
 class GpuBackend : public Backend {
  public:
   GpuBackend(std::string name, Halide::Target::Feature api) : name_(std::move(name)), api_(api) {}
   std::string name() const override { return name_; }
   std::vector<SupportRule> rules() const override {
-    return {{"lowerable", {}, [](const MatchContext &ctx, int node, std::string *why) -> std::vector<int> {
+    const bool opencl = api_ == Halide::Target::OpenCL;
+    return {{"lowerable", {}, [opencl](const MatchContext &ctx, int node, std::string *why) -> std::vector<int> {
                const Node &n = ctx.node(node);
                if (!OpRegistry::global().find(n.domain, n.op_type, n.opset)) {
                  *why = "no lowering for this op and opset";
                  return {};
                }
+               if (opencl && !opencl_can_run(ctx, n, why)) return {};
                return {node};
              }}};
   }
