@@ -1,5 +1,7 @@
 #include "runtime/openmp_par_for.h"
 
+#include "runtime/openmp_wait_policy.h"
+
 #include <omp.h>
 
 #include <algorithm>
@@ -13,7 +15,10 @@ std::atomic<int> g_threads{0};
 
 }  // namespace
 
-void set_openmp_par_for_threads(int n) { g_threads.store(std::max(n, 0)); }
+void set_openmp_par_for_threads(int n) {
+  (void)openmp_passive_by_default();  // links the start-up setting in with the pool
+  g_threads.store(std::max(n, 0));
+}
 
 int openmp_do_par_for(void *user_context, halide_task_t task, int min, int size, uint8_t *closure) {
   const int wanted = g_threads.load(std::memory_order_relaxed);

@@ -2,12 +2,15 @@
 // every task runs once, on as many OpenMP threads as asked for, and a failing
 // task's code comes back.
 #include "runtime/openmp_par_for.h"
+#include "runtime/openmp_wait_policy.h"
 
 #include <gtest/gtest.h>
 #include <omp.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <mutex>
+#include <string>
 #include <set>
 #include <vector>
 
@@ -67,6 +70,18 @@ TEST(OpenmpParFor, NestedLoopsRunSeriallyInsideTheTeam) {
     EXPECT_EQ(inner[t].threads.size(), 1u);  // no second team inside the first
   }
   set_openmp_par_for_threads(0);
+}
+
+TEST(OpenmpWaitPolicy, ThreadsSleepAtBarriersByDefault) {
+  if (std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT"))
+    GTEST_SKIP() << "the environment chooses OpenMP's wait policy";
+  if (!std::getenv("_")) GTEST_SKIP() << "no \"_\" in the environment to carry the setting at start-up";
+  EXPECT_TRUE(openmp_passive_by_default());
+  ::testing::internal::CaptureStderr();
+  omp_display_env(1);
+  const std::string text = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(text.find("GOMP_SPINCOUNT = '0'"), std::string::npos) << text;
+  EXPECT_NE(std::string(std::getenv("_")), "OMP_WAIT_POLICY=PASSIVE") << "the borrowed slot is given back";
 }
 
 }  // namespace
