@@ -32,6 +32,35 @@ struct Sweep {
   double min_bytes_per_element = 0;  // memory-bound models: bytes moved per input element, at least
 };
 
+// CPU time the kernel counted for niced processes and for the hypervisor
+// (steal), against all CPU time: the harness and its peer run at nice 0, so
+// this is other work that took cores from the timed runs.
+struct CpuClock {
+  double nice = 0, steal = 0, total = 0;
+};
+
+CpuClock cpu_clock() {
+  std::ifstream f("/proc/stat");
+  std::string cpu;
+  double v[8] = {};  // user nice system idle iowait irq softirq steal
+  f >> cpu;
+  for (double &x : v) f >> x;
+  CpuClock c;
+  c.nice = v[1];
+  c.steal = v[7];
+  for (double x : v) c.total += x;
+  return c;
+}
+
+std::string other_load_note(const CpuClock &a, const CpuClock &b) {
+  const double total = b.total - a.total;
+  if (total <= 0) return "";
+  char text[160];
+  std::snprintf(text, sizeof text, "Other load during the run: niced processes %.0f%%, hypervisor steal %.0f%% of CPU time.",
+                100 * (b.nice - a.nice) / total, 100 * (b.steal - a.steal) / total);
+  return text;
+}
+
 // Runs per interleaved block (see the timing loop).
 constexpr int kBlock = 5;
 
@@ -187,6 +216,7 @@ int main(int argc, char **argv) {
     disco::CompileOptions base;
     base.backends = disco::parse_backend_list(targets);
 
+    const CpuClock start_clock = cpu_clock();
     std::ostringstream md;
     std::map<int, double> bandwidth;
     md << "Memory bandwidth (STREAM copy):";
@@ -266,6 +296,9 @@ int main(int argc, char **argv) {
         }
       }
     }
+    const std::string load = other_load_note(start_clock, cpu_clock());
+    md << "\n" << load << "\n";
+    std::printf("\n%s\n", load.c_str());
     if (!out.empty()) {
       std::ofstream f(out);
       f << md.str();
