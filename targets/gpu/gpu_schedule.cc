@@ -1,5 +1,7 @@
 #include "targets/gpu/gpu_schedule.h"
 
+#include <cctype>
+#include <map>
 #include <sstream>
 
 namespace disco {
@@ -232,14 +234,114 @@ class GpuScheduler {
       }
       tile_func(f);
     }
+    bool shared = false;
+    Func inner_product = product >= 0 ? k_.stages[product].f : Func();
+    if (dot && product == -1 && k_.outputs.size() == 1 && out0.dimensions() > 0) {
+      // A MatMul without an epilogue of its own defines its output with the update (no stage).
+      std::map<std::string, Func> found;  // by name: views may share a Func
+      for (const auto &[vid, t] : k_.tensors)
+        if (t.f.defined() && t.f.name() != out0.name() && t.f.num_update_definitions() == 1 &&
+            t.f.dimensions() == out0.dimensions() && all_updates_pure(t.f))
+          found[t.f.name()] = t.f;
+      if (found.size() == 1) inner_product = found.begin()->second;
+    }
+    if (dot && k_.outputs.size() == 1 && out0.has_update_definition() && direct_shared_dot(out0)) {
+      rep.template_name = "gpu-dot-shared";
+      return;
+    }
     for (size_t o = 0; o < k_.outputs.size(); ++o) {
+      if (o == 0 && inner_product.defined() && shared_dot(out0, inner_product)) {
+        shared = true;
+        continue;
+      }
       Var inner = tile_func(k_.outputs[o]);
       if (o == 0 && product >= 0) {
         Func p = k_.stages[product].f;
         p.compute_at(out0, inner);
       }
     }
-    rep.template_name = dot ? "gpu-dot" : "gpu-generic";
+    rep.template_name = dot ? (shared ? "gpu-dot-shared" : "gpu-dot") : "gpu-generic";
+  }
+
+  // A 2-D dot product over one reduction axis k (MatMul, Gemm) with tiles in
+  // shared memory: each block computes a 32x8 tile of the output, its threads
+  // one element each; k advances by kGpuTileX, and every rank-2 operand of
+  // constant shape (weights, read directly: their footprint is the tile) is
+  // staged per k step into shared memory by the block's threads. Other
+  // operands stay in global memory. Returns false, scheduling nothing, when
+  // it does not apply.
+  bool shared_dot(Func out, Func p) {
+    // Rank-2 outputs only: with batch dims Halide 14 fails in PartitionLoops on this schedule.
+    if (out.dimensions() != 2 || p.rvars(0).size() != 1 || p.num_update_definitions() != 1) return false;
+    std::vector<Halide::ImageParam> staged = rank2_operands(p);
+    if (staged.empty()) return false;
+    std::vector<Var> a = out.args();
+    Var no(a[0].name() + "_bx"), ni(a[0].name() + "_tx"), mo(a[1].name() + "_by"), mi(a[1].name() + "_ty");
+    out.split(a[0], no, ni, kGpuTileX, TailStrategy::GuardWithIf).split(a[1], mo, mi, kGpuTileY, TailStrategy::GuardWithIf);
+    out.reorder(ni, mi, no, mo).gpu_threads(ni, mi).gpu_blocks(no, mo);
+    p.compute_at(out, no);  // the block's tile, in shared memory
+    std::vector<Var> pv = p.args();
+    p.gpu_threads(pv[0], pv[1]);
+    RVar k = p.rvars(0)[0];
+    RVar ko(p.name() + "_ko"), ki(p.name() + "_ki");
+    p.update(0).split(k, ko, ki, kGpuTileX, TailStrategy::GuardWithIf).reorder(ki, pv[0], pv[1], ko);
+    p.update(0).gpu_threads(pv[0], pv[1]);
+    for (auto &param : staged) stage_tile(param.in(p), LoopLevel(p, ko));
+    return true;
+  }
+
+  // The same for a dot product that is the output itself (a MatMul alone):
+  // its update is tiled onto blocks and threads, k split as above.
+  bool direct_shared_dot(Func out) {
+    if (out.dimensions() != 2 || out.num_update_definitions() != 1 || !all_updates_pure(out) ||
+        out.rvars(0).size() != 1)
+      return false;
+    std::vector<Halide::ImageParam> staged = rank2_operands(out);
+    if (staged.empty()) return false;
+    tile_stage(out, out.args());
+    std::vector<Var> a = out.args();
+    Halide::Stage u = out.update(0);
+    Var no(a[0].name() + "_ubx"), ni(a[0].name() + "_utx"), mo(a[1].name() + "_uby"), mi(a[1].name() + "_uty");
+    RVar k = out.rvars(0)[0];
+    RVar ko(out.name() + "_ko"), ki(out.name() + "_ki");
+    u.split(a[0], no, ni, kGpuTileX, TailStrategy::GuardWithIf).split(a[1], mo, mi, kGpuTileY, TailStrategy::GuardWithIf);
+    u.split(k, ko, ki, kGpuTileX, TailStrategy::GuardWithIf);
+    u.reorder(ki, ni, mi, ko, no, mo).gpu_threads(ni, mi).gpu_blocks(no, mo);
+    for (auto &param : staged) stage_tile(param.in(out), LoopLevel(out, ko));
+    return true;
+  }
+
+  std::vector<Halide::ImageParam> rank2_operands(Func p) {
+    std::vector<Halide::ImageParam> staged;
+    // Only operands of constant shape (weights): with a symbolic reduction extent the staged
+    // tiles gave wrong sums on PoCL, so other operands stay in global memory.
+    std::ostringstream update;
+    update << p.update_value(0);
+    for (size_t i = 0; i < k_.input_params.size(); ++i) {
+      Halide::ImageParam &param = k_.input_params[i];
+      bool fixed = param.dimensions() == 2;
+      for (const Dim &d : k_.tensors.at(k_.input_values[i]).shape) fixed = fixed && store_.canonical(d).is_const();
+      if (fixed && calls(update.str(), param.name() + "_im")) staged.push_back(param);  // Halide's name of its reads
+    }
+    return staged;
+  }
+
+  // An operand tile loaded by the block's threads at `at` (one k step).
+  static void stage_tile(Func tile, const LoopLevel &at) {
+    std::vector<Var> tv = tile.args();
+    Var t1o(tv[1].name() + "_o"), t1i(tv[1].name() + "_i");
+    tile.compute_at(at).split(tv[1], t1o, t1i, kGpuTileY, TailStrategy::GuardWithIf);
+    tile.reorder(tv[0], t1i, t1o).gpu_threads(tv[0], t1i);
+  }
+
+  // True when the expression text calls the named Func or buffer.
+  static bool calls(const std::string &text, const std::string &name) {
+    for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + 1)) {
+      const size_t end = at + name.size();
+      const bool starts = at == 0 || !(std::isalnum(static_cast<unsigned char>(text[at - 1])) || text[at - 1] == '_');
+      if (starts && end < text.size() && text[end] == '(') return true;
+    }
+    return false;
   }
 
   // A row fold at root: one block per kept row, its partials on the block's threads.

@@ -13,8 +13,12 @@
 //           memory, then folded by one thread), computed once per block.
 // - input:  row reductions at root as block reductions, one block per kept
 //           row; other reductions one thread per output element.
-// - dot:    the output tiled as in loop kernels; the dot product is computed
-//           per thread in registers (k loop innermost), its epilogue inlined.
+// - dot:    2-D MatMul/Gemm with constant-shape weights: 32x8 output tiles
+//           per block, k in steps of 32, each step's weight tile loaded by the
+//           block's threads into shared memory ("gpu-dot-shared"). Otherwise
+//           (batch dims, convolutions, symbolic operands) the output is tiled
+//           as in loop kernels and each thread computes its dot product in
+//           registers (k loop innermost), the epilogue inlined.
 // - anything a GPU loop cannot express (scatter-like updates) stays on the
 //           host CPU; Halide copies buffers between host and device.
 #pragma once
