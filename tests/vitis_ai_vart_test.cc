@@ -88,6 +88,16 @@ TEST(VitisAiVart, DummyRunnerFromTheSubgraphRunnerAttribute) {
   expect_region_tensors(r);
 }
 
+TEST(VitisAiVart, AMissingRunnerLibraryIsAnErrorNotAnAbort) {
+  const std::string xmodel = emit_small_region();
+  try {
+    VartRegionRunner r(xmodel, "libvart-no-such-runner.so");
+    FAIL() << "expected an error";
+  } catch (const std::exception &e) {
+    EXPECT_NE(std::string(e.what()).find("libvart-no-such-runner.so"), std::string::npos) << e.what();
+  }
+}
+
 // With a "compiled" model installed ($DISCO_VITIS_AI_DPU_DIR) and the runner
 // library overridden ($DISCO_VITIS_AI_RUNNER), the plan step runs the region
 // through VART: the dummy runner writes nothing, so the outputs are the zeros

@@ -4,6 +4,8 @@
 // takes floats) are copied as they are.
 #include "targets/vitis_ai/vart_runner.h"
 
+#include <dlfcn.h>
+
 #include <cstring>
 
 #include <vart/runner.hpp>
@@ -73,6 +75,17 @@ VartRegionRunner::VartRegionRunner(const std::string &xmodel, const std::string 
     }
   DISCO_CHECK(dpu, impl_->label, ": no subgraph with device DPU");
   DISCO_CHECK(dpu->has_attr("runner"), impl_->label, ": the DPU subgraph has no runner attribute");
+  // VART aborts the process when it cannot load the runner library: load it here first.
+  std::string runner_lib = lib;
+  if (runner_lib.empty()) {
+    const auto libs = dpu->get_attr<std::map<std::string, std::string>>("runner");
+    if (auto it = libs.find("run"); it != libs.end()) runner_lib = it->second;
+  }
+  if (!runner_lib.empty()) {
+    void *h = dlopen(runner_lib.c_str(), RTLD_LAZY | RTLD_LOCAL);
+    DISCO_CHECK(h, impl_->label, ": cannot load the runner library '", runner_lib, "': ", dlerror());
+    dlclose(h);
+  }
   auto attrs = xir::Attrs::create();
   if (!lib.empty()) attrs->set_attr<std::map<std::string, std::string>>("lib", {{"DPU", lib}});
   impl_->runner = vart::Runner::create_runner_with_attrs(dpu, attrs.get());
