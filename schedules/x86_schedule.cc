@@ -1,7 +1,8 @@
 #include "schedules/x86_schedule.h"
 
 #include <algorithm>
-#include <sstream>
+
+#include "schedules/schedule_parts.h"
 
 namespace disco {
 
@@ -22,38 +23,11 @@ int vector_lanes(const Halide::Type &t, const Halide::Target &target) {
   return std::clamp(target.natural_vector_size(t), 1, 64);
 }
 
-// The update writes f(args...) with exactly the pure vars, so its pure loops
-// can be split and parallelized like the pure definition's.
-bool update_writes_pure_vars(const Func &f, int u) {
-  auto lhs = f.update_args(u);
-  auto pure = f.args();
-  if (lhs.size() != pure.size()) return false;
-  for (size_t i = 0; i < lhs.size(); ++i) {
-    std::ostringstream os;
-    os << lhs[i];
-    if (os.str() != pure[i].name()) return false;
-  }
-  return true;
-}
-
-// Fuses vars[from..] (Halide order, innermost first) into one var, the
-// outermost varying slowest; returns it.
-template <class S>
-Var fuse_outer(S stage, const std::vector<Var> &vars, size_t from) {
-  Var outer = vars.back();
-  for (size_t i = vars.size() - 1; i-- > from;) {
-    Var fused(outer.name() + "_" + vars[i].name());
-    stage.fuse(vars[i], outer, fused);
-    outer = fused;
-  }
-  return outer;
-}
-
 void schedule_pure(Func f, int lanes, bool parallel) {
   auto args = f.args();
   if (args.empty()) return;
   if (lanes > 1) f.vectorize(args[0], lanes, TailStrategy::GuardWithIf);
-  if (parallel && args.size() >= 2) f.parallel(fuse_outer(f, args, 1));
+  if (parallel && args.size() >= 2) f.parallel(fuse_range(f, args, 1, args.size()));
 }
 
 void schedule_updates(Func f, int lanes, bool parallel) {
@@ -197,18 +171,10 @@ void KernelScheduler::specialize(Func root, const VarOrRVar &par, const std::vec
 // Row by row (see x86_schedule.h). Applies when the kernel has one output
 // and its stages are row reductions over the output's rows and RowValues.
 bool KernelScheduler::stitch(ScheduleReport &rep) {
-  if (k_.outputs.size() != 1) return false;
+  const int row_dims = stitch_row_dims(k_);
+  if (row_dims == 0) return false;
   Func y = k_.outputs[0];
-  if (y.outputs() != 1 || y.has_update_definition()) return false;
   const int rank = y.dimensions();
-  int kept = -1;
-  for (const auto &s : k_.stages) {
-    if (s.kind == StageKind::RowValues && s.rank == rank) continue;
-    if (s.kind != StageKind::RowReduction || (kept >= 0 && s.rank != kept)) return false;
-    kept = s.rank;
-  }
-  if (kept < 1 || kept >= rank) return false;  // one row only, or no rows: nothing to go through row by row
-  const int row_dims = rank - kept;
   const Shape &out = output_shape(0);
   const int lanes = vector_lanes(y.output_types()[0], target_);
   std::vector<Var> args = y.args();
@@ -220,7 +186,7 @@ bool KernelScheduler::stitch(ScheduleReport &rep) {
   y.split(args[row_dims], tile, row, rows_per_task, TailStrategy::GuardWithIf);
   std::vector<Var> outer = {tile};
   outer.insert(outer.end(), args.begin() + row_dims + 1, args.end());
-  Var par = fuse_outer(y, outer, 0);
+  Var par = fuse_range(y, outer, 0, outer.size());
   y.vectorize(args[0], lanes, TailStrategy::GuardWithIf);
   const LoopLevel at_row(y, row);
   for (const auto &s : k_.stages) {
@@ -257,7 +223,7 @@ bool KernelScheduler::loop(ScheduleReport &rep) {
       f.vectorize(xi, lanes, TailStrategy::GuardWithIf);
       par = xo;
     } else {
-      Var outer = fuse_outer(f, args, 1);
+      Var outer = fuse_range(f, args, 1, args.size());
       Expr inner = extent(out.back());
       Expr rows_per_task = Halide::max(1, kTaskElements / Halide::max(inner, 1));
       Var tile(outer.name() + "_t"), rows(outer.name() + "_r");
@@ -289,7 +255,7 @@ void KernelScheduler::fold_at_root(const Stage &s, int lanes) {
   // rfactor first: it replaces the update, and the loops below belong to the new one.
   vectorize_fold(f, LoopLevel(f, one), lanes);
   Halide::Stage merge = f.update(0);
-  Var fused = fuse_outer(merge, kept, 0);
+  Var fused = fuse_range(merge, kept, 0, kept.size());
   merge.split(fused, tile, one, rows_per_task, TailStrategy::GuardWithIf).parallel(tile);
 }
 

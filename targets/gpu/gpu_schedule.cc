@@ -4,6 +4,8 @@
 #include <map>
 #include <sstream>
 
+#include "schedules/schedule_parts.h"
+
 namespace disco {
 
 namespace {
@@ -15,36 +17,10 @@ using Halide::RVar;
 using Halide::TailStrategy;
 using Halide::Var;
 
-// The update writes f(args...) with exactly the pure vars: its pure loops can
-// be mapped onto blocks and threads like the pure definition's.
-bool update_writes_pure_vars(const Func &f, int u) {
-  auto lhs = f.update_args(u);
-  auto pure = f.args();
-  if (lhs.size() != pure.size()) return false;
-  for (size_t i = 0; i < lhs.size(); ++i) {
-    std::ostringstream os;
-    os << lhs[i];
-    if (os.str() != pure[i].name()) return false;
-  }
-  return true;
-}
-
 bool all_updates_pure(const Func &f) {
   for (int u = 0; u < f.num_update_definitions(); ++u)
     if (!update_writes_pure_vars(f, u)) return false;
   return true;
-}
-
-// Fuses vars[from..to) (innermost first) into one var; returns it.
-template <class S>
-Var fuse_range(S stage, const std::vector<Var> &vars, size_t from, size_t to) {
-  Var outer = vars[to - 1];
-  for (size_t i = to - 1; i-- > from;) {
-    Var fused(outer.name() + "_" + vars[i].name());
-    stage.fuse(vars[i], outer, fused);
-    outer = fused;
-  }
-  return outer;
 }
 
 // Maps a stage's pure loops (innermost first) onto blocks and threads; the
@@ -177,18 +153,9 @@ class GpuScheduler {
   // Applies when, as on x86, the one output's stages are row reductions over
   // its rows and row values.
   bool stitch(ScheduleReport &rep) {
-    if (k_.outputs.size() != 1) return false;
+    const int row_dims = stitch_row_dims(k_);
+    if (row_dims == 0) return false;
     Func y = k_.outputs[0];
-    if (y.outputs() != 1 || y.has_update_definition()) return false;
-    const int rank = y.dimensions();
-    int kept = -1;
-    for (const auto &s : k_.stages) {
-      if (s.kind == StageKind::RowValues && s.rank == rank) continue;
-      if (s.kind != StageKind::RowReduction || (kept >= 0 && s.rank != kept)) return false;
-      kept = s.rank;
-    }
-    if (kept < 1 || kept >= rank) return false;
-    const int row_dims = rank - kept;
     std::vector<Var> args = y.args();
     Var row = fuse_range(y, args, 0, row_dims);
     Var blk = fuse_range(y, args, row_dims, args.size());
