@@ -310,37 +310,34 @@ void emit_entry_points(std::ostream &o, const Plan &plan, const Layout &l, const
 }
 
 void emit_metadata(std::ostream &o, const Plan &plan, const std::string &name) {
-  auto list = [&](const char *what, const char *type, const std::vector<std::string> &items) {
+  auto list = [&](const std::string &what, const char *type, const std::vector<std::string> &items) {
     o << "const " << type << " " << name << "_" << what << "[" << n_or_1(items.size()) << "] = {";
     for (size_t i = 0; i < items.size(); ++i) o << (i ? ", " : "") << items[i];
     if (items.empty()) o << "0";
     o << "};\n";
   };
+  struct Tables {
+    std::vector<std::string> names, dtypes, dims, ranks;
+    void add(const std::string &n, DType t, const Shape &s) {
+      names.push_back(c_string(n));
+      dtypes.push_back(c_string(dtype_name(t)));
+      dims.push_back(c_string(shape_str(s)));
+      ranks.push_back(std::to_string(s.size()));
+    }
+  };
+  auto emit = [&](const std::string &side, const Tables &t) {
+    list(side + "_names", "char *const", t.names);
+    list(side + "_dtypes", "char *const", t.dtypes);
+    list(side + "_dims", "char *const", t.dims);
+    list(side + "_ranks", "int", t.ranks);
+  };
   o << "const int " << name << "_num_inputs = " << plan.inputs.size() << ", " << name
     << "_num_outputs = " << plan.output_buffers.size() << ";\n";
-  std::vector<std::string> names, dtypes, dims, ranks;
-  for (const auto &in : plan.inputs) {
-    names.push_back(c_string(in.name));
-    dtypes.push_back(c_string(dtype_name(in.dtype)));
-    dims.push_back(c_string(shape_str(in.shape)));
-    ranks.push_back(std::to_string(in.shape.size()));
-  }
-  list("input_names", "char *const", names);
-  list("input_dtypes", "char *const", dtypes);
-  list("input_dims", "char *const", dims);
-  list("input_ranks", "int", ranks);
-  names.clear(), dtypes.clear(), dims.clear(), ranks.clear();
-  for (int b : plan.output_buffers) {
-    const PlanBuffer &pb = plan.buffers[b];
-    names.push_back(c_string(pb.name));
-    dtypes.push_back(c_string(dtype_name(pb.dtype)));
-    dims.push_back(c_string(shape_str(pb.shape)));
-    ranks.push_back(std::to_string(pb.shape.size()));
-  }
-  list("output_names", "char *const", names);
-  list("output_dtypes", "char *const", dtypes);
-  list("output_dims", "char *const", dims);
-  list("output_ranks", "int", ranks);
+  Tables inputs, outputs;
+  for (const auto &in : plan.inputs) inputs.add(in.name, in.dtype, in.shape);
+  for (int b : plan.output_buffers) outputs.add(plan.buffers[b].name, plan.buffers[b].dtype, plan.buffers[b].shape);
+  emit("input", inputs);
+  emit("output", outputs);
   o << "\n";
 }
 
