@@ -9,6 +9,7 @@
 
 #include "frontend/errors.h"
 #include "runtime/child_executor.h"
+#include "tests/support/error_message.h"
 
 namespace disco {
 namespace {
@@ -19,14 +20,7 @@ Plan empty_plan() {
   return p;
 }
 
-std::string error_of(const std::function<void()> &f) {
-  try {
-    f();
-  } catch (const Error &e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::error_message;
 
 TEST(ChildExecutor, RunsAPlanInDiscoExecAndReturnsItsErrors) {
   ChildExecutor child(empty_plan(), "/nonexistent-library-dir");
@@ -35,7 +29,7 @@ TEST(ChildExecutor, RunsAPlanInDiscoExecAndReturnsItsErrors) {
   child.run({}, outputs, &symbols);
   EXPECT_TRUE(outputs.empty());
   EXPECT_TRUE(symbols.empty());
-  const std::string e = error_of([&] {
+  const std::string e = error_message([&] {
     std::vector<TensorData> outs;
     SymbolValues s;
     child.run({TensorData(DType::F32, {2})}, outs, &s);
@@ -47,14 +41,14 @@ TEST(ChildExecutor, RunsAPlanInDiscoExecAndReturnsItsErrors) {
 
 TEST(ChildExecutor, AChildThatExitsIsAnErrorNotACrash) {
   setenv("DISCO_EXEC", "/bin/true", 1);
-  const std::string e = error_of([] { ChildExecutor child(empty_plan(), "/tmp"); });
+  const std::string e = error_message([] { ChildExecutor child(empty_plan(), "/tmp"); });
   unsetenv("DISCO_EXEC");
   EXPECT_NE(e.find("disco-exec ended"), std::string::npos) << e;
 }
 
 TEST(ChildExecutor, AMissingBinaryIsAnError) {
   setenv("DISCO_EXEC", "/nonexistent/disco-exec", 1);
-  const std::string e = error_of([] { ChildExecutor child(empty_plan(), "/tmp"); });
+  const std::string e = error_message([] { ChildExecutor child(empty_plan(), "/tmp"); });
   unsetenv("DISCO_EXEC");
   EXPECT_NE(e.find("cannot start"), std::string::npos) << e;
 }

@@ -3,7 +3,6 @@
 // bad inputs, never a crash, and no output written.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <fstream>
@@ -12,30 +11,17 @@
 #include "frontend/tensor_data.h"
 #include "onnx/onnx_pb.h"
 #include "runtime/npy.h"
+#include "tests/support/command.h"
 #include "tests/support/model_files.h"
 
 namespace disco {
 namespace {
 
-struct Result {
-  int exit_code;  // -1 if killed by a signal
-  std::string output;
-};
+using Result = testing::CommandResult;
 
-Result disco(const std::string &args) {
-  std::string cmd = std::string(DISCO_BINARY) + " " + args + " 2>&1";
-  FILE *p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+Result disco(const std::string &args) { return testing::run_command(std::string(DISCO_BINARY) + " " + args); }
 
-std::string temp_dir() {
-  char tmpl[] = "/tmp/disco-cli-test-XXXXXX";
-  return mkdtemp(tmpl);
-}
+std::string temp_dir() { return testing::make_temp_dir("cli-test"); }
 
 bool exists(const std::string &p) {
   struct stat st;

@@ -6,7 +6,6 @@
 // library and through `disco run`; and, where a GPU exists, the numbers
 // against a plain scalar matmul and PyTorch's references.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -20,6 +19,7 @@
 #include "targets/cublas/cublas_backend.h"
 #include "targets/cublas/cublas_kernels.h"
 #include "targets/cublas/cuda_api.h"
+#include "tests/support/command.h"
 #include "tests/support/jit_eval.h"
 #include "tests/support/model_files.h"
 #include "tests/support/partitioned.h"
@@ -337,24 +337,10 @@ TEST(CublasRuntime, RunningWithoutAGpuFailsWithTheStepAndTheReason) {
   }
 }
 
-struct CommandResult {
-  int exit_code;  // -1 if killed by a signal
-  std::string output;
-};
+using testing::CommandResult;
+using testing::run_command;
 
-CommandResult run_command(const std::string &cmd) {
-  FILE *p = popen((cmd + " 2>&1").c_str(), "r");
-  std::string out;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
-
-std::string temp_dir() {
-  char tmpl[] = "/tmp/disco-cublas-test-XXXXXX";
-  return mkdtemp(tmpl);
-}
+std::string temp_dir() { return testing::make_temp_dir("cublas-test"); }
 
 TEST(CublasRuntime, DiscoRunWithoutAGpuExitsOneWithTheMessage) {
   std::string why;

@@ -6,6 +6,7 @@
 #include "targets/aot/c_text.h"
 #include "targets/aot/driver_gen.h"
 #include "targets/aot/header_gen.h"
+#include "tests/support/error_message.h"
 
 namespace disco::aot {
 namespace {
@@ -30,25 +31,18 @@ Plan small_plan() {
   return p;
 }
 
-std::string error_of(const std::function<void()> &f) {
-  try {
-    f();
-  } catch (const Error &e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::error_message;
 
 TEST(AotCodegen, RejectsHostOpsAndLibraryCallsNamingTheStep) {
   Plan p = small_plan();
   p.steps[0].host_op = "NonZero";
   p.steps[0].label = "nz_node";
-  std::string e = error_of([&] { driver_source(p, "m", "m.h"); });
+  std::string e = error_message([&] { driver_source(p, "m", "m.h"); });
   EXPECT_NE(e.find("nz_node"), std::string::npos) << e;
   EXPECT_NE(e.find("host op NonZero"), std::string::npos) << e;
   p = small_plan();
   p.steps[0].extern_call = "onednn.matmul";
-  e = error_of([&] { check_plan_supported(p); });
+  e = error_message([&] { check_plan_supported(p); });
   EXPECT_NE(e.find("onednn.matmul"), std::string::npos) << e;
   EXPECT_NE(e.find("--targets host"), std::string::npos) << e;
 }
@@ -56,7 +50,7 @@ TEST(AotCodegen, RejectsHostOpsAndLibraryCallsNamingTheStep) {
 TEST(AotCodegen, SizesMustFollowFromInputShapes) {
   Plan p = small_plan();
   p.buffers[1].shape = {Dim::symbol("n_nonzero"), Dim(4)};  // a symbol no input binds
-  const std::string e = error_of([&] { driver_source(p, "m", "m.h"); });
+  const std::string e = error_message([&] { driver_source(p, "m", "m.h"); });
   EXPECT_NE(e.find("symbol 'n_nonzero' is not bound by any input shape"), std::string::npos) << e;
 }
 
