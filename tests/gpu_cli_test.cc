@@ -2,27 +2,21 @@
 // compiles in the disco process and runs in a disco-exec child (PoCL here);
 // CUDA without a GPU fails with a clear message and exit code 1, no abort.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <string>
 
+#include "tests/support/command.h"
+
 namespace disco {
 namespace {
 
-struct Result {
-  int exit_code;  // -1 if killed by a signal
-  std::string output;
-};
+using Result = testing::CommandResult;
 
+// Each call compiles afresh (its own cache folder): the tests read the compile's progress lines.
 Result disco(const std::string &args) {
-  std::string cmd = std::string(DISCO_BINARY) + " " + args + " 2>&1";
-  FILE *p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  return testing::run_command("DISCO_CACHE_DIR=" + testing::make_temp_dir("gpu-cli-test") + " " +
+                              std::string(DISCO_BINARY) + " " + args);
 }
 
 const std::string kModel = std::string(DISCO_SOURCE_DIR) + "/examples/models/layernorm_softmax.onnx";
