@@ -16,7 +16,7 @@ std::atomic<int> g_threads{0};
 }  // namespace
 
 void set_openmp_par_for_threads(int n) {
-  (void)openmp_passive_by_default();  // links the start-up setting in with the pool
+  (void)openmp_short_spin_by_default();  // links the start-up setting in with the pool
   g_threads.store(std::max(n, 0));
 }
 

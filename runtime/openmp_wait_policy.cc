@@ -6,7 +6,7 @@ namespace disco {
 
 namespace {
 
-// Why passive: see openmp_wait_policy.h. How: libgomp reads its settings only
+// Why a short spin: see openmp_wait_policy.h. How: libgomp reads its settings only
 // in its own constructor, which runs after libc has reset the environment to
 // the one the process started with (an earlier setenv is lost) and before any
 // constructor of ours. So the executable's .preinit_array, which runs first
@@ -15,27 +15,27 @@ namespace {
 // constructor of ours puts "_" back once every library has started. An
 // explicit OMP_WAIT_POLICY or GOMP_SPINCOUNT wins; without "_" nothing
 // changes. (A shared library's .preinit_array is ignored.)
-char kPassiveOpenmp[] = "OMP_WAIT_POLICY=PASSIVE";
+char kShortSpinOpenmp[] = "GOMP_SPINCOUNT=30000";
 char **g_displaced_slot = nullptr;
 char *g_displaced_entry = nullptr;
-bool g_passive = false;
+bool g_short_spin = false;
 
 bool starts_with(const char *s, const char *prefix) { return std::strncmp(s, prefix, std::strlen(prefix)) == 0; }
 
-void passive_openmp_by_default(int, char **, char **envp) {
+void short_spin_openmp_by_default(int, char **, char **envp) {
   for (char **e = envp; e && *e; ++e)
     if (starts_with(*e, "OMP_WAIT_POLICY=") || starts_with(*e, "GOMP_SPINCOUNT=")) return;
   for (char **e = envp; e && *e; ++e)
     if (starts_with(*e, "_=")) {
       g_displaced_slot = e;
       g_displaced_entry = *e;
-      *e = kPassiveOpenmp;
-      g_passive = true;
+      *e = kShortSpinOpenmp;
+      g_short_spin = true;
       return;
     }
 }
-__attribute__((section(".preinit_array"), used)) void (*const passive_openmp_init)(int, char **,
-                                                                                  char **) = passive_openmp_by_default;
+__attribute__((section(".preinit_array"), used)) void (*const short_spin_openmp_init)(int, char **,
+                                                                                     char **) = short_spin_openmp_by_default;
 
 __attribute__((constructor(101))) void restore_displaced_environment_entry() {
   if (g_displaced_slot) *g_displaced_slot = g_displaced_entry;
@@ -43,6 +43,6 @@ __attribute__((constructor(101))) void restore_displaced_environment_entry() {
 
 }  // namespace
 
-bool openmp_passive_by_default() { return g_passive; }
+bool openmp_short_spin_by_default() { return g_short_spin; }
 
 }  // namespace disco
