@@ -17,6 +17,7 @@
 #include "frontend/errors.h"
 #include "frontend/file_util.h"
 #include "frontend/onnx_importer.h"
+#include "lowering/graph_rewrites.h"
 #include "lowering/infer_context.h"
 #include "lowering/lower_graph.h"
 #include "targets/compile_cache.h"
@@ -217,6 +218,8 @@ CompiledModel compile_graph(Graph g, const std::string &name, const std::string 
     ShapeStore store;
     pin_static_shapes(g, opts.static_shapes);
     infer_shapes(g, store);
+    if (const int removed = rewrite_graph(g); removed > 0 && opts.progress)
+      opts.progress("graph rewrites folded " + std::to_string(removed) + " node(s) into their neighbours");
     apply_hints(store, opts.hints);
     m.plan = build(g, store, name, tmp, root, opts, &m.objects);
     m.plan.save(tmp + "/plan.txt");

@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "frontend/onnx_importer.h"
+#include "lowering/graph_rewrites.h"
 #include "lowering/infer_context.h"
 #include "schedules/fusion.h"
 #include "targets/partitioner.h"
@@ -34,7 +35,8 @@ void print_value(const Graph &g, int id, const char *prefix) {
 
 // The kernels: fusion groups of the host's nodes (every node without
 // --targets), one kernel per unit that a library backend takes.
-void print_fusion(const Graph &g, const ShapeStore &store, const std::string &targets) {
+// `ops`: the model's op count before graph rewrites, the "one per op" baseline.
+void print_fusion(const Graph &g, const ShapeStore &store, const std::string &targets, int ops) {
   struct Kernel {
     std::string kind;
     std::vector<int> nodes;
@@ -57,8 +59,6 @@ void print_fusion(const Graph &g, const ShapeStore &store, const std::string &ta
       for (const Unit &u : r.units) kernels.push_back({r.backend + " " + u.rule, u.nodes});
     }
   }
-  int ops = 0;
-  for (const auto &n : g.nodes) ops += node_is_folded(g, n) ? 0 : 1;
   std::printf("fusion%s: %zu kernels (one per op: %d)\n", targets.empty() ? "" : (" for " + targets).c_str(),
               kernels.size(), ops);
   for (size_t i = 0; i < kernels.size(); ++i) {
@@ -97,7 +97,12 @@ int cmd_inspect(int argc, char **argv) {
   }
   std::printf("constraints:\n");
   for (const auto &line : store.describe()) std::printf("  %s\n", line.c_str());
-  if (args.flag("fusion")) print_fusion(g, store, args.all("targets").empty() ? "" : args.get("targets", "host"));
+  int ops = 0;
+  for (const auto &n : g.nodes) ops += node_is_folded(g, n) ? 0 : 1;
+  // Kernels are planned on the rewritten graph, as compiles do.
+  if (const int removed = rewrite_graph(g); removed > 0)
+    std::printf("rewrites: %d node(s) folded into their neighbours (see lowering/graph_rewrites.h)\n", removed);
+  if (args.flag("fusion")) print_fusion(g, store, args.all("targets").empty() ? "" : args.get("targets", "host"), ops);
   if (!args.all("targets").empty()) {
     auto backends = make_backends(parse_backend_list(args.get("targets", "host")));
     std::vector<const Backend *> order;
