@@ -61,8 +61,12 @@ std::string other_load_note(const CpuClock &a, const CpuClock &b) {
   return text;
 }
 
-// Runs per interleaved block (see the timing loop).
+// Runs per interleaved block, and the least time each side runs untimed
+// before a block (see the timing loop).
 constexpr int kBlock = 5;
+constexpr double kWarmupMs = 30;
+
+int warmup_runs(double run_ms) { return std::clamp(static_cast<int>(kWarmupMs / std::max(run_ms, 1e-3)) + 1, 1, 100); }
 
 // Longer than ONNX Runtime's and OpenMP's spinning after a run (10-20 ms here).
 void settle() { std::this_thread::sleep_for(std::chrono::milliseconds(50)); }
@@ -142,24 +146,32 @@ class OrtPeer {
   FILE *in_ = nullptr, *out_ = nullptr;
 };
 
-// STREAM "copy": GB/s counting bytes read plus bytes written, best of 10.
-double stream_copy_gbps(int threads) {
-  const size_t n = size_t(64) << 20;  // 256 MiB per array: far beyond the caches
-  std::vector<float> a(n, 1.0f), b(n, 0.0f);
-  double best = 1e30;
-  for (int rep = 0; rep < 10; ++rep) {
+// STREAM "copy": GB/s counting bytes read plus bytes written.
+class StreamCopy {
+ public:
+  // 256 MiB per array: far beyond the caches.
+  StreamCopy() : a_(kFloats, 1.0f), b_(kFloats, 0.0f) {}
+  double gbps(int threads) {
     auto t0 = Clock::now();
     std::vector<std::thread> ts;
     for (int t = 0; t < threads; ++t)
       ts.emplace_back([&, t] {
-        const size_t lo = n * t / threads, hi = n * (t + 1) / threads;
-        std::memcpy(b.data() + lo, a.data() + lo, (hi - lo) * sizeof(float));
+        const size_t lo = kFloats * t / threads, hi = kFloats * (t + 1) / threads;
+        std::memcpy(b_.data() + lo, a_.data() + lo, (hi - lo) * sizeof(float));
       });
     for (auto &t : ts) t.join();
-    best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
+    return 2.0 * kFloats * sizeof(float) / std::chrono::duration<double>(Clock::now() - t0).count() / 1e9;
   }
-  return 2.0 * n * sizeof(float) / best / 1e9;
-}
+  double best_gbps(int threads, int runs) {
+    double best = 0;
+    for (int r = 0; r < runs; ++r) best = std::max(best, gbps(threads));
+    return best;
+  }
+
+ private:
+  static constexpr size_t kFloats = size_t(64) << 20;
+  std::vector<float> a_, b_;
+};
 
 // Outputs are written into the same tensors run after run: as with ONNX
 // Runtime's arena, no run pays for touching fresh pages.
@@ -179,7 +191,7 @@ const char *kHelp =
     "               [--only MODEL] [--targets B,host] [--out FILE]\n"
     "Times each model of the sweep with disco (one dynamic compile), disco (a static compile\n"
     "per shape) and ONNX Runtime (all graph optimizations), interleaved, at each thread\n"
-    "count set explicitly on both sides; medians of N runs (default 20) after warm-up.\n";
+    "count set explicitly on both sides; medians of N runs (default 30) after warm-up.\n";
 
 }  // namespace
 
@@ -188,7 +200,7 @@ int main(int argc, char **argv) {
     std::string models = std::string(DISCO_SOURCE_DIR) + "/../shared/models";
     std::string peer = std::string(DISCO_SOURCE_DIR) + "/benchmarks/peers/ort_peer.js", node = "node", out, only,
                 targets = "onednn,host";
-    int runs = 20;
+    int runs = 30;
     std::vector<int> thread_counts = {1, 2};
     const disco::CliArgs args(argc, argv, 1, {"help"},
                               {"models", "peer", "node", "out", "only", "targets", "runs", "threads"});
@@ -218,17 +230,18 @@ int main(int argc, char **argv) {
 
     const CpuClock start_clock = cpu_clock();
     std::ostringstream md;
+    StreamCopy copy;
     std::map<int, double> bandwidth;
-    md << "Memory bandwidth (STREAM copy):";
+    md << "Memory bandwidth (STREAM copy, best of 10):";
     for (int t : thread_counts) {
-      bandwidth[t] = stream_copy_gbps(t);
+      bandwidth[t] = copy.best_gbps(t, 10);
       char b[64];
       std::snprintf(b, sizeof b, " %d thread(s) %.1f GB/s;", t, bandwidth[t]);
       md << b;
     }
     md << "\n\ndisco backends: " << targets << "; ONNX Runtime: CPU execution provider, all graph optimizations; "
-       << "medians of " << runs << " runs after warm-up, interleaved in blocks of " << kBlock
-       << " (each block after one discarded run and a 50 ms pause).\n\n";
+       << "medians of " << runs << " runs, interleaved in blocks of " << kBlock
+       << " in rotating order, each block after at least " << kWarmupMs << " ms (and one run) of untimed warm-up and a 50 ms pause.\n\n";
     md << "| model | shape | threads | disco dynamic ms | disco static ms | ONNX Runtime ms | dynamic / ORT | "
           "dynamic speed / static speed | kernels | cold compile s (dynamic) | notes |\n";
     md << "|---|---|---|---|---|---|---|---|---|---|---|\n";
@@ -256,27 +269,47 @@ int main(int argc, char **argv) {
           dynamic.set_num_threads(threads);
           fixed.set_num_threads(threads);
           std::vector<double> d, s, o;
+          double copy_gbps = 0;  // memory-bound models: the copy's best beside this cell, block by block
           std::vector<disco::TensorData> dynamic_out, fixed_out;
           for (int w = 0; w < 3; ++w) {
             run_ms(dynamic, in, dynamic_out);
             run_ms(fixed, in, fixed_out);
           }
           ort.time(path, shape, threads, 1, 3);
+          // Each side's warm-up per block, in runs: enough for kWarmupMs.
+          const int dynamic_warmup = warmup_runs(run_ms(dynamic, in, dynamic_out));
+          const int fixed_warmup = warmup_runs(run_ms(fixed, in, fixed_out));
+          const int ort_warmup = warmup_runs(median(ort.time(path, shape, threads, 3, 0)));
           // Interleaved in blocks rather than run by run: each runtime's idle
-          // workers spin for a while after a run (ONNX Runtime's and
-          // OpenMP's, by default) and would take the cores from the next one.
-          // A pause after every block and one discarded run at its start
-          // leave each side its own defaults and the machine to itself.
-          for (int done = 0; done < runs; done += kBlock) {
+          // workers spin for a while after a run (ONNX Runtime's by default)
+          // and would take the cores from the next one. A pause after every
+          // block leaves each side the machine to itself; this VM then runs
+          // slowly for some milliseconds, so each block starts with its own
+          // warm-up. The order rotates from block to block.
+          for (int done = 0, block = 0; done < runs; done += kBlock, ++block) {
             const int n = std::min(kBlock, runs - done);
-            run_ms(dynamic, in, dynamic_out);
-            for (int r = 0; r < n; ++r) d.push_back(run_ms(dynamic, in, dynamic_out));
-            settle();
-            run_ms(fixed, in, fixed_out);
-            for (int r = 0; r < n; ++r) s.push_back(run_ms(fixed, in, fixed_out));
-            settle();
-            for (double ms : ort.time(path, shape, threads, n, 1)) o.push_back(ms);
-            settle();
+            for (int k = 0; k < 3; ++k) {
+              switch ((block + k) % 3) {
+                case 0:
+                  for (int r = 0; r < dynamic_warmup; ++r) run_ms(dynamic, in, dynamic_out);
+                  for (int r = 0; r < n; ++r) d.push_back(run_ms(dynamic, in, dynamic_out));
+                  break;
+                case 1:
+                  for (int r = 0; r < fixed_warmup; ++r) run_ms(fixed, in, fixed_out);
+                  for (int r = 0; r < n; ++r) s.push_back(run_ms(fixed, in, fixed_out));
+                  break;
+                default:
+                  for (double ms : ort.time(path, shape, threads, n, ort_warmup)) o.push_back(ms);
+              }
+              settle();
+            }
+            // The machine's speed drifts over minutes here, so a memory-bound
+            // model's share is taken against the copy measured beside it.
+            if (sw.min_bytes_per_element > 0) {
+              copy.gbps(threads);
+              copy_gbps = std::max(copy_gbps, copy.best_gbps(threads, 2));
+              settle();
+            }
           }
           const double dm = median(d), sm = median(s), om = median(o);
           std::string notes;
@@ -285,7 +318,8 @@ int main(int argc, char **argv) {
             for (auto x : shape) elems *= static_cast<double>(x);
             const double gbps = sw.min_bytes_per_element * elems / (dm * 1e-3) / 1e9;
             char b[96];
-            std::snprintf(b, sizeof b, "%.1f GB/s = %.0f%% of copy", gbps, 100 * gbps / bandwidth[threads]);
+            std::snprintf(b, sizeof b, "%.1f GB/s = %.0f%% of the copy's %.1f GB/s beside it", gbps,
+                          100 * gbps / copy_gbps, copy_gbps);
             notes = b;
           }
           char line[512];
