@@ -61,6 +61,8 @@ class Executor {
   bool plan_arena(const SymbolValues &symbols);
   std::vector<BufferLifetime> lifetimes_;
   std::vector<int64_t> arena_bytes_;  // the sizes the current layout was made for
+  SymbolValues arena_symbols_;        // the symbols they were evaluated for
+  bool arena_planned_ = false;        // plan_arena has run for arena_symbols_
   ArenaLayout layout_;
   std::vector<uint8_t> arena_;
   uint8_t *arena_base_ = nullptr;
