@@ -4,6 +4,7 @@
 
 #include "frontend/errors.h"
 #include "lowering/known_values.h"
+#include "lowering/value_bounds.h"
 
 namespace disco {
 
@@ -93,6 +94,8 @@ const Value &LowerContext::input_value(int i) const {
   if (!has_input(i)) fail("input ", i, " is missing");
   return g_.value(node_.inputs[i]);
 }
+
+std::optional<double> LowerContext::input_abs_bound(int i) const { return abs_bound(g_, node_.inputs.at(i)); }
 
 std::optional<std::vector<Dim>> LowerContext::dims_value(int i) const { return disco::dims_value(input_value(i)); }
 

@@ -71,6 +71,8 @@ class LowerContext {
   bool has_input(int i) const;
   const HTensor &in(int i) const;  // throws naming the node if missing
   const Value &input_value(int i) const;
+  // max |v| over input i's elements when the graph bounds it (lowering/value_bounds.h).
+  std::optional<double> input_abs_bound(int i) const;
   std::optional<std::vector<Dim>> dims_value(int i) const;  // as in InferContext
   std::optional<std::vector<int64_t>> ints_value(int i) const;
   std::optional<std::vector<int64_t>> ints_input_or_attr(int input, const std::string &attr) const;

@@ -151,6 +151,36 @@ Expr exp_nonpositive(const Expr &x) {
   return Halide::select(Halide::is_nan(x), x, er * scale);
 }
 
+// exp(x) for |x| <= 87 (finite or NaN), as 2^k * e^r like exp_nonpositive:
+// k = round(x / ln 2) by truncating a value made positive (x / ln 2 + 126.5
+// lies in [1, 252]), so neither a clamp nor floor is needed, and a NaN stays
+// NaN through the polynomial.
+Expr exp_bounded(const Expr &x) {
+  // The offset comes off in integers: as float(k') - 126, Halide's simplifier
+  // folds the 126 into r's constants, and r loses its low bits to an 87.
+  Expr k = Halide::cast<int32_t>(x * 1.44269504f + 126.5f) - 126;  // round(x / ln 2)
+  Expr kf = Halide::cast<float>(k);
+  Expr r = x - kf * 0.693359375f + kf * 2.12194440e-4f;
+  Expr p = 1.9875691500e-4f;
+  for (float c : {1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f})
+    p = p * r + c;
+  Expr er = p * r * r + r + 1.0f;
+  return er * Halide::reinterpret<float>((k + 127) << 23);  // 2^k
+}
+
+// Whether a float32 softmax over `ax` may skip subtracting the row max: its
+// input is bounded by `bound`, so no exp overflows or becomes denormal, and
+// neither does a row's sum of exps (the row's length is a constant).
+bool softmax_needs_no_max(const AxisReduction &ax, std::optional<double> bound) {
+  if (!bound || *bound > 87) return false;
+  double n = 1;
+  for (const Dim &d : ax.reduced_extents()) {
+    if (!d.is_const()) return false;
+    n *= static_cast<double>(d.as_const());
+  }
+  return *bound + std::log(std::max(n, 1.0)) < 88;
+}
+
 // Before opset 13 the input is coerced to 2-D at `axis` (default 1) and each
 // row of the trailing block normalized; from 13 on only `axis` (default -1).
 template <class Ctx>
@@ -172,6 +202,18 @@ void lower_softmax(LowerContext &c) {
   const HTensor &in = c.in(0);
   AxisReduction ax = softmax_axes(c, in.shape);
   Halide::Type t = acc_type(in.dtype);
+  if (c.node().op_type == "Softmax" && t == Halide::Float(32) && softmax_needs_no_max(ax, c.input_abs_bound(0))) {
+    // A bounded input (a LayerNormalization's, say) cannot overflow exp(): no max pass,
+    // and the input is read once.
+    auto v = c.vars(in.rank());
+    auto idx = c.exprs(v);
+    Func e = c.func("exp");
+    e(reversed(v)) = exp_bounded(Halide::cast(t, in.at(idx)));
+    if (ax.stage_kind() == StageKind::RowReduction) c.add_stage(e, StageKind::RowValues, in.rank());
+    Func sum = fold(c, ax, "sum", Halide::cast(t, 0), add, [&](const std::vector<Expr> &i) { return call(e, i); });
+    c.define_output(0, v, call(e, idx) * (Halide::cast(t, 1) / call(sum, ax.kept(idx))));
+    return;
+  }
   ValueAt x = row_values(c, ax, "x", in, t, [&](const std::vector<Expr> &i) { return Halide::cast(t, in.at(i)); });
   // Subtracting the row max keeps exp() from overflowing.
   Func mx = fold(c, ax, "max", t.min(), max_of, x);
