@@ -164,7 +164,7 @@ Expr exp_bounded(const Expr &x) {
   Expr p = 1.9875691500e-4f;
   for (float c : {1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f})
     p = p * r + c;
-  Expr er = p * r * r + r + 1.0f;
+  Expr er = (p * r + 1.0f) * r + 1.0f;  // p r^2 + r + 1 as two multiply-adds
   return er * Halide::reinterpret<float>((k + 127) << 23);  // 2^k
 }
 
