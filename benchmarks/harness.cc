@@ -191,7 +191,7 @@ const char *kHelp =
     "               [--only MODEL] [--targets B,host] [--out FILE]\n"
     "Times each model of the sweep with disco (one dynamic compile), disco (a static compile\n"
     "per shape) and ONNX Runtime (all graph optimizations), interleaved, at each thread\n"
-    "count set explicitly on both sides; medians of N runs (default 30) after warm-up.\n";
+    "count set explicitly on both sides; medians of N runs (default 40) after warm-up.\n";
 
 }  // namespace
 
@@ -200,7 +200,7 @@ int main(int argc, char **argv) {
     std::string models = std::string(DISCO_SOURCE_DIR) + "/../shared/models";
     std::string peer = std::string(DISCO_SOURCE_DIR) + "/benchmarks/peers/ort_peer.js", node = "node", out, only,
                 targets = "onednn,host";
-    int runs = 30;
+    int runs = 40;
     std::vector<int> thread_counts = {1, 2};
     const disco::CliArgs args(argc, argv, 1, {"help"},
                               {"models", "peer", "node", "out", "only", "targets", "runs", "threads"});
