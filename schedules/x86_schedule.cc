@@ -196,6 +196,10 @@ bool KernelScheduler::stitch(ScheduleReport &rep) {
     if (s.kind == StageKind::RowValues) {
       f.vectorize(f.args()[0], l, TailStrategy::GuardWithIf);
       f.store_at(y, par);  // one allocation per task, not one heap allocation per row
+      // ... of one row, reused row after row: without the fold, a static
+      // shape makes Halide keep the task's every row (64 KiB at 21 rows of
+      // 768), out of L1.
+      if (f.dimensions() > row_dims) f.fold_storage(f.args()[row_dims], 1);
     } else if (s.fold_extent.defined())
       vectorize_fold(f, at_row, l);
   }
