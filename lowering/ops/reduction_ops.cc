@@ -131,6 +131,21 @@ void require_float(InferContext &c) {
 
 // ---- Softmax / LogSoftmax --------------------------------------------------
 
+// e^r for |r| <= ln 2 / 2 with r = x - k ln 2 (k integral, as a float):
+// Cephes' expf polynomial p(r), to be finished as p r^2 + r + 1. ln 2 comes
+// in two parts, so r stays exact.
+Expr cephes_remainder(const Expr &x, const Expr &kf) { return x - kf * 0.693359375f + kf * 2.12194440e-4f; }
+
+Expr cephes_polynomial(const Expr &r) {
+  Expr p = 1.9875691500e-4f;
+  for (float c : {1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f})
+    p = p * r + c;
+  return p;
+}
+
+// 2^k for an int32 k in [-126, 127].
+Expr two_to_the(const Expr &k) { return Halide::reinterpret<float>((k + 127) << 23); }
+
 // exp(x) for x <= 0 or NaN, as x - max in a softmax: 2^k * e^r with
 // k = round(x / ln 2) and e^r, |r| <= ln 2 / 2, from Cephes' expf polynomial
 // (within 2 ulp, like Halide's exp). It skips what arguments <= 0 never
@@ -141,14 +156,9 @@ Expr exp_nonpositive(const Expr &x) {
   if (x.type() != Halide::Float(32)) return Halide::exp(x);
   Expr xc = Halide::max(x, -87.0f);
   Expr k = Halide::cast<int32_t>(xc * 1.44269504f - 0.5f);  // truncating a value <= 0 rounds it
-  Expr kf = Halide::cast<float>(k);
-  Expr r = xc - kf * 0.693359375f + kf * 2.12194440e-4f;  // ln 2 in two parts: r stays exact
-  Expr p = 1.9875691500e-4f;
-  for (float c : {1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f})
-    p = p * r + c;
-  Expr er = p * r * r + r + 1.0f;
-  Expr scale = Halide::reinterpret<float>((k + 127) << 23);
-  return Halide::select(Halide::is_nan(x), x, er * scale);
+  Expr r = cephes_remainder(xc, Halide::cast<float>(k));
+  Expr er = cephes_polynomial(r) * r * r + r + 1.0f;
+  return Halide::select(Halide::is_nan(x), x, er * two_to_the(k));
 }
 
 // exp(x) for |x| <= 87 (finite or NaN), as 2^k * e^r like exp_nonpositive:
@@ -159,13 +169,9 @@ Expr exp_bounded(const Expr &x) {
   // The offset comes off in integers: as float(k') - 126, Halide's simplifier
   // folds the 126 into r's constants, and r loses its low bits to an 87.
   Expr k = Halide::cast<int32_t>(x * 1.44269504f + 126.5f) - 126;  // round(x / ln 2)
-  Expr kf = Halide::cast<float>(k);
-  Expr r = x - kf * 0.693359375f + kf * 2.12194440e-4f;
-  Expr p = 1.9875691500e-4f;
-  for (float c : {1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f})
-    p = p * r + c;
-  Expr er = (p * r + 1.0f) * r + 1.0f;  // p r^2 + r + 1 as two multiply-adds
-  return er * Halide::reinterpret<float>((k + 127) << 23);  // 2^k
+  Expr r = cephes_remainder(x, Halide::cast<float>(k));
+  Expr er = (cephes_polynomial(r) * r + 1.0f) * r + 1.0f;  // p r^2 + r + 1 as two multiply-adds
+  return er * two_to_the(k);
 }
 
 // Whether a float32 softmax over `ax` may skip subtracting the row max: its
@@ -202,33 +208,29 @@ void lower_softmax(LowerContext &c) {
   const HTensor &in = c.in(0);
   AxisReduction ax = softmax_axes(c, in.shape);
   Halide::Type t = acc_type(in.dtype);
+  auto v = c.vars(in.rank());
+  auto idx = c.exprs(v);
+  Expr exp_value;
   if (c.node().op_type == "Softmax" && t == Halide::Float(32) && softmax_needs_no_max(ax, c.input_abs_bound(0))) {
     // A bounded input (a LayerNormalization's, say) cannot overflow exp(): no max pass,
     // and the input is read once.
-    auto v = c.vars(in.rank());
-    auto idx = c.exprs(v);
-    Func e = c.func("exp");
-    e(reversed(v)) = exp_bounded(Halide::cast(t, in.at(idx)));
-    if (ax.stage_kind() == StageKind::RowReduction) c.add_stage(e, StageKind::RowValues, in.rank());
-    Func sum = fold(c, ax, "sum", Halide::cast(t, 0), add, [&](const std::vector<Expr> &i) { return call(e, i); });
-    c.define_output(0, v, call(e, idx) * (Halide::cast(t, 1) / call(sum, ax.kept(idx))));
-    return;
-  }
-  ValueAt x = row_values(c, ax, "x", in, t, [&](const std::vector<Expr> &i) { return Halide::cast(t, in.at(i)); });
-  // Subtracting the row max keeps exp() from overflowing.
-  Func mx = fold(c, ax, "max", t.min(), max_of, x);
-  auto shifted = [&](const std::vector<Expr> &i) { return x(i) - call(mx, ax.kept(i)); };
-  auto v = c.vars(in.rank());
-  auto idx = c.exprs(v);
-  if (c.node().op_type == "LogSoftmax") {
-    Func sum = fold(c, ax, "sum", Halide::cast(t, 0), add,
-                    [&](const std::vector<Expr> &i) { return Halide::exp(shifted(i)); });
-    c.define_output(0, v, shifted(idx) - Halide::log(call(sum, ax.kept(idx))));
-    return;
+    exp_value = exp_bounded(Halide::cast(t, in.at(idx)));
+  } else {
+    ValueAt x = row_values(c, ax, "x", in, t, [&](const std::vector<Expr> &i) { return Halide::cast(t, in.at(i)); });
+    // Subtracting the row max keeps exp() from overflowing.
+    Func mx = fold(c, ax, "max", t.min(), max_of, x);
+    auto shifted = [&](const std::vector<Expr> &i) { return x(i) - call(mx, ax.kept(i)); };
+    if (c.node().op_type == "LogSoftmax") {
+      Func sum = fold(c, ax, "sum", Halide::cast(t, 0), add,
+                      [&](const std::vector<Expr> &i) { return Halide::exp(shifted(i)); });
+      c.define_output(0, v, shifted(idx) - Halide::log(call(sum, ax.kept(idx))));
+      return;
+    }
+    exp_value = exp_nonpositive(shifted(idx));
   }
   // The exp is read by the sum and by the output: one exp per element.
   Func e = c.func("exp");
-  e(reversed(v)) = exp_nonpositive(shifted(idx));
+  e(reversed(v)) = exp_value;
   if (ax.stage_kind() == StageKind::RowReduction) c.add_stage(e, StageKind::RowValues, in.rank());
   Func sum = fold(c, ax, "sum", Halide::cast(t, 0), add, [&](const std::vector<Expr> &i) { return call(e, i); });
   // One division per row; the multiply per element vectorizes.
