@@ -257,10 +257,9 @@ void Executor::run(const std::vector<TensorData> &inputs, std::vector<TensorData
   }
   symbols_ = bind_symbols(plan_.inputs, shapes, dtypes, plan_.checks);
   // Shapes repeat from run to run: the arena's sizes are evaluated once per set of symbols.
-  if (!arena_planned_ || symbols_ != arena_symbols_) {
+  if (arena_symbols_ != symbols_) {
     arena_active_ = plan_arena(symbols_);
     arena_symbols_ = symbols_;
-    arena_planned_ = true;
   }
 
   if (lib_) lib_->check_cuda_driver();

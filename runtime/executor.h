@@ -4,6 +4,7 @@
 // so it also serves processes that must not load libHalide (OpenCL on PoCL).
 #pragma once
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,8 +62,7 @@ class Executor {
   bool plan_arena(const SymbolValues &symbols);
   std::vector<BufferLifetime> lifetimes_;
   std::vector<int64_t> arena_bytes_;  // the sizes the current layout was made for
-  SymbolValues arena_symbols_;        // the symbols they were evaluated for
-  bool arena_planned_ = false;        // plan_arena has run for arena_symbols_
+  std::optional<SymbolValues> arena_symbols_;  // the symbols they were evaluated for, once planned
   ArenaLayout layout_;
   std::vector<uint8_t> arena_;
   uint8_t *arena_base_ = nullptr;
