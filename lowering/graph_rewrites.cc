@@ -128,21 +128,28 @@ int fold_affine_into_layernorm(Graph &g) {
 
 int drop_redundant_relu(Graph &g) {
   if (has_subgraphs(g)) return 0;
+  // Dropping a Relu only moves its producer's output: no value gains or loses a reader.
+  const std::vector<int> uses = use_counts(g);
+  std::vector<bool> dropped(g.nodes.size(), false);
   int removed = 0;
-  for (size_t i = 0; i < g.nodes.size();) {
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node &relu = g.nodes[i];
     const int x = relu.inputs.empty() ? -1 : relu.inputs[0];
     const int p = x >= 0 ? g.value(x).producer : -1;
     if (relu.op_type != "Relu" || !relu.domain.empty() || p < 0 || !never_negative(g.nodes[p]) ||
-        use_counts(g)[static_cast<size_t>(x)] != 1 || g.value(x).dtype != g.value(relu.outputs[0]).dtype) {
-      ++i;
+        uses[static_cast<size_t>(x)] != 1 || g.value(x).dtype != g.value(relu.outputs[0]).dtype)
       continue;
-    }
     std::replace(g.nodes[p].outputs.begin(), g.nodes[p].outputs.end(), x, relu.outputs[0]);
-    g.nodes.erase(g.nodes.begin() + static_cast<std::ptrdiff_t>(i));
-    renumber_producers(g);
+    g.value(relu.outputs[0]).producer = p;  // a Relu after this one sees the op itself
+    dropped[i] = true;
     ++removed;
   }
+  if (removed == 0) return 0;
+  std::vector<Node> nodes;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (!dropped[i]) nodes.push_back(std::move(g.nodes[i]));
+  g.nodes = std::move(nodes);
+  renumber_producers(g);
   return removed;
 }
 
