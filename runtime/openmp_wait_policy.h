@@ -1,8 +1,8 @@
 // OpenMP's threads spin only briefly when they wait (GOMP_SPINCOUNT=30000,
-// well under a millisecond here), then sleep, unless the environment says
+// about a millisecond at most here), then sleep, unless the environment says
 // otherwise (OMP_WAIT_POLICY, GOMP_SPINCOUNT).
 //
-// libgomp's default spins about 100 times longer at every barrier and
+// libgomp's default (300000) spins ten times longer at every barrier and
 // between parallel regions: when other processes want the cores (even niced
 // ones), a spinning team holds them, and with two threads bert_layer at
 // (1,128) once took 84 ms instead of 10 ms next to a niced build. Sleeping at
