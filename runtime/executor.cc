@@ -81,6 +81,29 @@ struct RuntimeBuffer {
 
 }  // namespace
 
+struct RunScratch {
+  std::vector<std::vector<int64_t>> input_shapes;
+  std::vector<DType> input_dtypes;
+  std::vector<RuntimeBuffer> bufs;
+  std::vector<std::vector<int64_t>> buf_shapes;
+  std::vector<char> ready;
+  std::vector<int64_t> shape;  // a buffer's shape as it is evaluated
+  // Per step: an extern call's tensors, a kernel's symbol values and arguments.
+  std::vector<std::vector<ExternTensor>> ins, outs;
+  std::vector<std::vector<int32_t>> sym_values;
+  std::vector<std::vector<void *>> args;
+};
+
+namespace {
+
+// eval_shape into `out`, reusing its storage.
+void eval_shape_into(const Shape &s, const SymbolValues &values, std::vector<int64_t> &out) {
+  out.resize(s.size());
+  for (size_t d = 0; d < s.size(); ++d) out[d] = s[d].eval(values);
+}
+
+}  // namespace
+
 class KernelLibrary {
  public:
   explicit KernelLibrary(const std::string &path) {
@@ -185,6 +208,13 @@ Executor::Executor(Plan plan, const std::string &dir, bool allow_child) : plan_(
   }
   temps_.resize(plan_.buffers.size());
   lifetimes_ = temp_lifetimes(plan_);
+  scratch_ = std::make_unique<RunScratch>();
+  scratch_->bufs.resize(plan_.buffers.size());
+  scratch_->buf_shapes.resize(plan_.buffers.size());
+  scratch_->ins.resize(plan_.steps.size());
+  scratch_->outs.resize(plan_.steps.size());
+  scratch_->sym_values.resize(plan_.steps.size());
+  scratch_->args.resize(plan_.steps.size());
 }
 
 bool Executor::plan_arena(const SymbolValues &symbols) {
@@ -249,13 +279,14 @@ void Executor::run(const std::vector<TensorData> &inputs, std::vector<TensorData
   if (child_) return child_->run(inputs, outputs, &symbols_);
   DISCO_CHECK(inputs.size() == plan_.inputs.size(), "model '", plan_.name, "' takes ", plan_.inputs.size(),
               " inputs, got ", inputs.size());
-  std::vector<std::vector<int64_t>> shapes;
-  std::vector<DType> dtypes;
-  for (const auto &t : inputs) {
-    shapes.push_back(t.shape);
-    dtypes.push_back(t.dtype);
+  RunScratch &sc = *scratch_;
+  sc.input_shapes.resize(inputs.size());
+  sc.input_dtypes.resize(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    sc.input_shapes[i] = inputs[i].shape;
+    sc.input_dtypes[i] = inputs[i].dtype;
   }
-  symbols_ = bind_symbols(plan_.inputs, shapes, dtypes, plan_.checks);
+  symbols_ = bind_symbols(plan_.inputs, sc.input_shapes, sc.input_dtypes, plan_.checks);
   // Shapes repeat from run to run: the arena's sizes are evaluated once per set of symbols.
   if (arena_symbols_ != symbols_) {
     arena_active_ = plan_arena(symbols_);
@@ -263,7 +294,7 @@ void Executor::run(const std::vector<TensorData> &inputs, std::vector<TensorData
   }
 
   if (lib_) lib_->check_cuda_driver();
-  std::vector<RuntimeBuffer> bufs(plan_.buffers.size());
+  std::vector<RuntimeBuffer> &bufs = sc.bufs;
   const DeviceBufferScope device_scope{lib_.get(), &bufs};
   const bool device = lib_ && lib_->has_device();
   // Host memory written outside GPU kernels must reach the device before a GPU kernel reads it.
@@ -273,13 +304,14 @@ void Executor::run(const std::vector<TensorData> &inputs, std::vector<TensorData
   auto need_on_host = [&](int b) {
     if (device && b >= 0) lib_->copy_to_host(&bufs[b].buf);
   };
-  std::vector<std::vector<int64_t>> buf_shapes(plan_.buffers.size());
-  std::vector<bool> ready(plan_.buffers.size(), false);
+  std::vector<std::vector<int64_t>> &buf_shapes = sc.buf_shapes;
+  std::vector<char> &ready = sc.ready;
+  ready.assign(plan_.buffers.size(), false);
   outputs.resize(plan_.output_buffers.size());
   for (size_t i = 0; i < plan_.buffers.size(); ++i) {
     const PlanBuffer &b = plan_.buffers[i];
     if (b.kind == PlanBuffer::Constant) {
-      buf_shapes[i] = eval_shape(b.shape, symbols_);
+      eval_shape_into(b.shape, symbols_, buf_shapes[i]);
       bufs[i].set(constants_.data() + b.offset, b.dtype, buf_shapes[i]);
       mark_host_written(static_cast<int>(i));
       ready[i] = true;
@@ -329,8 +361,8 @@ void Executor::run(const std::vector<TensorData> &inputs, std::vector<TensorData
     }
     bool any_elements = step.outputs.empty();
     for (int b : step.outputs) {
-      uint8_t *p = allocate(b, eval_shape(plan_.buffers[b].shape, symbols_));
-      (void)p;
+      eval_shape_into(plan_.buffers[b].shape, symbols_, sc.shape);
+      allocate(b, sc.shape);
       int64_t n = 1;
       for (auto d : buf_shapes[b]) n *= d;
       any_elements = any_elements || n > 0;
@@ -339,22 +371,31 @@ void Executor::run(const std::vector<TensorData> &inputs, std::vector<TensorData
     if (externs_[s]) {
       for (int b : step.inputs) need_on_host(b);
       for (int b : step.outputs) mark_host_written(b);
-      std::vector<ExternTensor> ins, outs;
-      for (int b : step.inputs) {
-        if (b < 0) {
-          ins.push_back({});
-          continue;
-        }
-        ins.push_back({bufs[b].buf.host, plan_.buffers[b].dtype, buf_shapes[b],
-                       plan_.buffers[b].kind == PlanBuffer::Constant});
+      std::vector<ExternTensor> &ins = sc.ins[s], &outs = sc.outs[s];
+      ins.resize(step.inputs.size());
+      outs.resize(step.outputs.size());
+      auto describe = [&](ExternTensor &t, int b, bool constant) {
+        t.data = bufs[b].buf.host;
+        t.dtype = plan_.buffers[b].dtype;
+        t.shape = buf_shapes[b];
+        t.constant = constant;
+      };
+      for (size_t i = 0; i < step.inputs.size(); ++i) {
+        const int b = step.inputs[i];
+        if (b < 0)
+          ins[i] = ExternTensor{};
+        else
+          describe(ins[i], b, plan_.buffers[b].kind == PlanBuffer::Constant);
       }
-      for (int b : step.outputs) outs.push_back({bufs[b].buf.host, plan_.buffers[b].dtype, buf_shapes[b], false});
+      for (size_t i = 0; i < step.outputs.size(); ++i) describe(outs[i], step.outputs[i], false);
       externs_[s]->run(ExternCall{ins, outs, symbols_});
       continue;
     }
-    std::vector<int32_t> sym_values;
+    std::vector<int32_t> &sym_values = sc.sym_values[s];
+    sym_values.clear();
     for (const auto &sym : step.symbols) sym_values.push_back(static_cast<int32_t>(symbols_.at(sym)));
-    std::vector<void *> args;
+    std::vector<void *> &args = sc.args[s];
+    args.clear();
     for (int b : step.inputs) args.push_back(&bufs[b].buf);
     for (auto &v : sym_values) args.push_back(&v);
     for (int b : step.outputs) args.push_back(&bufs[b].buf);

@@ -17,6 +17,7 @@ namespace disco {
 class KernelLibrary;
 class ExternKernel;
 class ChildExecutor;
+struct RunScratch;
 
 class Executor {
  public:
@@ -69,6 +70,9 @@ class Executor {
   bool arena_active_ = false;
   std::vector<std::vector<uint8_t>> temps_;
   SymbolValues symbols_;
+  // A run's buffers, shapes and call arguments, kept from run to run so that
+  // a small model's run allocates nothing once its shapes repeat.
+  std::unique_ptr<RunScratch> scratch_;
   bool profiling_ = false;
   std::vector<double> step_ms_;
 };
