@@ -334,9 +334,13 @@ Dim num_elements(const Shape &s) {
 
 std::vector<int64_t> eval_shape(const Shape &s, const SymbolValues &values) {
   std::vector<int64_t> out;
-  out.reserve(s.size());
-  for (const auto &d : s) out.push_back(d.eval(values));
+  eval_shape_into(s, values, out);
   return out;
+}
+
+void eval_shape_into(const Shape &s, const SymbolValues &values, std::vector<int64_t> &out) {
+  out.resize(s.size());
+  for (size_t d = 0; d < s.size(); ++d) out[d] = s[d].eval(values);
 }
 
 }  // namespace disco

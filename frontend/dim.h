@@ -91,5 +91,7 @@ std::string shape_str(const Shape &s);  // "[batch, seq, 768]"
 Dim num_elements(const Shape &s);
 // Evaluates every dim; the result is in ONNX order.
 std::vector<int64_t> eval_shape(const Shape &s, const SymbolValues &values);
+// The same into `out`, reusing its storage (a run's hot path).
+void eval_shape_into(const Shape &s, const SymbolValues &values, std::vector<int64_t> &out);
 
 }  // namespace disco

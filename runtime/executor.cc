@@ -94,16 +94,6 @@ struct RunScratch {
   std::vector<std::vector<void *>> args;
 };
 
-namespace {
-
-// eval_shape into `out`, reusing its storage.
-void eval_shape_into(const Shape &s, const SymbolValues &values, std::vector<int64_t> &out) {
-  out.resize(s.size());
-  for (size_t d = 0; d < s.size(); ++d) out[d] = s[d].eval(values);
-}
-
-}  // namespace
-
 class KernelLibrary {
  public:
   explicit KernelLibrary(const std::string &path) {
@@ -215,6 +205,9 @@ Executor::Executor(Plan plan, const std::string &dir, bool allow_child) : plan_(
   scratch_->outs.resize(plan_.steps.size());
   scratch_->sym_values.resize(plan_.steps.size());
   scratch_->args.resize(plan_.steps.size());
+  // Constants have constant shapes (checked above): evaluated once, not per run.
+  for (size_t i = 0; i < plan_.buffers.size(); ++i)
+    if (plan_.buffers[i].kind == PlanBuffer::Constant) scratch_->buf_shapes[i] = eval_shape(plan_.buffers[i].shape, {});
 }
 
 bool Executor::plan_arena(const SymbolValues &symbols) {
@@ -311,7 +304,6 @@ void Executor::run(const std::vector<TensorData> &inputs, std::vector<TensorData
   for (size_t i = 0; i < plan_.buffers.size(); ++i) {
     const PlanBuffer &b = plan_.buffers[i];
     if (b.kind == PlanBuffer::Constant) {
-      eval_shape_into(b.shape, symbols_, buf_shapes[i]);
       bufs[i].set(constants_.data() + b.offset, b.dtype, buf_shapes[i]);
       mark_host_written(static_cast<int>(i));
       ready[i] = true;
