@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "frontend/aligned_bytes.h"
 #include "frontend/dtype.h"
 
 namespace disco {
@@ -13,7 +14,7 @@ namespace disco {
 struct TensorData {
   DType dtype = DType::Undefined;
   std::vector<int64_t> shape;  // ONNX order, outermost first
-  std::shared_ptr<std::vector<uint8_t>> bytes = std::make_shared<std::vector<uint8_t>>();
+  std::shared_ptr<AlignedBytes> bytes = std::make_shared<AlignedBytes>();
 
   TensorData() = default;
   TensorData(DType t, std::vector<int64_t> s);  // zero-filled

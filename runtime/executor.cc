@@ -227,10 +227,7 @@ bool Executor::plan_arena(const SymbolValues &symbols) {
   if (bytes != arena_bytes_) {
     layout_ = place_buffers(lifetimes_, bytes, plan_.buffers.size());
     arena_bytes_ = bytes;
-    constexpr size_t kAlign = 64;
-    if (arena_.size() < static_cast<size_t>(layout_.size) + kAlign) arena_.resize(layout_.size + kAlign);
-    const auto addr = reinterpret_cast<uintptr_t>(arena_.data());
-    arena_base_ = arena_.data() + ((kAlign - addr % kAlign) % kAlign);
+    if (arena_.size() < static_cast<size_t>(layout_.size)) arena_.resize(layout_.size);
   }
   return true;
 }
@@ -331,8 +328,8 @@ void Executor::run(const std::vector<TensorData> &inputs, std::vector<TensorData
       return outputs[b.io_index].mutable_data();
     }
     if (arena_active_ && layout_.offset[id] >= 0) {
-      bufs[id].set(arena_base_ + layout_.offset[id], b.dtype, shape);
-      return arena_base_ + layout_.offset[id];
+      bufs[id].set(arena_.data() + layout_.offset[id], b.dtype, shape);
+      return arena_.data() + layout_.offset[id];
     }
     int64_t n = 1;
     for (auto d : shape) n *= d;

@@ -56,7 +56,7 @@ class Executor {
   std::unique_ptr<KernelLibrary> lib_;
   std::vector<int (*)(void **)> kernels_;
   std::vector<std::unique_ptr<ExternKernel>> externs_;  // per step; null for other steps
-  std::vector<uint8_t> constants_;
+  AlignedBytes constants_;
   // Temps live in one arena placed by lifetime (runtime/memory_plan.h), kept
   // across runs: fresh pages are slow to touch. When a temp's size depends on
   // a host op's output (known only mid-run), each temp gets its own storage.
@@ -65,10 +65,9 @@ class Executor {
   std::vector<int64_t> arena_bytes_;  // the sizes the current layout was made for
   std::optional<SymbolValues> arena_symbols_;  // the symbols they were evaluated for, once planned
   ArenaLayout layout_;
-  std::vector<uint8_t> arena_;
-  uint8_t *arena_base_ = nullptr;
+  AlignedBytes arena_;
   bool arena_active_ = false;
-  std::vector<std::vector<uint8_t>> temps_;
+  std::vector<AlignedBytes> temps_;
   SymbolValues symbols_;
   // A run's buffers, shapes and call arguments, kept from run to run so that
   // a small model's run allocates nothing once its shapes repeat.

@@ -155,6 +155,18 @@ Plan chain_plan() {
   return p;
 }
 
+TEST(TensorStorage, EveryTensorStartsOnACacheLine) {
+  // Kernels load and store 64-byte vectors; malloc alone gives 16 bytes.
+  std::vector<TensorData> keep;  // alive together, so the allocator cannot hand one block back
+  for (int64_t n = 1; n <= 300; ++n) {
+    keep.emplace_back(DType::U8, std::vector<int64_t>{n});
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(keep.back().data()) % 64, 0u) << n << " bytes";
+  }
+  TensorData grown(DType::F32, {3});
+  grown.bytes->resize(4099);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(grown.data()) % 64, 0u);
+}
+
 TEST(MemoryPlan, LifetimesSpanFromTheWritingStepToTheLastReader) {
   auto l = temp_lifetimes(chain_plan());
   ASSERT_EQ(l.size(), 3u);
