@@ -1,12 +1,13 @@
 #include "targets/onednn/onednn_step.h"
 
 #include <omp.h>
-#include <sys/mman.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <memory>
+
+#include "targets/onednn/onednn_weights.h"
 
 namespace disco {
 
@@ -238,65 +239,13 @@ void OnednnStep::execute(dnnl::primitive &p, const std::unordered_map<int, dnnl:
   });
 }
 
-namespace {
-
-// Weights of 2 MiB and more live on transparent huge pages where the system
-// allows them (madvise): a GEMM streams its weights from memory on every run,
-// and with 4 KiB pages the TLB misses cost 8-15% at 32 rows (bert_layer's
-// 2.4 and 9.4 MB matrices). They get a mapping of their own, advised before
-// its first touch: heap memory that malloc hands back has often been touched
-// already and stays on small pages (bert_layer had 8 of its 28 MB on huge
-// pages). The mapping starts on a 2 MiB boundary and is a whole number of
-// 2 MiB, so that all of it can be huge pages.
-constexpr size_t kHugePage = size_t{2} << 20;
-
-struct WeightsMapping {
-  void *addr = nullptr;
-  size_t size = 0;
-  dnnl::memory mem;
-  ~WeightsMapping() {
-    if (addr) munmap(addr, size);
-  }
-};
-
-// A 2 MiB-aligned anonymous mapping of `size` bytes (a multiple of 2 MiB), or null.
-void *map_huge_aligned(size_t size) {
-  void *raw = mmap(nullptr, size + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (raw == MAP_FAILED) return nullptr;
-  const auto start = reinterpret_cast<uintptr_t>(raw);
-  const uintptr_t aligned = (start + kHugePage - 1) / kHugePage * kHugePage;
-  if (aligned > start) munmap(raw, aligned - start);
-  const uintptr_t end = start + size + kHugePage;
-  if (end > aligned + size) munmap(reinterpret_cast<void *>(aligned + size), end - (aligned + size));
-  return reinterpret_cast<void *>(aligned);
-}
-
-std::shared_ptr<dnnl::memory> weights_memory(const dnnl::memory::desc &want) {
-  const size_t size = want.get_size();
-  if (size < kHugePage) return std::make_shared<dnnl::memory>(want, onednn_engine());
-  auto m = std::make_shared<WeightsMapping>();
-  m->size = (size + kHugePage - 1) / kHugePage * kHugePage;
-  m->addr = map_huge_aligned(m->size);
-  if (!m->addr) return std::make_shared<dnnl::memory>(want, onednn_engine());
-  madvise(m->addr, m->size, MADV_HUGEPAGE);  // advice only: without THP the pages stay small
-  m->mem = dnnl::memory(want, onednn_engine(), m->addr);
-  return std::shared_ptr<dnnl::memory>(m, &m->mem);
-}
-
-}  // namespace
-
 std::shared_ptr<dnnl::memory> OnednnStep::packed_weights(const dnnl::memory::desc &user, const void *data,
                                                          const dnnl::memory::desc &want) {
   packed_.erase(std::remove_if(packed_.begin(), packed_.end(), [](const Packed &p) { return p.mem.expired(); }),
                 packed_.end());
   for (const auto &p : packed_)
     if (p.data == data && p.want == want) return p.mem.lock();
-  auto mem = weights_memory(want);
-  guarded("reorder the weights", [&] {
-    dnnl::memory src(user, onednn_engine(), const_cast<void *>(data));
-    dnnl::reorder(src, *mem).execute(stream_, src, *mem);
-    stream_.wait();
-  });
+  auto mem = guarded("reorder the weights", [&] { return shared_packed_weights(user, data, want, stream_); });
   packed_.push_back({want, data, mem});
   return mem;
 }

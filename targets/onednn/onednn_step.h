@@ -1,7 +1,8 @@
 // What the oneDNN kernels share: the CPU engine, errors that name the step,
 // the epilogue turned into oneDNN post-ops, the thread count, and constant
 // weights reordered once and shared between cache entries that want the
-// same layout. Used by onednn_matmul.cc and onednn_conv.cc only.
+// same layout (and, through onednn_weights.h, with every other step and
+// session in the process that packs the same bytes the same way). Used by onednn_matmul.cc and onednn_conv.cc only.
 #pragma once
 #include <memory>
 #include <ostream>
