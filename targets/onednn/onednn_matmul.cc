@@ -199,15 +199,30 @@ bool MatmulKernel::make_inner_product(const ExternTensor &b, const Layout &l, co
 }
 
 void MatmulKernel::make_matmul(const ExternTensor &b, const Layout &l, const Epilogue &e, Entry &en) {
-  const Epilogue::Lowered post = e.lower(l.operands, -1, -1);
-  dnnl::primitive_attr attr;
-  attr.set_post_ops(post.ops);
+  // A leading Add of a [.., 1, N] operand is the primitive's bias rather than
+  // a binary post-op: 1-5% faster on bert_layer at 128 and 512 rows (same
+  // process, same packed weights, alternating).
+  memory::dims bias_dims(l.dst.dims().size(), 1);
+  bias_dims.back() = l.dst.dims().back();
+  if (!e.ops.empty() && e.ops[0].kind == OnednnPostOp::Add && l.operands[0].dims() == bias_dims) en.bias = 0;
   // Constant weights: let oneDNN pick their layout, then reorder them once.
   const memory::desc wei =
       b.constant ? memory::desc(l.wei.dims(), memory::data_type::f32, memory::format_tag::any) : l.wei;
-  auto pd = guarded("create a matmul primitive", [&] {
-    return dnnl::matmul::primitive_desc(dnnl::matmul::desc(l.src, wei, l.dst), attr, onednn_engine());
-  });
+  auto make_pd = [&](const Epilogue::Lowered &post) {
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(post.ops);
+    const memory::desc bias_desc = en.bias >= 0 ? plain_desc(bias_dims) : memory::desc();
+    return dnnl::matmul::primitive_desc(dnnl::matmul::desc(l.src, wei, bias_desc, l.dst), attr, onednn_engine());
+  };
+  Epilogue::Lowered post = e.lower(l.operands, en.bias, -1);
+  dnnl::matmul::primitive_desc pd;
+  try {
+    pd = make_pd(post);
+  } catch (const dnnl::error &) {
+    en.bias = -1;  // all as post-ops
+    post = e.lower(l.operands, -1, -1);
+    pd = guarded("create a matmul primitive", [&] { return make_pd(post); });
+  }
   made_primitive(pd);
   en.prim = dnnl::matmul(pd);
   en.impl = std::string("matmul ") + pd.impl_info_str();
@@ -217,10 +232,15 @@ void MatmulKernel::make_matmul(const ExternTensor &b, const Layout &l, const Epi
   en.wei = memory(l.wei, eng, nullptr);
   if (b.constant && pd.weights_desc() != l.wei) en.packed = packed_weights(l.wei, b.data, pd.weights_desc());
   en.args = {{DNNL_ARG_SRC, en.src}, {DNNL_ARG_WEIGHTS, en.packed ? *en.packed : en.wei}, {DNNL_ARG_DST, en.dst}};
-  for (size_t i = 0; i < l.operands.size(); ++i) {
-    en.binary.emplace_back(i, memory(l.operands[i], eng, nullptr));
-    en.args[post.args[i]] = en.binary.back().second;
+  if (en.bias >= 0) {
+    en.bias_mem = memory(plain_desc(bias_dims), eng, nullptr);
+    en.args[DNNL_ARG_BIAS] = en.bias_mem;
   }
+  for (size_t i = 0; i < l.operands.size(); ++i)
+    if (post.args[i]) {
+      en.binary.emplace_back(i, memory(l.operands[i], eng, nullptr));
+      en.args[post.args[i]] = en.binary.back().second;
+    }
 }
 
 MatmulKernel::Entry MatmulKernel::make_entry(const ExternTensor &b, const Layout &l, const Epilogue &e) {
