@@ -1,6 +1,7 @@
 // The CPU benchmark harness: disco (dynamic compile), disco (static compile
-// per shape) and ONNX Runtime, side by side in one run, interleaved block by
-// block so that machine noise hits all three alike. Also a STREAM-style copy
+// per shape) and ONNX Runtime, side by side in one run, interleaved (disco
+// and ONNX Runtime block by block, disco's two compiles within its blocks in
+// short alternating sub-blocks) so that machine noise hits all three alike. Also a STREAM-style copy
 // for the machine's memory bandwidth. Prints a markdown table (and writes it
 // with --out). benchmarks/run.sh installs the peer and calls this.
 #include <sys/stat.h>
@@ -9,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -65,6 +67,15 @@ std::string other_load_note(const CpuClock &a, const CpuClock &b) {
 // before a block (see the timing loop).
 constexpr int kBlock = 5;
 constexpr double kWarmupMs = 200;
+
+// This VM's speed wanders by 10-50% over tens of milliseconds (two runs 2 ms
+// apart differ by 2% at the median, 40 ms apart by 13%), so the two disco
+// compiles are compared in sub-blocks of about kSubBlockMs, alternating, and
+// their ratio is taken sub-block pair by pair. After each switch one run is
+// untimed (caches and the other library's sleeping workers), unless a run is
+// so long (kSwitchWarmupBelowMs) that the switch costs well under 0.1%.
+constexpr double kSubBlockMs = 2;
+constexpr double kSwitchWarmupBelowMs = 50;
 
 // Not capped low: a 0.03 ms model needs thousands of runs to fill the warm-up.
 int warmup_runs(double run_ms) { return std::clamp(static_cast<int>(kWarmupMs / std::max(run_ms, 1e-3)) + 1, 1, 100000); }
@@ -199,7 +210,8 @@ const char *kHelp =
     "Times each model of the sweep with disco (one dynamic compile), disco (a static compile\n"
     "per shape) and ONNX Runtime (all graph optimizations), interleaved, at each thread\n"
     "count set explicitly on both sides; medians of N runs (default 40; four times as many\n"
-    "for cells under 2 ms) after warm-up.\n";
+    "for cells under 2 ms) after warm-up. disco's two compiles alternate in sub-blocks of\n"
+    "about 2 ms, and their speed ratio is taken pair by pair.\n";
 
 }  // namespace
 
@@ -250,7 +262,11 @@ int main(int argc, char **argv) {
     md << "\n\ndisco backends: " << targets << "; ONNX Runtime: CPU execution provider, all graph optimizations; "
        << "medians of " << runs << " runs (" << runs * kCheapCellRunsFactor << " where ONNX Runtime takes under " << kCheapRunMs
        << " ms), interleaved in blocks of " << kBlock
-       << " in rotating order, each block after at least " << kWarmupMs << " ms (and one run) of untimed warm-up and a 50 ms pause.\n\n";
+       << " taking turns, each block after at least " << kWarmupMs << " ms (and one run) of untimed warm-up and a 50 ms pause; "
+       << "within disco's blocks the dynamic and static compiles alternate in sub-blocks of about " << kSubBlockMs
+       << " ms (at least one run, each after one untimed run unless a run takes " << kSwitchWarmupBelowMs << " ms or more). "
+       << "Times are medians of all runs; dynamic / static speed is the median over sub-block pairs of the static "
+          "sub-block's median over the dynamic one's.\n\n";
     md << "| model | shape | threads | disco dynamic ms | disco static ms | ONNX Runtime ms | dynamic / ORT | "
           "dynamic speed / static speed | kernels | cold compile s (dynamic) | notes |\n";
     md << "|---|---|---|---|---|---|---|---|---|---|---|\n";
@@ -278,6 +294,7 @@ int main(int argc, char **argv) {
           dynamic.set_num_threads(threads);
           fixed.set_num_threads(threads);
           std::vector<double> d, s, o;
+          std::vector<double> pair_speed;  // static ms / dynamic ms, sub-block pair by sub-block pair
           std::vector<double> copy_gbps;  // memory-bound models: the copy beside this cell, block by block
           std::vector<disco::TensorData> dynamic_out, fixed_out;
           for (int w = 0; w < 3; ++w) {
@@ -291,27 +308,45 @@ int main(int argc, char **argv) {
           const double ort_ms = median(ort.time(path, shape, threads, 3, 0));
           const int ort_warmup = warmup_runs(ort_ms);
           const int cell_runs = ort_ms < kCheapRunMs ? runs * kCheapCellRunsFactor : runs;
-          // Interleaved in blocks rather than run by run: each runtime's idle
-          // workers spin for a while after a run (ONNX Runtime's by default)
-          // and would take the cores from the next one. A pause after every
-          // block leaves each side the machine to itself; this VM then runs
-          // slowly for a while (single runs still sped up by a third over
-          // the first 100 ms after a 30 ms warm-up), so each block starts
-          // with its own warm-up. The order rotates from block to block.
+          const double first_ms = std::max(run_ms(dynamic, in, dynamic_out), run_ms(fixed, in, fixed_out));
+          const int sub_runs = std::max(1, static_cast<int>(std::ceil(kSubBlockMs / std::max(first_ms, 1e-3))));
+          const int switch_warmup = first_ms < kSwitchWarmupBelowMs ? 1 : 0;
+          // disco and ONNX Runtime take turns in blocks rather than run by
+          // run: each runtime's idle workers spin for a while after a run
+          // (ONNX Runtime's by default) and would take the cores from the
+          // other. A pause after every block leaves each side the machine to
+          // itself; this VM then runs slowly for a while (single runs still
+          // sped up by a third over the first 100 ms after a 30 ms warm-up),
+          // so each block starts with its own warm-up. Which goes first
+          // alternates from block to block. The two disco compiles share one
+          // process and its OpenMP team, so within disco's block they
+          // alternate in sub-blocks (see kSubBlockMs).
           for (int done = 0, block = 0; done < cell_runs; done += kBlock, ++block) {
             const int n = std::min(kBlock, cell_runs - done);
-            for (int k = 0; k < 3; ++k) {
-              switch ((block + k) % 3) {
-                case 0:
-                  for (int r = 0; r < dynamic_warmup; ++r) run_ms(dynamic, in, dynamic_out);
-                  for (int r = 0; r < n; ++r) d.push_back(run_ms(dynamic, in, dynamic_out));
-                  break;
-                case 1:
-                  for (int r = 0; r < fixed_warmup; ++r) run_ms(fixed, in, fixed_out);
-                  for (int r = 0; r < n; ++r) s.push_back(run_ms(fixed, in, fixed_out));
-                  break;
-                default:
-                  for (double ms : ort.time(path, shape, threads, n, ort_warmup)) o.push_back(ms);
+            for (int k = 0; k < 2; ++k) {
+              if ((block + k) % 2 == 0) {
+                for (int r = 0; r < std::max(dynamic_warmup, fixed_warmup); ++r) {
+                  run_ms(dynamic, in, dynamic_out);
+                  run_ms(fixed, in, fixed_out);
+                }
+                for (int pair = 0; pair < n; ++pair) {
+                  double sub_median[2];  // dynamic, static
+                  for (int half = 0; half < 2; ++half) {
+                    // Which goes first alternates too.
+                    const int side = (block + pair + half) % 2;
+                    disco::Session &session = side == 0 ? dynamic : fixed;
+                    std::vector<disco::TensorData> &outs = side == 0 ? dynamic_out : fixed_out;
+                    for (int r = 0; r < switch_warmup; ++r) run_ms(session, in, outs);
+                    std::vector<double> sub;
+                    for (int r = 0; r < sub_runs; ++r) sub.push_back(run_ms(session, in, outs));
+                    sub_median[side] = median(sub);
+                    std::vector<double> &all = side == 0 ? d : s;
+                    all.insert(all.end(), sub.begin(), sub.end());
+                  }
+                  pair_speed.push_back(sub_median[1] / sub_median[0]);
+                }
+              } else {
+                for (double ms : ort.time(path, shape, threads, n, ort_warmup)) o.push_back(ms);
               }
               settle();
             }
@@ -340,7 +375,7 @@ int main(int argc, char **argv) {
           }
           char line[512];
           std::snprintf(line, sizeof line, "| %s | %s | %d | %.3f | %.3f | %.3f | %.2f | %.2f | %zu | %.2f | %s |\n",
-                        sw.model.c_str(), shape_text(shape).c_str(), threads, dm, sm, om, dm / om, sm / dm,
+                        sw.model.c_str(), shape_text(shape).c_str(), threads, dm, sm, om, dm / om, median(pair_speed),
                         dynamic.last_compile().plan.steps.size(), compile_s, notes.c_str());
           md << line;
           std::fputs(line, stdout);
