@@ -302,15 +302,16 @@ int main(int argc, char **argv) {
             run_ms(fixed, in, fixed_out);
           }
           ort.time(path, shape, threads, 1, 3);
-          // Each side's warm-up per block, in runs: enough for kWarmupMs.
-          const int dynamic_warmup = warmup_runs(run_ms(dynamic, in, dynamic_out));
-          const int fixed_warmup = warmup_runs(run_ms(fixed, in, fixed_out));
+          // disco's warm-up per block, in runs of each compile: enough for kWarmupMs
+          // of the faster; its sub-blocks, about kSubBlockMs of the slower.
+          const double dynamic_ms = run_ms(dynamic, in, dynamic_out), fixed_ms = run_ms(fixed, in, fixed_out);
+          const int disco_warmup = warmup_runs(std::min(dynamic_ms, fixed_ms));
+          const double slower_ms = std::max(dynamic_ms, fixed_ms);
           const double ort_ms = median(ort.time(path, shape, threads, 3, 0));
           const int ort_warmup = warmup_runs(ort_ms);
           const int cell_runs = ort_ms < kCheapRunMs ? runs * kCheapCellRunsFactor : runs;
-          const double first_ms = std::max(run_ms(dynamic, in, dynamic_out), run_ms(fixed, in, fixed_out));
-          const int sub_runs = std::max(1, static_cast<int>(std::ceil(kSubBlockMs / std::max(first_ms, 1e-3))));
-          const int switch_warmup = first_ms < kSwitchWarmupBelowMs ? 1 : 0;
+          const int sub_runs = std::max(1, static_cast<int>(std::ceil(kSubBlockMs / std::max(slower_ms, 1e-3))));
+          const int switch_warmup = slower_ms < kSwitchWarmupBelowMs ? 1 : 0;
           // disco and ONNX Runtime take turns in blocks rather than run by
           // run: each runtime's idle workers spin for a while after a run
           // (ONNX Runtime's by default) and would take the cores from the
@@ -325,7 +326,7 @@ int main(int argc, char **argv) {
             const int n = std::min(kBlock, cell_runs - done);
             for (int k = 0; k < 2; ++k) {
               if ((block + k) % 2 == 0) {
-                for (int r = 0; r < std::max(dynamic_warmup, fixed_warmup); ++r) {
+                for (int r = 0; r < disco_warmup; ++r) {
                   run_ms(dynamic, in, dynamic_out);
                   run_ms(fixed, in, fixed_out);
                 }

@@ -91,6 +91,9 @@ class MatmulKernel : public OnednnStep {
   Entry make_entry(const ExternTensor &b, const Layout &l, const Epilogue &e);
   bool make_inner_product(const ExternTensor &b, const Layout &l, const Epilogue &e, Entry &en);
   void make_matmul(const ExternTensor &b, const Layout &l, const Epilogue &e, Entry &en);
+  // The bias (when en.bias is set, laid out as `bias_desc`) and the binary
+  // post-ops' operands as execution arguments; their data is set per run.
+  static void bind_epilogue(Entry &en, const Layout &l, const Epilogue::Lowered &post, const memory::desc &bias_desc);
   void clear_cache() override { cache_.clear(); }
 
   bool trans_a_ = false, trans_b_ = false;
@@ -186,6 +189,13 @@ bool MatmulKernel::make_inner_product(const ExternTensor &b, const Layout &l, co
   en.wei = memory(user_wei, eng, nullptr);
   if (pd.weights_desc() != user_wei) en.packed = packed_weights(user_wei, b.data, pd.weights_desc());
   en.args = {{DNNL_ARG_SRC, en.src}, {DNNL_ARG_WEIGHTS, en.packed ? *en.packed : en.wei}, {DNNL_ARG_DST, en.dst}};
+  bind_epilogue(en, l, post, bias_desc);
+  return true;
+}
+
+void MatmulKernel::bind_epilogue(Entry &en, const Layout &l, const Epilogue::Lowered &post,
+                                 const memory::desc &bias_desc) {
+  const auto &eng = onednn_engine();
   if (en.bias >= 0) {
     en.bias_mem = memory(bias_desc, eng, nullptr);
     en.args[DNNL_ARG_BIAS] = en.bias_mem;
@@ -195,7 +205,6 @@ bool MatmulKernel::make_inner_product(const ExternTensor &b, const Layout &l, co
       en.binary.emplace_back(i, memory(l.operands[i], eng, nullptr));
       en.args[post.args[i]] = en.binary.back().second;
     }
-  return true;
 }
 
 void MatmulKernel::make_matmul(const ExternTensor &b, const Layout &l, const Epilogue &e, Entry &en) {
@@ -232,15 +241,7 @@ void MatmulKernel::make_matmul(const ExternTensor &b, const Layout &l, const Epi
   en.wei = memory(l.wei, eng, nullptr);
   if (b.constant && pd.weights_desc() != l.wei) en.packed = packed_weights(l.wei, b.data, pd.weights_desc());
   en.args = {{DNNL_ARG_SRC, en.src}, {DNNL_ARG_WEIGHTS, en.packed ? *en.packed : en.wei}, {DNNL_ARG_DST, en.dst}};
-  if (en.bias >= 0) {
-    en.bias_mem = memory(plain_desc(bias_dims), eng, nullptr);
-    en.args[DNNL_ARG_BIAS] = en.bias_mem;
-  }
-  for (size_t i = 0; i < l.operands.size(); ++i)
-    if (post.args[i]) {
-      en.binary.emplace_back(i, memory(l.operands[i], eng, nullptr));
-      en.args[post.args[i]] = en.binary.back().second;
-    }
+  bind_epilogue(en, l, post, plain_desc(bias_dims));
 }
 
 MatmulKernel::Entry MatmulKernel::make_entry(const ExternTensor &b, const Layout &l, const Epilogue &e) {

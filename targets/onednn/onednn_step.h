@@ -2,7 +2,8 @@
 // the epilogue turned into oneDNN post-ops, the thread count, and constant
 // weights reordered once and shared between cache entries that want the
 // same layout (and, through onednn_weights.h, with every other step and
-// session in the process that packs the same bytes the same way). Used by onednn_matmul.cc and onednn_conv.cc only.
+// session in the process that packs the same bytes the same way). Used by
+// onednn_matmul.cc and onednn_conv.cc only.
 #pragma once
 #include <memory>
 #include <ostream>
