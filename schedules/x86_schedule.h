@@ -8,7 +8,9 @@
 // - stitch: one row at a time, rows split into tasks as above. Every row
 //           reduction and every RowValues stage is computed per row (in L1),
 //           row folds vectorized with several accumulators (rfactor over a
-//           split of the row), then the row of the output is written once.
+//           split of the row), RowValues several vectors per iteration where
+//           the row divides into them, then the row of the output is written
+//           once.
 // - input, dot, opaque: stages materialized at root, vectorized and
 //           parallel; row folds vectorized as in stitch groups.
 //
