@@ -197,7 +197,8 @@ bool KernelScheduler::stitch(ScheduleReport &rep) {
       // Rows that divide into kAccumulators vectors get that many per
       // iteration: a Softmax's exp is a chain of about 15 dependent steps, and
       // one vector per iteration left its loop waiting on them (layernorm_softmax
-      // at (16,512) took 0.75x the time on one thread, 0.77x on two). Other rows
+      // at (16,512) took 0.75-0.93x the time on one thread, 0.77-0.93x on two,
+      // over two rounds of alternating processes). Other rows
       // keep one vector, so that a short one is not one masked wide vector.
       const bool wide = store_.is_divisible(out.back(), l * kAccumulators);
       f.vectorize(f.args()[0], wide ? l * kAccumulators : l, TailStrategy::GuardWithIf);
