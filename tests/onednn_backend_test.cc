@@ -15,6 +15,7 @@
 #include "runtime/extern_kernel.h"
 #include "targets/compile_model.h"
 #include "targets/onednn/onednn_kernels.h"
+#include "targets/onednn/panel_gemm.h"
 #include "targets/partitioner.h"
 #include "targets/session.h"
 #include "tests/support/partitioned.h"
@@ -718,11 +719,57 @@ TEST(OnednnKernels, ConstantWeightsRunAsAnInnerProductWithBiasAndSummedResidual)
   }
 }
 
+// 8 to 128 rows, constant weights, N a multiple of 32 and an epilogue of
+// adds, multiplies, Relu, GELU and linear steps: disco's panel product
+// (panel_gemm.h), every block of rows (8, 4 and 1) and operand shape (bias,
+// per row, full) used; one row and 129 rows run oneDNN's.
+TEST(OnednnKernels, FewRowsRunThePanelProductWithItsEpilogue) {
+  if (!panel_gemm_cpu()) GTEST_SKIP() << "the panel product needs AVX-512, which this CPU lacks";
+  const int64_t kk = 601, n = 896;  // 2.05 MiB of weights
+  TensorData w = tensor({kk, n}, 0.05f, 3), bias = tensor({n}, 0.5f, 1);
+  struct Case {
+    std::string post_ops;
+    bool per_row;  // the second operand is [m, 1] (else [m, n])
+  };
+  for (const Case &c : {Case{"add,gelu_erf", false}, Case{"add,add", false}, Case{"relu:0.1,linear:0.5:0.25,mul,add", true}}) {
+    auto k = make_kernel("onednn.matmul", {{"trans_a", "0"}, {"trans_b", "0"}, {"post_ops", c.post_ops}});
+    for (int64_t m : {1, 13, 128, 129}) {
+      TensorData a = tensor({m, kk}, 0.1f, 2), y(DType::F32, {m, n});
+      TensorData second = tensor({m, c.per_row ? 1 : n}, 0.75f, 4);
+      std::vector<ExternTensor> ins{view(a), view(w, true)};
+      if (c.post_ops.rfind("add", 0) == 0) ins.push_back(view(bias));
+      if (c.post_ops != "add,gelu_erf") ins.push_back(view(second));
+      if (c.post_ops.rfind("relu", 0) == 0) ins.push_back(view(bias));
+      std::vector<ExternTensor> outs{view(y)};
+      SymbolValues syms;
+      k->run(ExternCall{ins, outs, syms});
+      Dims os;
+      auto want = ref_matmul(values(a), {m, kk}, values(w), {kk, n}, &os);
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          float &v = want[i * n + j];
+          const float b = bias.as<float>()[j], s = second.as<float>()[c.per_row ? i : i * n + j];
+          if (c.post_ops == "add,gelu_erf")
+            v = static_cast<float>(gelu(double(v) + b));
+          else if (c.post_ops == "add,add")
+            v = v + b + s;
+          else
+            v = ((v < 0 ? 0.1f * v : v) * 0.5f + 0.25f) * s + b;
+        }
+      const std::string what = c.post_ops + " m = " + std::to_string(m);
+      expect_near_all(y, os, want, what);
+      const bool panel = k->implementation().rfind("panel_gemm ", 0) == 0;
+      EXPECT_EQ(panel, m >= 8 && m <= 128) << what << ": " << k->implementation();
+    }
+  }
+}
+
 TEST(OnednnKernels, ManyRowsWithWeightsBeyondTheCacheRunAsAMatmul) {
-  // 768 x 768 floats (2.25 MiB): an inner product up to 64 rows, a matmul above.
+  // 768 x 768 floats (2.25 MiB): the panel product up to 128 rows (without
+  // AVX-512 an inner product up to 64), a matmul above.
   auto k = make_kernel("onednn.matmul", {{"trans_a", "0"}, {"trans_b", "0"}, {"post_ops", "add"}});
   TensorData w = tensor({768, 768}, 1e-4f, 5), bias = tensor({768}, 0.5f, 1);
-  for (int64_t m : {64, 65}) {
+  for (int64_t m : {64, 65, 128, 129}) {
     TensorData a = tensor({m, 768}, 1e-3f), y(DType::F32, {m, 768});
     std::vector<ExternTensor> ins{view(a), view(w, true), view(bias)}, outs{view(y)};
     SymbolValues syms;
@@ -731,8 +778,8 @@ TEST(OnednnKernels, ManyRowsWithWeightsBeyondTheCacheRunAsAMatmul) {
     auto want = ref_matmul(values(a), {m, 768}, values(w), {768, 768}, &os);
     for (int64_t i = 0; i < m * 768; ++i) want[i] += bias.as<float>()[i % 768];
     expect_near_all(y, os, want, "m = " + std::to_string(m));
-    EXPECT_EQ(k->implementation().rfind(m <= 64 ? "inner_product " : "matmul ", 0), 0u) << m << ": "
-                                                                                         << k->implementation();
+    const char *want_impl = panel_gemm_cpu() && m <= 128 ? "panel_gemm " : m <= 64 ? "inner_product " : "matmul ";
+    EXPECT_EQ(k->implementation().rfind(want_impl, 0), 0u) << m << ": " << k->implementation();
   }
 }
 
