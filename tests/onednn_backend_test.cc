@@ -722,10 +722,11 @@ TEST(OnednnKernels, ConstantWeightsRunAsAnInnerProductWithBiasAndSummedResidual)
 // 8 to 128 rows, constant weights, N a multiple of 32 and an epilogue of
 // adds, multiplies, Relu, GELU and linear steps: disco's panel product
 // (panel_gemm.h), every block of rows (8, 4 and 1) and operand shape (bias,
-// per row, full) used; one row and 129 rows run oneDNN's.
+// per row, full) used, and at 128 rows K in two spans (A is 563 KB); one row
+// and 129 rows run oneDNN's.
 TEST(OnednnKernels, FewRowsRunThePanelProductWithItsEpilogue) {
   if (!panel_gemm_cpu()) GTEST_SKIP() << "the panel product needs AVX-512, which this CPU lacks";
-  const int64_t kk = 601, n = 896;  // 2.05 MiB of weights
+  const int64_t kk = 1100, n = 896;
   TensorData w = tensor({kk, n}, 0.05f, 3), bias = tensor({n}, 0.5f, 1);
   struct Case {
     std::string post_ops;
@@ -785,18 +786,27 @@ TEST(OnednnKernels, ManyRowsWithWeightsBeyondTheCacheRunAsAMatmul) {
 
 TEST(OnednnKernels, AResidualThatIsAlsoTheOutputBufferIsSummedInPlace) {
   // The sum post-op reads the destination's old contents: when the residual
-  // already lives there, the copy is skipped and the result is the same.
-  auto k = make_kernel("onednn.matmul", {{"trans_a", "0"}, {"trans_b", "0"}, {"post_ops", "add"}});
-  TensorData a = tensor({4, 5}), w = tensor({5, 3}, 0.5f, 2), y = tensor({4, 3}, 0.75f, 1);
-  const std::vector<float> res = values(y);
-  std::vector<ExternTensor> ins{view(a), view(w, true), view(y)}, outs{view(y)};
-  SymbolValues syms;
-  k->run(ExternCall{ins, outs, syms});
-  Dims os;
-  auto want = ref_matmul(values(a), {4, 5}, values(w), {5, 3}, &os);
-  for (size_t i = 0; i < want.size(); ++i) want[i] += res[i];
-  expect_near_all(y, os, want, "residual in the output buffer");
-  EXPECT_EQ(k->implementation().rfind("inner_product ", 0), 0u) << k->implementation();
+  // already lives there, the copy is skipped and the result is the same. At
+  // 128 rows by K = 1100 the panel product would split K in two spans and
+  // keep partial sums in Y; with the residual there it must not.
+  struct Case {
+    int64_t m, k, n;
+    const char *impl;
+  };
+  for (const Case &c : {Case{4, 5, 3, "inner_product "}, Case{128, 1100, 64, "panel_gemm "}}) {
+    auto k = make_kernel("onednn.matmul", {{"trans_a", "0"}, {"trans_b", "0"}, {"post_ops", "add"}});
+    TensorData a = tensor({c.m, c.k}, 0.1f), w = tensor({c.k, c.n}, 0.5f, 2), y = tensor({c.m, c.n}, 0.75f, 1);
+    const std::vector<float> res = values(y);
+    std::vector<ExternTensor> ins{view(a), view(w, true), view(y)}, outs{view(y)};
+    SymbolValues syms;
+    k->run(ExternCall{ins, outs, syms});
+    Dims os;
+    auto want = ref_matmul(values(a), {c.m, c.k}, values(w), {c.k, c.n}, &os);
+    for (size_t i = 0; i < want.size(); ++i) want[i] += res[i];
+    expect_near_all(y, os, want, "residual in the output buffer, m = " + std::to_string(c.m));
+    if (c.m == 128 && !panel_gemm_cpu()) continue;
+    EXPECT_EQ(k->implementation().rfind(c.impl, 0), 0u) << k->implementation();
+  }
 }
 
 }  // namespace
