@@ -722,19 +722,20 @@ TEST(OnednnKernels, ConstantWeightsRunAsAnInnerProductWithBiasAndSummedResidual)
 // 8 to 128 rows, constant weights, N a multiple of 32 and an epilogue of
 // adds, multiplies, Relu, GELU and linear steps: disco's panel product
 // (panel_gemm.h), every block of rows (8, 4 and 1) and operand shape (bias,
-// per row, full) used, and at 128 rows K in two spans (A is 563 KB); one row
-// and 129 rows run oneDNN's.
+// per row, full) used, on one thread; one row, 129 rows and two threads run
+// oneDNN's.
 TEST(OnednnKernels, FewRowsRunThePanelProductWithItsEpilogue) {
   if (!panel_gemm_cpu()) GTEST_SKIP() << "the panel product needs AVX-512, which this CPU lacks";
-  const int64_t kk = 1100, n = 896;
+  const int64_t kk = 601, n = 896;
   TensorData w = tensor({kk, n}, 0.05f, 3), bias = tensor({n}, 0.5f, 1);
   struct Case {
     std::string post_ops;
     bool per_row;  // the second operand is [m, 1] (else [m, n])
   };
   for (const Case &c : {Case{"add,gelu_erf", false}, Case{"add,add", false}, Case{"relu:0.1,linear:0.5:0.25,mul,add", true}}) {
-    auto k = make_kernel("onednn.matmul", {{"trans_a", "0"}, {"trans_b", "0"}, {"post_ops", c.post_ops}});
-    for (int64_t m : {1, 13, 128, 129}) {
+    for (const auto &[threads, m] : std::vector<std::pair<int, int64_t>>{{1, 1}, {1, 13}, {1, 128}, {1, 129}, {2, 13}}) {
+      auto k = make_kernel("onednn.matmul", {{"trans_a", "0"}, {"trans_b", "0"}, {"post_ops", c.post_ops}});
+      k->set_num_threads(threads);
       TensorData a = tensor({m, kk}, 0.1f, 2), y(DType::F32, {m, n});
       TensorData second = tensor({m, c.per_row ? 1 : n}, 0.75f, 4);
       std::vector<ExternTensor> ins{view(a), view(w, true)};
@@ -757,18 +758,19 @@ TEST(OnednnKernels, FewRowsRunThePanelProductWithItsEpilogue) {
           else
             v = ((v < 0 ? 0.1f * v : v) * 0.5f + 0.25f) * s + b;
         }
-      const std::string what = c.post_ops + " m = " + std::to_string(m);
+      const std::string what = c.post_ops + " m = " + std::to_string(m) + " on " + std::to_string(threads);
       expect_near_all(y, os, want, what);
       const bool panel = k->implementation().rfind("panel_gemm ", 0) == 0;
-      EXPECT_EQ(panel, m >= 8 && m <= 128) << what << ": " << k->implementation();
+      EXPECT_EQ(panel, m >= 8 && m <= 128 && threads == 1) << what << ": " << k->implementation();
     }
   }
 }
 
 TEST(OnednnKernels, ManyRowsWithWeightsBeyondTheCacheRunAsAMatmul) {
-  // 768 x 768 floats (2.25 MiB): the panel product up to 128 rows (without
-  // AVX-512 an inner product up to 64), a matmul above.
+  // 768 x 768 floats (2.25 MiB), one thread: the panel product up to 128
+  // rows (without AVX-512 an inner product up to 64), a matmul above.
   auto k = make_kernel("onednn.matmul", {{"trans_a", "0"}, {"trans_b", "0"}, {"post_ops", "add"}});
+  k->set_num_threads(1);
   TensorData w = tensor({768, 768}, 1e-4f, 5), bias = tensor({768}, 0.5f, 1);
   for (int64_t m : {64, 65, 128, 129}) {
     TensorData a = tensor({m, 768}, 1e-3f), y(DType::F32, {m, 768});
@@ -786,15 +788,16 @@ TEST(OnednnKernels, ManyRowsWithWeightsBeyondTheCacheRunAsAMatmul) {
 
 TEST(OnednnKernels, AResidualThatIsAlsoTheOutputBufferIsSummedInPlace) {
   // The sum post-op reads the destination's old contents: when the residual
-  // already lives there, the copy is skipped and the result is the same. At
-  // 128 rows by K = 1100 the panel product would split K in two spans and
-  // keep partial sums in Y; with the residual there it must not.
+  // already lives there, the copy is skipped and the result is the same; so
+  // too in the panel product, which reads each residual value just before it
+  // writes that place.
   struct Case {
     int64_t m, k, n;
     const char *impl;
   };
   for (const Case &c : {Case{4, 5, 3, "inner_product "}, Case{128, 1100, 64, "panel_gemm "}}) {
     auto k = make_kernel("onednn.matmul", {{"trans_a", "0"}, {"trans_b", "0"}, {"post_ops", "add"}});
+    k->set_num_threads(1);
     TensorData a = tensor({c.m, c.k}, 0.1f), w = tensor({c.k, c.n}, 0.5f, 2), y = tensor({c.m, c.n}, 0.75f, 1);
     const std::vector<float> res = values(y);
     std::vector<ExternTensor> ins{view(a), view(w, true), view(y)}, outs{view(y)};

@@ -205,14 +205,17 @@ bool MatmulKernel::make_inner_product(const ExternTensor &b, const Layout &l, co
   return true;
 }
 
-// 8 to 128 rows, constant 2-D weights and an epilogue of what panel_gemm.h
-// applies: its product rather than oneDNN's. Measured in one process, two
-// sessions alternating in blocks of 30 runs, weights warm (panel time over
-// oneDNN's): bert_layer at 16, 32, 64 and 128 rows 0.78, 0.80-0.84, 0.82 and
-// 0.92 on one thread, 0.89 (32) and 0.96 (128) on two; bert_small4 at 64 rows
-// 0.96 / 0.98; mlp at 16 rows 0.91 / 0.98. At 256 rows it was even (0.98), at
-// 512 slower (1.02 / 1.07), and at one row too (mlp: 1.09 on one thread),
-// where one row's two accumulators wait on each other.
+// 8 to 128 rows, constant 2-D weights, an epilogue of what panel_gemm.h
+// applies and a team of one thread: its product rather than oneDNN's.
+// Measured in one process, two sessions alternating in blocks of 20-30 runs,
+// weights warm (panel time over oneDNN's), on one thread: bert_layer at 16,
+// 32, 64 and 128 rows 0.78, 0.80-0.88, 0.82 and 0.92-0.95; bert_small4 at 64
+// rows 0.96; mlp at 16 rows 0.91. At 256 rows it was even (0.98), at 512
+// slower (1.02), and at one row too (mlp: 1.09), where one row's two
+// accumulators wait on each other. On two threads (the panels split between
+// them) it won or lost with the machine's state: bert_layer at 32 rows
+// 0.89-1.06 over five rounds, at 128 rows 0.96-1.04, bert_small4 at 64 rows
+// 0.98 and 1.09; so two threads keep oneDNN's.
 constexpr int64_t kPanelMinRows = 8;
 constexpr int64_t kPanelMaxRows = 128;
 
@@ -235,7 +238,8 @@ bool MatmulKernel::make_panel(const ExternTensor &b, const Layout &l, const Epil
     return false;
   const memory::dims dst = l.dst.dims();
   const int64_t rows = dst[0], k = l.src.dims()[1], n = dst[1];
-  if (rows < kPanelMinRows || rows > kPanelMaxRows || n % kPanelColumns != 0 || k == 0) return false;
+  if (rows < kPanelMinRows || rows > kPanelMaxRows || n % kPanelColumns != 0 || k == 0 || omp_get_max_threads() != 1)
+    return false;
   size_t operand = 0;
   for (const auto &op : e.ops) {
     PanelOp p;
@@ -286,17 +290,7 @@ void MatmulKernel::run_panel(const Entry &en, const Epilogue &e, const float *a,
   g.n = g.ldy = wd[1];
   g.ops = ops.data();
   g.num_ops = static_cast<int>(ops.size());
-  const int64_t panels = g.n / kPanelColumns;
-  const int team = static_cast<int>(std::min<int64_t>(omp_get_max_threads(), panels));  // set by use_team
-  if (team <= 1) {
-    panel_gemm(g, 0, panels);
-    return;
-  }
-#pragma omp parallel num_threads(team)
-  {
-    const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
-    panel_gemm(g, panels * t / nt, panels * (t + 1) / nt);
-  }
+  panel_gemm(g, 0, g.n / kPanelColumns);  // one thread: make_panel's condition
 }
 
 void MatmulKernel::bind_epilogue(Entry &en, const Layout &l, const Epilogue::Lowered &post,

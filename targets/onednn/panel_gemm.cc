@@ -71,77 +71,51 @@ inline __m512 epilogue(__m512 v, const PanelGemm &g, int64_t r, int64_t n) {
   return v;
 }
 
-// R rows of A times one panel, over k in [k0, k1): 2R accumulators of 16
-// lanes, B's two vectors per k shared by the R rows. The first span of k
-// starts from zero, later ones from the partial sums in Y; the last applies
-// the epilogue. Lines [pf, pf_end) of the next panel are fetched into the L2
-// meanwhile, spread evenly over the k loop, so that the panel's whole compute
-// hides its fetch.
+// R rows of A times one panel: 2R accumulators of 16 lanes, B's two vectors
+// per k shared by the R rows. Lines [pf, pf_end) of the next panel are
+// fetched into the L2 meanwhile, spread evenly over the k loop, so that the
+// panel's whole compute hides its fetch.
 template <int R>
-inline void block(const PanelGemm &g, int64_t row, const float *panel, int64_t k0, int64_t k1, const char *pf,
-                  const char *pf_end, int64_t col) {
+inline void block(const PanelGemm &g, int64_t row, const float *panel, const char *pf, const char *pf_end,
+                  int64_t col) {
   __m512 c0[R], c1[R];
-  for (int r = 0; r < R; ++r) {
-    const float *y = g.y + (row + r) * g.ldy + col;
-    c0[r] = k0 == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(y);
-    c1[r] = k0 == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(y + 16);
-  }
+  for (int r = 0; r < R; ++r) c0[r] = c1[r] = _mm512_setzero_ps();
   const float *a = g.a + row * g.lda;
-  const int64_t lines = (pf_end - pf) / 64, span = k1 - k0;
+  const int64_t lines = (pf_end - pf) / 64;
   int64_t due = 0;
-  for (int64_t k = k0; k < k1; ++k) {
+  for (int64_t k = 0; k < g.k; ++k) {
     const __m512 b0 = _mm512_load_ps(panel + k * kPanelColumns), b1 = _mm512_load_ps(panel + k * kPanelColumns + 16);
-    for (due += lines; due >= span; due -= span, pf += 64) _mm_prefetch(pf, _MM_HINT_T1);
+    for (due += lines; due >= g.k; due -= g.k, pf += 64) _mm_prefetch(pf, _MM_HINT_T1);
     for (int r = 0; r < R; ++r) {
       const __m512 ar = _mm512_set1_ps(a[r * g.lda + k]);
       c0[r] = _mm512_fmadd_ps(ar, b0, c0[r]);
       c1[r] = _mm512_fmadd_ps(ar, b1, c1[r]);
     }
   }
-  const bool done = k1 == g.k;
   for (int r = 0; r < R; ++r) {
     float *y = g.y + (row + r) * g.ldy + col;
-    _mm512_storeu_ps(y, done ? epilogue(c0[r], g, row + r, col) : c0[r]);
-    _mm512_storeu_ps(y + 16, done ? epilogue(c1[r], g, row + r, col + 16) : c1[r]);
+    _mm512_storeu_ps(y, epilogue(c0[r], g, row + r, col));
+    _mm512_storeu_ps(y + 16, epilogue(c1[r], g, row + r, col + 16));
   }
 }
-
-// The span of k whose rows of A stay in the L2 (about half of it) while every
-// panel of the span passes: at 128 rows by K = 3072, A is 1.5 MB, and read
-// whole for each panel it came from the L3 each time.
-constexpr int64_t kASpanBytes = 512 << 10;
 
 }  // namespace
 
 void panel_gemm(const PanelGemm &g, int64_t first, int64_t last) {
   const int64_t panel_floats = g.k * kPanelColumns;
   const int64_t blocks = g.rows / 8 + (g.rows % 8) / 4 + g.rows % 4;
-  const int64_t rows_bytes = (g.rows > 0 ? g.rows : 1) * static_cast<int64_t>(sizeof(float));
-  int64_t span = kASpanBytes / rows_bytes > 16 ? kASpanBytes / rows_bytes : 16;
-  // An epilogue operand inside Y (a residual summed in place) would be
-  // overwritten by the partial sums: then K is one span.
-  const auto address = [](const float *p) { return reinterpret_cast<uintptr_t>(p); };
-  for (int i = 0; i < g.num_ops; ++i) {
-    const PanelOp &op = g.ops[i];
-    if (op.operand && address(op.operand) < address(g.y + g.rows * g.ldy) &&
-        address(op.operand + g.rows * op.row_stride + g.n * op.col_stride) >= address(g.y))
-      span = g.k;
-  }
-  for (int64_t k0 = 0; k0 < g.k; k0 += span) {
-    const int64_t k1 = k0 + span < g.k ? k0 + span : g.k;
-    for (int64_t p = first; p < last; ++p) {
-      const float *panel = g.panels + p * panel_floats;
-      const int64_t col = p * kPanelColumns;
-      // The lines of the next panel's span, split evenly between this panel's blocks of rows.
-      const char *next = reinterpret_cast<const char *>(panel + panel_floats + k0 * kPanelColumns);
-      const int64_t next_bytes = p + 1 < last ? (k1 - k0) * kPanelColumns * static_cast<int64_t>(sizeof(float)) : 0;
-      int64_t b = 0;
-      auto part = [&](int64_t i) { return next + (next_bytes / 64 * i / blocks) * 64; };
-      int64_t row = 0;
-      for (; row + 8 <= g.rows; row += 8, ++b) block<8>(g, row, panel, k0, k1, part(b), part(b + 1), col);
-      for (; row + 4 <= g.rows; row += 4, ++b) block<4>(g, row, panel, k0, k1, part(b), part(b + 1), col);
-      for (; row < g.rows; ++row, ++b) block<1>(g, row, panel, k0, k1, part(b), part(b + 1), col);
-    }
+  for (int64_t p = first; p < last; ++p) {
+    const float *panel = g.panels + p * panel_floats;
+    const int64_t col = p * kPanelColumns;
+    // The next panel's lines, split evenly between this panel's blocks of rows.
+    const char *next = reinterpret_cast<const char *>(panel + panel_floats);
+    const int64_t next_bytes = p + 1 < last ? panel_floats * static_cast<int64_t>(sizeof(float)) : 0;
+    int64_t b = 0;
+    auto part = [&](int64_t i) { return next + (next_bytes / 64 * i / blocks) * 64; };
+    int64_t row = 0;
+    for (; row + 8 <= g.rows; row += 8, ++b) block<8>(g, row, panel, part(b), part(b + 1), col);
+    for (; row + 4 <= g.rows; row += 4, ++b) block<4>(g, row, panel, part(b), part(b + 1), col);
+    for (; row < g.rows; ++row, ++b) block<1>(g, row, panel, part(b), part(b + 1), col);
   }
 }
 

@@ -6,9 +6,7 @@
 // columns, each from the L3 once and then from the L2 by every block of 8
 // rows, and the next panel's lines are prefetched evenly over the current
 // panel's whole computation (at 32 rows a panel computes for ~8 us and needs
-// ~4 us of fetching): 140-145 GFLOP/s in the same model. Where A passes
-// 512 KB (128 rows by K = 3072), K is taken in spans so that A's share stays
-// in the L2 across panels. The weights are
+// ~4 us of fetching): 140-145 GFLOP/s in the same model. The weights are
 // packed by oneDNN's reorder (panel_weights_desc), so they are shared like
 // every other packed weight (onednn_weights.h).
 //
