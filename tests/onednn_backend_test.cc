@@ -736,32 +736,38 @@ TEST(OnednnKernels, FewRowsRunThePanelProductWithItsEpilogue) {
     for (const auto &[threads, m] : std::vector<std::pair<int, int64_t>>{{1, 1}, {1, 13}, {1, 128}, {1, 129}, {2, 13}}) {
       auto k = make_kernel("onednn.matmul", {{"trans_a", "0"}, {"trans_b", "0"}, {"post_ops", c.post_ops}});
       k->set_num_threads(threads);
-      TensorData a = tensor({m, kk}, 0.1f, 2), y(DType::F32, {m, n});
-      TensorData second = tensor({m, c.per_row ? 1 : n}, 0.75f, 4);
-      std::vector<ExternTensor> ins{view(a), view(w, true)};
-      if (c.post_ops.rfind("add", 0) == 0) ins.push_back(view(bias));
-      if (c.post_ops != "add,gelu_erf") ins.push_back(view(second));
-      if (c.post_ops.rfind("relu", 0) == 0) ins.push_back(view(bias));
-      std::vector<ExternTensor> outs{view(y)};
-      SymbolValues syms;
-      k->run(ExternCall{ins, outs, syms});
-      Dims os;
-      auto want = ref_matmul(values(a), {m, kk}, values(w), {kk, n}, &os);
-      for (int64_t i = 0; i < m; ++i)
-        for (int64_t j = 0; j < n; ++j) {
-          float &v = want[i * n + j];
-          const float b = bias.as<float>()[j], s = second.as<float>()[c.per_row ? i : i * n + j];
-          if (c.post_ops == "add,gelu_erf")
-            v = static_cast<float>(gelu(double(v) + b));
-          else if (c.post_ops == "add,add")
-            v = v + b + s;
-          else
-            v = ((v < 0 ? 0.1f * v : v) * 0.5f + 0.25f) * s + b;
-        }
-      const std::string what = c.post_ops + " m = " + std::to_string(m) + " on " + std::to_string(threads);
-      expect_near_all(y, os, want, what);
-      const bool panel = k->implementation().rfind("panel_gemm ", 0) == 0;
-      EXPECT_EQ(panel, m >= 8 && m <= 128 && threads == 1) << what << ": " << k->implementation();
+      // Twice, with another second operand (both alive, so at two addresses):
+      // each run reads its own operands.
+      TensorData seconds[2] = {tensor({m, c.per_row ? 1 : n}, 0.75f, 4), tensor({m, c.per_row ? 1 : n}, 0.75f, 5)};
+      for (int round = 0; round < 2; ++round) {
+        TensorData a = tensor({m, kk}, 0.1f, 2), y(DType::F32, {m, n});
+        TensorData &second = seconds[round];
+        std::vector<ExternTensor> ins{view(a), view(w, true)};
+        if (c.post_ops.rfind("add", 0) == 0) ins.push_back(view(bias));
+        if (c.post_ops != "add,gelu_erf") ins.push_back(view(second));
+        if (c.post_ops.rfind("relu", 0) == 0) ins.push_back(view(bias));
+        std::vector<ExternTensor> outs{view(y)};
+        SymbolValues syms;
+        k->run(ExternCall{ins, outs, syms});
+        Dims os;
+        auto want = ref_matmul(values(a), {m, kk}, values(w), {kk, n}, &os);
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < n; ++j) {
+            float &v = want[i * n + j];
+            const float b = bias.as<float>()[j], s = second.as<float>()[c.per_row ? i : i * n + j];
+            if (c.post_ops == "add,gelu_erf")
+              v = static_cast<float>(gelu(double(v) + b));
+            else if (c.post_ops == "add,add")
+              v = v + b + s;
+            else
+              v = ((v < 0 ? 0.1f * v : v) * 0.5f + 0.25f) * s + b;
+          }
+        const std::string what = c.post_ops + " m = " + std::to_string(m) + " on " + std::to_string(threads) +
+                                 ", run " + std::to_string(round);
+        expect_near_all(y, os, want, what);
+        const bool panel = k->implementation().rfind("panel_gemm ", 0) == 0;
+        EXPECT_EQ(panel, m >= 8 && m <= 128 && threads == 1) << what << ": " << k->implementation();
+      }
     }
   }
 }

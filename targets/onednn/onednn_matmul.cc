@@ -101,7 +101,7 @@ class MatmulKernel : public OnednnStep {
   Entry make_entry(const ExternTensor &b, const Layout &l, const Epilogue &e);
   bool make_inner_product(const ExternTensor &b, const Layout &l, const Epilogue &e, Entry &en);
   bool make_panel(const ExternTensor &b, const Layout &l, const Epilogue &e, Entry &en);
-  void run_panel(const Entry &en, const Epilogue &e, const float *a, float *y, int64_t rows) const;
+  void run_panel(Entry &en, const Epilogue &e, const float *a, float *y, int64_t rows) const;
   void make_matmul(const ExternTensor &b, const Layout &l, const Epilogue &e, Entry &en);
   // The bias (when en.bias is set, laid out as `bias_desc`) and the binary
   // post-ops' operands as execution arguments; their data is set per run.
@@ -240,6 +240,9 @@ bool MatmulKernel::make_panel(const ExternTensor &b, const Layout &l, const Epil
   const int64_t rows = dst[0], k = l.src.dims()[1], n = dst[1];
   if (rows < kPanelMinRows || rows > kPanelMaxRows || n % kPanelColumns != 0 || k == 0 || omp_get_max_threads() != 1)
     return false;
+  // Built aside and kept only when every step is one panel_gemm applies.
+  std::vector<PanelOp> ops;
+  std::vector<int> operands;
   size_t operand = 0;
   for (const auto &op : e.ops) {
     PanelOp p;
@@ -261,25 +264,24 @@ bool MatmulKernel::make_panel(const ExternTensor &b, const Layout &l, const Epil
     } else if (op.num_operands() != 0) {
       return false;
     }
-    en.panel_ops.push_back(p);
-    en.panel_operand.push_back(reads);
+    ops.push_back(p);
+    operands.push_back(reads);
   }
-  en.packed = packed_weights(l.wei, b.data, panel_weights_desc(k, n));
-  if (reinterpret_cast<uintptr_t>(en.packed->get_data_handle()) % 64 != 0) {  // panel_gemm's aligned loads
-    en.packed.reset();
-    en.panel_ops.clear();
-    en.panel_operand.clear();
-    return false;
-  }
+  std::shared_ptr<memory> packed = packed_weights(l.wei, b.data, panel_weights_desc(k, n));
+  if (reinterpret_cast<uintptr_t>(packed->get_data_handle()) % 64 != 0) return false;  // panel_gemm's aligned loads
+  en.packed = std::move(packed);
+  en.panel_ops = std::move(ops);
+  en.panel_operand = std::move(operands);
   en.panel = true;
   en.impl = "panel_gemm avx512";
   return true;
 }
 
-void MatmulKernel::run_panel(const Entry &en, const Epilogue &e, const float *a, float *y, int64_t rows) const {
-  std::vector<PanelOp> ops = en.panel_ops;
-  for (size_t i = 0; i < ops.size(); ++i)
-    if (en.panel_operand[i] >= 0) ops[i].operand = e.operands[en.panel_operand[i]].data;
+// The epilogue's operands are this run's: set in the entry's steps, not in a
+// copy made per run.
+void MatmulKernel::run_panel(Entry &en, const Epilogue &e, const float *a, float *y, int64_t rows) const {
+  for (size_t i = 0; i < en.panel_ops.size(); ++i)
+    if (en.panel_operand[i] >= 0) en.panel_ops[i].operand = e.operands[en.panel_operand[i]].data;
   const memory::dims wd = en.packed->get_desc().dims();
   PanelGemm g;
   g.a = a;
@@ -288,8 +290,8 @@ void MatmulKernel::run_panel(const Entry &en, const Epilogue &e, const float *a,
   g.rows = rows;
   g.k = g.lda = wd[0];
   g.n = g.ldy = wd[1];
-  g.ops = ops.data();
-  g.num_ops = static_cast<int>(ops.size());
+  g.ops = en.panel_ops.data();
+  g.num_ops = static_cast<int>(en.panel_ops.size());
   panel_gemm(g, 0, g.n / kPanelColumns);  // one thread: make_panel's condition
 }
 
