@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <functional>
+#include <tuple>
 
 #include "frontend/errors.h"
 #include "frontend/graph_builder.h"
@@ -722,8 +723,8 @@ TEST(OnednnKernels, ConstantWeightsRunAsAnInnerProductWithBiasAndSummedResidual)
 // 8 to 128 rows, constant weights, N a multiple of 32 and an epilogue of
 // adds, multiplies, Relu, GELU and linear steps: disco's panel product
 // (panel_gemm.h), every block of rows (8, 4 and 1) and operand shape (bias,
-// per row, full) used, on one thread; one row, 129 rows and two threads run
-// oneDNN's.
+// per row, full) used, on one thread, on two (sharing the panels) and on
+// three (a pair and a thread alone); one row and 129 rows run oneDNN's.
 TEST(OnednnKernels, FewRowsRunThePanelProductWithItsEpilogue) {
   if (!panel_gemm_cpu()) GTEST_SKIP() << "the panel product needs AVX-512, which this CPU lacks";
   const int64_t kk = 601, n = 896;
@@ -733,7 +734,7 @@ TEST(OnednnKernels, FewRowsRunThePanelProductWithItsEpilogue) {
     bool per_row;  // the second operand is [m, 1] (else [m, n])
   };
   for (const Case &c : {Case{"add,gelu_erf", false}, Case{"add,add", false}, Case{"relu:0.1,linear:0.5:0.25,mul,add", true}}) {
-    for (const auto &[threads, m] : std::vector<std::pair<int, int64_t>>{{1, 1}, {1, 13}, {1, 128}, {1, 129}, {2, 13}}) {
+    for (const auto &[threads, m] : std::vector<std::pair<int, int64_t>>{{1, 1}, {1, 13}, {1, 128}, {1, 129}, {2, 13}, {2, 128}, {3, 40}}) {
       auto k = make_kernel("onednn.matmul", {{"trans_a", "0"}, {"trans_b", "0"}, {"post_ops", c.post_ops}});
       k->set_num_threads(threads);
       // Twice, with another second operand (both alive, so at two addresses):
@@ -766,9 +767,28 @@ TEST(OnednnKernels, FewRowsRunThePanelProductWithItsEpilogue) {
                                  ", run " + std::to_string(round);
         expect_near_all(y, os, want, what);
         const bool panel = k->implementation().rfind("panel_gemm ", 0) == 0;
-        EXPECT_EQ(panel, m >= 8 && m <= 128 && threads == 1) << what << ": " << k->implementation();
+        EXPECT_EQ(panel, m >= 8 && m <= 128) << what << ": " << k->implementation();
       }
     }
+  }
+}
+
+// On two threads the panel product takes only weights beyond 2 MiB: smaller
+// ones stay in the L2, where oneDNN's product has no fetch to hide.
+TEST(OnednnKernels, TeamsLeaveWeightsThatFitTheL2ToOnednn) {
+  if (!panel_gemm_cpu()) GTEST_SKIP() << "the panel product needs AVX-512, which this CPU lacks";
+  for (const auto &[kk, threads, want_panel] : std::vector<std::tuple<int64_t, int, bool>>{
+           {512, 2, false}, {512, 1, true}, {768, 2, true}}) {
+    auto k = make_kernel("onednn.matmul", {{"trans_a", "0"}, {"trans_b", "0"}, {"post_ops", ""}});
+    k->set_num_threads(threads);
+    TensorData w = tensor({kk, 768}, 0.05f, 3), a = tensor({32, kk}, 0.1f, 2), y(DType::F32, {32, 768});
+    std::vector<ExternTensor> ins{view(a), view(w, true)}, outs{view(y)};
+    SymbolValues syms;
+    k->run(ExternCall{ins, outs, syms});
+    Dims os;
+    const std::string what = std::to_string(kk) + " x 768 weights on " + std::to_string(threads) + " thread(s)";
+    expect_near_all(y, os, ref_matmul(values(a), {32, kk}, values(w), {kk, 768}, &os), what);
+    EXPECT_EQ(k->implementation().rfind("panel_gemm ", 0) == 0, want_panel) << what << ": " << k->implementation();
   }
 }
 

@@ -96,6 +96,10 @@ class MatmulKernel : public OnednnStep {
     bool panel = false;
     std::vector<PanelOp> panel_ops;
     std::vector<int> panel_operand;
+    struct alignas(64) Claims {
+      int64_t claimed = 0;
+    };
+    std::vector<Claims> panel_claims;  // per pair of threads (panel_gemm_shared)
   };
   Layout layout(const StridedDims &a, const StridedDims &b, const StridedDims &y, const Epilogue &e) const;
   Entry make_entry(const ExternTensor &b, const Layout &l, const Epilogue &e);
@@ -205,19 +209,24 @@ bool MatmulKernel::make_inner_product(const ExternTensor &b, const Layout &l, co
   return true;
 }
 
-// 8 to 128 rows, constant 2-D weights, an epilogue of what panel_gemm.h
-// applies and a team of one thread: its product rather than oneDNN's.
-// Measured in one process, two sessions alternating in blocks of 20-30 runs,
-// weights warm (panel time over oneDNN's), on one thread: bert_layer at 16,
-// 32, 64 and 128 rows 0.78, 0.80-0.88, 0.82 and 0.92-0.95; bert_small4 at 64
-// rows 0.96; mlp at 16 rows 0.91. At 256 rows it was even (0.98), at 512
-// slower (1.02), and at one row too (mlp: 1.09), where one row's two
-// accumulators wait on each other. On two threads (the panels split between
-// them) it won or lost with the machine's state: bert_layer at 32 rows
-// 0.89-1.06 over five rounds, at 128 rows 0.96-1.04, bert_small4 at 64 rows
-// 0.98 and 1.09; so two threads keep oneDNN's.
+// 8 to 128 rows, constant 2-D weights and an epilogue of what panel_gemm.h
+// applies: its product rather than oneDNN's. Measured in one process, two
+// sessions alternating in blocks of 20-30 runs, weights warm (panel time over
+// oneDNN's), on one thread: bert_layer at 16, 32, 64 and 128 rows 0.78,
+// 0.80-0.88, 0.82 and 0.92-0.95; bert_small4 at 64 rows 0.96; mlp at 16 rows
+// 0.91. At 256 rows it was even (0.98), at 512 slower (1.02), and at one row
+// too (mlp: 1.09), where one row's two accumulators wait on each other.
+// On two threads, the panels split in halves won or lost with the machine's
+// state (bert_layer at 32 rows 0.89-1.06): one core of this VM often ran up
+// to 30% slower than the other for minutes, and a static split waits for it.
+// Shared by claiming (panel_gemm_shared), bert_layer at 32 rows ran at
+// 0.82-0.95 of oneDNN's time in eight rounds of nine (1.02 in one), at 128
+// rows 0.92-0.96; but with weights that stay in the L2 (bert_small4, 1 MB,
+// 0.96-1.05) oneDNN's fetches cost nothing to hide, so teams of more than one
+// thread take the panel product only for weights beyond that.
 constexpr int64_t kPanelMinRows = 8;
 constexpr int64_t kPanelMaxRows = 128;
+constexpr int64_t kPanelMinTeamWeights = 2 << 20;
 
 // B [K, N] as N / 32 panels of [K, 32]: a blocked layout for oneDNN's reorder.
 memory::desc panel_weights_desc(int64_t k, int64_t n) {
@@ -238,8 +247,8 @@ bool MatmulKernel::make_panel(const ExternTensor &b, const Layout &l, const Epil
     return false;
   const memory::dims dst = l.dst.dims();
   const int64_t rows = dst[0], k = l.src.dims()[1], n = dst[1];
-  if (rows < kPanelMinRows || rows > kPanelMaxRows || n % kPanelColumns != 0 || k == 0 || omp_get_max_threads() != 1)
-    return false;
+  if (rows < kPanelMinRows || rows > kPanelMaxRows || n % kPanelColumns != 0 || k == 0) return false;
+  if (omp_get_max_threads() > 1 && k * n * static_cast<int64_t>(sizeof(float)) <= kPanelMinTeamWeights) return false;
   // Built aside and kept only when every step is one panel_gemm applies.
   std::vector<PanelOp> ops;
   std::vector<int> operands;
@@ -292,7 +301,26 @@ void MatmulKernel::run_panel(Entry &en, const Epilogue &e, const float *a, float
   g.n = g.ldy = wd[1];
   g.ops = en.panel_ops.data();
   g.num_ops = static_cast<int>(en.panel_ops.size());
-  panel_gemm(g, 0, g.n / kPanelColumns);  // one thread: make_panel's condition
+  const int64_t panels = g.n / kPanelColumns;
+  const int team = static_cast<int>(std::min<int64_t>(omp_get_max_threads(), panels));
+  if (team <= 1) {
+    panel_gemm(g, 0, panels);
+    return;
+  }
+  // Threads in pairs, each pair on a share of the panels in proportion to
+  // its threads, the two of a pair balancing it between them.
+  const int pairs = (team + 1) / 2;
+  if (static_cast<int>(en.panel_claims.size()) < pairs) en.panel_claims.resize(pairs);
+  for (int i = 0; i < pairs; ++i) en.panel_claims[i].claimed = 0;
+#pragma omp parallel num_threads(team)
+  {
+    const int t = omp_get_thread_num(), nt = omp_get_num_threads(), pair = t / 2;
+    const int64_t first = panels * (2 * pair) / nt, last = panels * std::min(2 * pair + 2, nt) / nt;
+    if (2 * pair + 1 == nt)
+      panel_gemm(g, first, last);
+    else
+      panel_gemm_shared(g, first, last, t % 2 == 0, &en.panel_claims[pair].claimed);
+  }
 }
 
 void MatmulKernel::bind_epilogue(Entry &en, const Layout &l, const Epilogue::Lowered &post,

@@ -99,23 +99,36 @@ inline void block(const PanelGemm &g, int64_t row, const float *panel, const cha
   }
 }
 
+// Panel p, prefetching panel `next` (none when null) over its blocks of rows.
+void compute_panel(const PanelGemm &g, int64_t p, const float *next_panel) {
+  const int64_t panel_floats = g.k * kPanelColumns;
+  const int64_t blocks = g.rows / 8 + (g.rows % 8) / 4 + g.rows % 4;
+  const float *panel = g.panels + p * panel_floats;
+  const int64_t col = p * kPanelColumns;
+  // The next panel's lines, split evenly between this panel's blocks of rows.
+  const char *next = reinterpret_cast<const char *>(next_panel);
+  const int64_t next_bytes = next_panel ? panel_floats * static_cast<int64_t>(sizeof(float)) : 0;
+  int64_t b = 0;
+  auto part = [&](int64_t i) { return next + (next_bytes / 64 * i / blocks) * 64; };
+  int64_t row = 0;
+  for (; row + 8 <= g.rows; row += 8, ++b) block<8>(g, row, panel, part(b), part(b + 1), col);
+  for (; row + 4 <= g.rows; row += 4, ++b) block<4>(g, row, panel, part(b), part(b + 1), col);
+  for (; row < g.rows; ++row, ++b) block<1>(g, row, panel, part(b), part(b + 1), col);
+}
+
 }  // namespace
 
 void panel_gemm(const PanelGemm &g, int64_t first, int64_t last) {
   const int64_t panel_floats = g.k * kPanelColumns;
-  const int64_t blocks = g.rows / 8 + (g.rows % 8) / 4 + g.rows % 4;
-  for (int64_t p = first; p < last; ++p) {
-    const float *panel = g.panels + p * panel_floats;
-    const int64_t col = p * kPanelColumns;
-    // The next panel's lines, split evenly between this panel's blocks of rows.
-    const char *next = reinterpret_cast<const char *>(panel + panel_floats);
-    const int64_t next_bytes = p + 1 < last ? panel_floats * static_cast<int64_t>(sizeof(float)) : 0;
-    int64_t b = 0;
-    auto part = [&](int64_t i) { return next + (next_bytes / 64 * i / blocks) * 64; };
-    int64_t row = 0;
-    for (; row + 8 <= g.rows; row += 8, ++b) block<8>(g, row, panel, part(b), part(b + 1), col);
-    for (; row + 4 <= g.rows; row += 4, ++b) block<4>(g, row, panel, part(b), part(b + 1), col);
-    for (; row < g.rows; ++row, ++b) block<1>(g, row, panel, part(b), part(b + 1), col);
+  for (int64_t p = first; p < last; ++p) compute_panel(g, p, p + 1 < last ? g.panels + (p + 1) * panel_floats : nullptr);
+}
+
+void panel_gemm_shared(const PanelGemm &g, int64_t first, int64_t last, bool up, int64_t *claimed) {
+  const int64_t panel_floats = g.k * kPanelColumns, count = last - first;
+  // A builtin rather than std::atomic: no library code in this file.
+  for (int64_t mine = 0; __atomic_fetch_add(claimed, 1, __ATOMIC_RELAXED) < count; ++mine) {
+    const int64_t p = up ? first + mine : last - 1 - mine, next = up ? p + 1 : p - 1;
+    compute_panel(g, p, next >= first && next < last ? g.panels + next * panel_floats : nullptr);
   }
 }
 

@@ -44,4 +44,13 @@ inline bool panel_gemm_cpu() { return __builtin_cpu_supports("avx512f") && __bui
 // Computes panels [first, last) of `g` (of n / 32), on the calling thread.
 void panel_gemm(const PanelGemm &g, int64_t first, int64_t last);
 
+// Panels [first, last) of `g` shared by two threads: the one with `up` walks
+// up from `first`, the other down from `last`, each claiming one panel at a
+// time from `*claimed` (zero before either starts). A thread slowed by a busy
+// core leaves its partner more panels instead of holding it at the barrier;
+// on this machine's VM the two cores' speeds differed by up to 30% for
+// minutes at a time, which a static split waits out. Each walks its panels
+// in order, so the next one's prefetch stays right.
+void panel_gemm_shared(const PanelGemm &g, int64_t first, int64_t last, bool up, int64_t *claimed);
+
 }  // namespace disco
