@@ -298,6 +298,14 @@ void Dim::collect_symbols(std::set<std::string> &out) const {
     }
 }
 
+bool Dim::bound_in(const SymbolValues &values) const {
+  for (const auto &t : terms())
+    for (const auto &a : t.atoms)
+      if (a->kind == AtomNode::Sym ? values.count(a->name) == 0 : !a->a.bound_in(values) || !a->b.bound_in(values))
+        return false;
+  return true;
+}
+
 Dim Dim::substitute(const std::function<std::optional<Dim>(const std::string &)> &f) const {
   Dim sum(0);
   for (const auto &t : terms()) {

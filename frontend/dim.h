@@ -58,6 +58,8 @@ class Dim {
   // Throws if a symbol has no value or a division by zero happens.
   int64_t eval(const SymbolValues &values) const;
   void collect_symbols(std::set<std::string> &out) const;
+  // Whether `values` binds every symbol in this dim (what eval needs).
+  bool bound_in(const SymbolValues &values) const;
   // Rebuilds the dim with each symbol replaced where `f` gives a replacement.
   Dim substitute(const std::function<std::optional<Dim>(const std::string &)> &f) const;
 

@@ -18,7 +18,8 @@ SymbolValues bind_symbols(const std::vector<InputSpec> &inputs, const std::vecto
                           const std::vector<DType> &dtypes, const std::vector<RuntimeCheck> &checks) {
   DISCO_CHECK(shapes.size() == inputs.size(), "expected ", inputs.size(), " inputs, got ", shapes.size());
   SymbolValues v;
-  std::map<std::string, std::string> bound_by;
+  // Where each symbol was bound (input, dim), for the message when another dim disagrees.
+  std::vector<std::pair<const std::string *, std::pair<size_t, size_t>>> bound_by;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const InputSpec &in = inputs[i];
     DISCO_CHECK(dtypes[i] == in.dtype, "input '", in.name, "' has dtype ", dtype_name(dtypes[i]), ", expected ",
@@ -27,35 +28,35 @@ SymbolValues bind_symbols(const std::vector<InputSpec> &inputs, const std::vecto
                 " (shape ", shape_text(shapes[i]), "), expected rank ", in.shape.size(), " ", shape_str(in.shape));
     for (size_t d = 0; d < in.shape.size(); ++d) {
       int64_t actual = shapes[i][d];
-      DISCO_CHECK(actual >= 0 && actual < (int64_t(1) << 31), "input '", in.name, "' dim ", d, " is ", actual,
-                  ", outside [0, 2^31)");
+      // Built only for a message: this runs before every run of a model.
+      auto where = [&](size_t input, size_t dim) {
+        return "input '" + inputs[input].name + "' dim " + std::to_string(dim);
+      };
+      DISCO_CHECK(actual >= 0 && actual < (int64_t(1) << 31), where(i, d), " is ", actual, ", outside [0, 2^31)");
       const Dim &decl = in.shape[d];
-      std::string here = "input '" + in.name + "' dim " + std::to_string(d);
       if (decl.is_const()) {
-        DISCO_CHECK(actual == decl.as_const(), here, " is ", actual, ", expected ", decl.as_const(),
+        DISCO_CHECK(actual == decl.as_const(), where(i, d), " is ", actual, ", expected ", decl.as_const(),
                     " (fixed by the model)");
       } else if (decl.is_symbol()) {
         const std::string &s = decl.symbol_name();
         auto it = v.find(s);
         if (it == v.end()) {
-          v[s] = actual;
-          bound_by[s] = here;
-        } else {
-          DISCO_CHECK(it->second == actual, here, " is ", actual, ", expected ", it->second, " (symbol '", s,
-                      "', the same as ", bound_by[s], ")");
+          v.emplace(s, actual);
+          bound_by.push_back({&s, {i, d}});
+        } else if (it->second != actual) {
+          std::pair<size_t, size_t> first{i, d};
+          for (const auto &[name, at] : bound_by)
+            if (*name == s) first = at;
+          fail(where(i, d), " is ", actual, ", expected ", it->second, " (symbol '", s, "', the same as ",
+               where(first.first, first.second), ")");
         }
       } else {
-        fail(here, ": declared dim '", decl.str(), "' is not a constant or a symbol");
+        fail(where(i, d), ": declared dim '", decl.str(), "' is not a constant or a symbol");
       }
     }
   }
   for (const auto &c : checks) {
-    std::set<std::string> syms;
-    c.a.collect_symbols(syms);
-    c.b.collect_symbols(syms);
-    bool all_bound = true;
-    for (const auto &s : syms) all_bound = all_bound && v.count(s);
-    if (!all_bound) continue;  // a symbol only data can give; checked by its kernel
+    if (!c.a.bound_in(v) || !c.b.bound_in(v)) continue;  // a symbol only data can give; checked by its kernel
     if (!c.holds(v)) fail(c.describe(v));
   }
   return v;
