@@ -727,7 +727,7 @@ TEST(OnednnKernels, ConstantWeightsRunAsAnInnerProductWithBiasAndSummedResidual)
 // three (a pair and a thread alone); one row and 129 rows run oneDNN's.
 TEST(OnednnKernels, FewRowsRunThePanelProductWithItsEpilogue) {
   if (!panel_gemm_cpu()) GTEST_SKIP() << "the panel product needs AVX-512, which this CPU lacks";
-  const int64_t kk = 601, n = 896;
+  const int64_t kk = 601, n = 896;  // 2.05 MiB of weights: over the 2 MiB that teams of threads need
   TensorData w = tensor({kk, n}, 0.05f, 3), bias = tensor({n}, 0.5f, 1);
   struct Case {
     std::string post_ops;
