@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 
 #include "frontend/random_tensor.h"
-#include "targets/session.h"
+#include "driver/session.h"
 
 namespace {
 

@@ -21,7 +21,7 @@
 
 #include "frontend/errors.h"
 #include "frontend/random_tensor.h"
-#include "targets/session.h"
+#include "driver/session.h"
 #include "tools/cli_args.h"
 
 namespace {

@@ -2,7 +2,7 @@
 #                 [OUTPUT_DIR dir])
 #
 # Compiles an ONNX model ahead of time at build time (`disco compile`) and gives a static
-# library target NAME: link it and include "NAME.h" (see targets/aot/README.md for the API).
+# library target NAME: link it and include "NAME.h" (see driver/aot/README.md for the API).
 # NAME must be a C identifier. TARGET is host (default) or a Halide target string such as
 # x86-64-linux-avx2; BACKENDS may only be host for now. The files go to OUTPUT_DIR (default
 # ${CMAKE_CURRENT_BINARY_DIR}/disco_models/NAME).

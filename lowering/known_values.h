@@ -13,7 +13,7 @@
 namespace disco {
 
 // Thrown when an op needs the elements of a value at compile time and they are
-// not known. When the value is a graph input, a Session (targets/session.h)
+// not known. When the value is a graph input, a Session (driver/session.h)
 // compiles at run time with the input's values as constants instead.
 class ValueRequired : public Error {
  public:

@@ -70,15 +70,15 @@ class Backend {
   virtual void compile(const Region &region, PlanBuilder &builder) const = 0;
   // Extra lines for `disco inspect --targets` about its regions (e.g. quantization); empty by default.
   virtual std::string describe(const Graph &g, const ShapeStore &store, const std::vector<Region> &regions) const { return ""; }
-};
 
-// Every backend, by name; compile-side registry. The host backend is always present.
-std::unique_ptr<Backend> make_backend(const std::string &name);
-std::vector<std::string> backend_names();
-// Backends in the user's priority order (e.g. "onednn,host"); host is appended
-// when missing, because it is the fallback for everything.
-std::vector<std::unique_ptr<Backend>> make_backends(const std::vector<std::string> &names);
-// Registers every backend's runtime glue with ExternKernelRegistry::global(). Idempotent.
-void install_backend_runtimes();
+  // The fallback backend's duties (host, last in every list; others keep the defaults, which refuse):
+  // - a step that copies `vid` into its graph output buffer, for outputs no region writes (a graph input, a
+  //   constant, an output listed twice);
+  // - the code generator's runtime object for a target, and the shared library that links the kernel objects
+  //   every region added to the plan with it, which the runtime loads.
+  virtual void compile_output_copy(int vid, PlanBuilder &builder) const;
+  virtual void write_runtime_object(const std::string &target, const std::string &path) const;
+  virtual void link_kernel_library(const std::vector<std::string> &objects, const std::string &path) const;
+};
 
 }  // namespace disco

@@ -3,17 +3,10 @@
 #include <fstream>
 
 #include "frontend/errors.h"
+#include "frontend/identifier.h"
 
 namespace disco {
 
-namespace {
-std::string sanitize(const std::string &s) {
-  std::string out;
-  for (char c : s) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "m_" + out;
-  return out;
-}
-}  // namespace
 
 PlanBuilder::PlanBuilder(const Graph &g, const ShapeStore &store, std::string name, std::string dir,
                          std::string target, std::function<void(const std::string &)> progress)
@@ -63,7 +56,7 @@ int PlanBuilder::output_buffer(int vid, bool rebind) {
   return b;
 }
 
-std::string PlanBuilder::next_kernel_name() { return sanitize(plan_.name) + "_k" + std::to_string(kernels_++); }
+std::string PlanBuilder::next_kernel_name() { return identifier_from(plan_.name, "m_") + "_k" + std::to_string(kernels_++); }
 
 void PlanBuilder::add_step(PlanStep step) { plan_.steps.push_back(std::move(step)); }
 

@@ -1,5 +1,5 @@
 // The compile driver and runtime end to end: one compile, several shapes.
-#include "targets/compile_model.h"
+#include "driver/compile_model.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <fstream>
 
 #include "frontend/errors.h"
-#include "targets/compile_cache.h"
+#include "driver/compile_cache.h"
 #include "frontend/graph_builder.h"
 #include "runtime/executor.h"
 
@@ -91,6 +91,31 @@ TEST(CompileModel, SecondCompileOfTheSameKeyComesFromTheCache) {
   auto out = exec.run({f32({1, 3}, 2)});  // 0, 2, 4 -> relu -> squares
   EXPECT_FLOAT_EQ(out[0].as<float>()[2], 16.0f);
   std::system(("rm -rf " + std::string(tmpl)).c_str());
+}
+
+// Calibration samples reach the backends as a compile option (no environment
+// variable), and the cache tells compiles apart by the samples' bytes.
+TEST(CompileModel, CalibrationSamplesArePartOfTheCacheKeyByContent) {
+  char tmpl[] = "/tmp/disco-cache-test-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl, sample = dir + "/x.npy";
+  auto write_sample = [&](const char *bytes) { std::ofstream(sample, std::ios::binary) << bytes; };
+  CompileOptions o;
+  o.cache_dir = dir;
+  const std::string plain = compile_graph(relu_add_graph(), "relu_add", "key1", o).dir;
+  o.backend_options.calibration_samples = {"x=" + sample};
+  write_sample("first");
+  const CompiledModel a = compile_graph(relu_add_graph(), "relu_add", "key1", o);
+  const CompiledModel again = compile_graph(relu_add_graph(), "relu_add", "key1", o);
+  write_sample("second");
+  const CompiledModel b = compile_graph(relu_add_graph(), "relu_add", "key1", o);
+  EXPECT_FALSE(a.cache_hit);
+  EXPECT_NE(a.dir, plain);
+  EXPECT_TRUE(again.cache_hit);
+  EXPECT_EQ(again.dir, a.dir);
+  EXPECT_FALSE(b.cache_hit) << "a sample file with other bytes must not reuse the entry";
+  EXPECT_NE(b.dir, a.dir);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -10,12 +10,13 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "driver/backend_registry.h"
 #include "frontend/errors.h"
 #include "frontend/graph_builder.h"
 #include "runtime/executor.h"
 #include "runtime/extern_kernel.h"
 #include "runtime/npy.h"
-#include "targets/compile_model.h"
+#include "driver/compile_model.h"
 #include "targets/cublas/cublas_backend.h"
 #include "targets/cublas/cublas_kernels.h"
 #include "targets/cublas/cuda_api.h"

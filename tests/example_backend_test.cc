@@ -2,6 +2,7 @@
 // they decline the rest, regions below its minimum going back to the host, its
 // conv kernel against a scalar conv written here, and convnet run through it
 // against PyTorch's outputs.
+#include "driver/backend_registry.h"
 #include "targets/example/example_backend.h"
 
 #include <gtest/gtest.h>
@@ -14,7 +15,7 @@
 #include "runtime/executor.h"
 #include "runtime/extern_kernel.h"
 #include "runtime/npy.h"
-#include "targets/compile_model.h"
+#include "driver/compile_model.h"
 #include "targets/partitioner.h"
 #include "tests/support/partitioned.h"
 #include "tests/support/jit_eval.h"

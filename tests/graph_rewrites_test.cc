@@ -9,7 +9,7 @@
 
 #include "frontend/graph_builder.h"
 #include "lowering/infer_context.h"
-#include "targets/session.h"
+#include "driver/session.h"
 #include "tests/support/jit_eval.h"
 #include "tests/support/layernorm_softmax_reference.h"
 #include "tests/support/tensors.h"

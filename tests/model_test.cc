@@ -4,7 +4,7 @@
 
 #include "runtime/executor.h"
 #include "runtime/npy.h"
-#include "targets/compile_model.h"
+#include "driver/compile_model.h"
 #include "tests/support/jit_eval.h"
 #include "tests/support/model_files.h"
 #include "tests/support/model_references.h"

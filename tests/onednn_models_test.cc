@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "runtime/npy.h"
-#include "targets/session.h"
+#include "driver/session.h"
 #include "tests/support/jit_eval.h"
 #include "tests/support/model_files.h"
 #include "tests/support/model_references.h"

@@ -9,7 +9,7 @@
 #include <limits>
 
 #include "frontend/graph_builder.h"
-#include "targets/session.h"
+#include "driver/session.h"
 #include "tests/support/jit_eval.h"
 #include "tests/support/onednn_cases.h"
 #include "tests/support/partitioned.h"

@@ -11,7 +11,7 @@
 #include "runtime/extern_kernel.h"
 #include "targets/onednn/onednn_kernels.h"
 #include "targets/onednn/onednn_view.h"
-#include "targets/session.h"
+#include "driver/session.h"
 #include "tests/support/jit_eval.h"
 #include "tests/support/onednn_cases.h"
 #include "tests/support/partitioned.h"

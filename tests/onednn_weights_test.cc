@@ -8,7 +8,7 @@
 
 #include "frontend/graph_builder.h"
 #include "targets/onednn/onednn_step.h"
-#include "targets/session.h"
+#include "driver/session.h"
 #include "tests/support/onednn_cases.h"
 
 namespace disco {

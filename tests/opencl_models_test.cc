@@ -9,7 +9,7 @@
 #include "runtime/child_executor.h"
 #include "runtime/npy.h"
 #include "targets/gpu/gpu_target.h"
-#include "targets/session.h"
+#include "driver/session.h"
 #include "tests/support/model_files.h"
 
 namespace disco {

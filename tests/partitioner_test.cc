@@ -1,5 +1,6 @@
 // The partitioner: regions follow backend priority, never form cycles, drop
 // below a backend's minimum size, and carry every symbol they use.
+#include "driver/backend_registry.h"
 #include "targets/partitioner.h"
 
 #include <gtest/gtest.h>

@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "runtime/npy.h"
-#include "targets/session.h"
+#include "driver/session.h"
 #include "tests/support/jit_eval.h"
 #include "tests/support/model_files.h"
 

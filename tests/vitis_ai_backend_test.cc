@@ -9,11 +9,12 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "driver/backend_registry.h"
 #include "frontend/graph_builder.h"
 #include "runtime/executor.h"
-#include "targets/compile_model.h"
+#include "driver/compile_model.h"
 #include "targets/partitioner.h"
-#include "targets/session.h"
+#include "driver/session.h"
 #include "tests/support/partitioned.h"
 #include "tests/support/tensors.h"
 

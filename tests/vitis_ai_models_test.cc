@@ -10,7 +10,7 @@
 
 #include "runtime/npy.h"
 #include "targets/partitioner.h"
-#include "targets/session.h"
+#include "driver/session.h"
 #include "tests/support/model_files.h"
 #include "tests/support/model_references.h"
 #include "tests/support/partitioned.h"

@@ -9,10 +9,11 @@
 #include <cmath>
 #include <filesystem>
 
+#include "driver/backend_registry.h"
 #include "frontend/graph_builder.h"
 #include "runtime/executor.h"
 #include "runtime/extern_kernel.h"
-#include "targets/compile_model.h"
+#include "driver/compile_model.h"
 #include "targets/vitis_ai/vart_runner.h"
 #include "tests/support/tensors.h"
 #if DISCO_VITIS_AI_XIR

@@ -13,7 +13,7 @@
 
 #include "frontend/graph_builder.h"
 #include "runtime/extern_kernel.h"
-#include "targets/compile_model.h"
+#include "driver/compile_model.h"
 #include "frontend/errors.h"
 #include "targets/vitis_ai/region_program.h"
 #include "targets/vitis_ai/xir_emit.h"

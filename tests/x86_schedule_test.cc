@@ -13,7 +13,7 @@
 
 #include "frontend/graph_builder.h"
 #include "runtime/executor.h"
-#include "targets/compile_model.h"
+#include "driver/compile_model.h"
 #include "tests/support/tensors.h"
 
 namespace disco {

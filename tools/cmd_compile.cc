@@ -2,7 +2,7 @@
 #include <cstdio>
 
 #include "frontend/errors.h"
-#include "targets/aot/aot_compile.h"
+#include "driver/aot/aot_compile.h"
 #include "tools/cli_args.h"
 #include "tools/commands.h"
 

@@ -1,6 +1,7 @@
 // disco inspect: values with their symbolic shapes, and the constraint store.
 #include <cstdio>
 
+#include "driver/backend_registry.h"
 #include "frontend/onnx_importer.h"
 #include "lowering/graph_rewrites.h"
 #include "lowering/infer_context.h"

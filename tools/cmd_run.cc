@@ -13,7 +13,7 @@
 #include "runtime/executor.h"
 #include "runtime/npy.h"
 #include "targets/gpu/gpu_target.h"
-#include "targets/session.h"
+#include "driver/session.h"
 #include "tools/cli_args.h"
 #include "tools/commands.h"
 
@@ -108,7 +108,7 @@ int cmd_run(int argc, char **argv) {
   CompileOptions opts;
   opts.target = args.get("target", "host");
   if (!args.all("targets").empty()) opts.backends = parse_backend_list(args.get("targets", ""));
-  if (auto c = args.all("calibrate"); !c.empty()) { std::string l; for (const auto &f : c) l += (l.empty() ? "" : ",") + f; setenv("DISCO_VITIS_AI_CALIBRATE", l.c_str(), 1), opts.use_cache = false; }  // vitis_ai; not in the cache key
+  opts.backend_options.calibration_samples = args.all("calibrate");  // vitis_ai; part of the cache key
   select_gpu_target(opts, !args.all("targets").empty());  // opencl, cuda: GPU backend and Halide target
   for (const auto &text : args.all("static")) {
     auto [name, dims] = split_assignment(text, "--static");

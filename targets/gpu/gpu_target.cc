@@ -23,10 +23,4 @@ std::string gpu_api_of(const std::string &target) {
   return "";
 }
 
-void select_gpu_target(CompileOptions &opts, bool backends_given) {
-  opts.target = expand_gpu_target(opts.target);
-  const std::string api = gpu_api_of(opts.target);
-  if (!api.empty() && !backends_given) opts.backends = {api};
-}
-
 }  // namespace disco

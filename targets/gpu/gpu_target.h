@@ -6,7 +6,6 @@
 #pragma once
 #include <string>
 
-#include "targets/compile_model.h"
 
 namespace disco {
 
@@ -14,8 +13,5 @@ namespace disco {
 std::string expand_gpu_target(const std::string &name);
 // "opencl", "cuda", or "" when the (expanded) target has no GPU API.
 std::string gpu_api_of(const std::string &target);
-// Expands opts.target; with `backends_given` false, a GPU target's backend
-// replaces the default list.
-void select_gpu_target(CompileOptions &opts, bool backends_given);
 
 }  // namespace disco

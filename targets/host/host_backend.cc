@@ -72,13 +72,20 @@ class HostBackend : public Backend {
   void compile(const Region &region, PlanBuilder &b) const override {
     compile_region_groups(region, b, schedule_x86);
   }
+  void compile_output_copy(int vid, PlanBuilder &b) const override {
+    compile_group({GroupKind::Copy, {}, {vid}}, b, schedule_x86);
+  }
+  void write_runtime_object(const std::string &target, const std::string &path) const override {
+    compile_runtime_object(path, parse_target(target));
+  }
+  void link_kernel_library(const std::vector<std::string> &objects, const std::string &path) const override {
+    link_shared_library(objects, path);
+  }
 };
 
 }  // namespace
 
 std::unique_ptr<Backend> make_host_backend() { return std::make_unique<HostBackend>(); }
-
-void compile_host_copy(int vid, PlanBuilder &b) { compile_group({GroupKind::Copy, {}, {vid}}, b, schedule_x86); }
 
 void compile_region_groups(const Region &region, PlanBuilder &b, const GroupScheduler &schedule) {
   for (const FusionGroup &gr : plan_region_fusion(b.graph(), b.store(), region.nodes)) compile_group(gr, b, schedule);

@@ -19,10 +19,6 @@ enum class GroupKind;
 
 std::unique_ptr<Backend> make_host_backend();
 
-// A kernel that copies a value into the next output buffer: graph outputs
-// that are inputs, constants or repeats of another output.
-void compile_host_copy(int vid, PlanBuilder &builder);
-
 // Compiles a region's fusion groups as the host backend does, with `schedule`
 // in place of the x86 templates: GPU backends share the lowering and differ
 // only in schedules (targets/gpu/).

@@ -1,8 +1,6 @@
 #include "targets/vitis_ai/calibrate.h"
 
 #include <cmath>
-#include <cstdlib>
-#include <sstream>
 
 #include "frontend/errors.h"
 #include "runtime/npy.h"
@@ -37,11 +35,9 @@ FloatTensor from_npy(const std::string &path, const Value &input) {
   return f;
 }
 
-std::vector<std::map<int, FloatTensor>> samples_from_files(const Graph &g, const std::string &list) {
+std::vector<std::map<int, FloatTensor>> samples_from_files(const Graph &g, const std::vector<std::string> &files) {
   std::map<int, std::vector<FloatTensor>> per_input;
-  std::stringstream ss(list);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
+  for (const std::string &item : files) {
     if (item.empty()) continue;
     int vid = -1;
     std::string path = item;
@@ -71,10 +67,11 @@ std::vector<std::map<int, FloatTensor>> samples_from_files(const Graph &g, const
 }  // namespace
 
 std::vector<std::map<int, FloatTensor>> calibration_samples(const Graph &g, const ShapeStore &store,
-                                                            std::string *source) {
-  if (const char *list = std::getenv(kCalibrateEnv); list && *list) {
-    *source = list;
-    return samples_from_files(g, list);
+                                                            const std::vector<std::string> &files, std::string *source) {
+  if (!files.empty()) {
+    source->clear();
+    for (const auto &f : files) *source += (source->empty() ? "" : ",") + f;
+    return samples_from_files(g, files);
   }
   *source = std::to_string(kDefaultCalibrationSamples) + " samples of N(0, 1) noise";
   SymbolValues syms;
@@ -107,9 +104,9 @@ std::vector<std::map<int, FloatTensor>> calibration_samples(const Graph &g, cons
   return out;
 }
 
-Calibration calibrate(const Graph &g, const ShapeStore &store) {
+Calibration calibrate(const Graph &g, const ShapeStore &store, const std::vector<std::string> &files) {
   Calibration c;
-  const auto samples = calibration_samples(g, store, &c.source);
+  const auto samples = calibration_samples(g, store, files, &c.source);
   std::map<int, bool> complete;  // a value must be known in every sample
   for (size_t s = 0; s < samples.size(); ++s) {
     std::map<int, FloatTensor> values = evaluate_float(g, samples[s]);

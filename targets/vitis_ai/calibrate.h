@@ -1,9 +1,9 @@
 // Activation calibration: the float model runs on sample inputs
 // (float_reference.h) and every value's samples are kept, for choose_fix.
 //
-// The samples come from $DISCO_VITIS_AI_CALIBRATE (what `disco run
-// --calibrate FILE.npy...` sets): comma-separated .npy files, each one sample
-// for a one-input model, or INPUT=FILE.npy entries. Without it, the default:
+// The samples are the compile option `calibration_samples` (what `disco run
+// --calibrate FILE.npy...` gives): .npy files, each one sample for a
+// one-input model, or INPUT=FILE.npy entries. Without any, the default:
 // 8 samples of standard normal noise (a fixed seed, so compiles repeat),
 // shaped as the inputs declare, with each symbolic dim at its --hint value,
 // else 1 for a leading dim and 32 for the others.
@@ -18,7 +18,6 @@
 
 namespace disco::vitis_ai {
 
-constexpr const char *kCalibrateEnv = "DISCO_VITIS_AI_CALIBRATE";
 constexpr int kDefaultCalibrationSamples = 8;
 
 struct Calibration {
@@ -29,7 +28,7 @@ struct Calibration {
 
 // One map (graph input id -> tensor) per sample.
 std::vector<std::map<int, FloatTensor>> calibration_samples(const Graph &g, const ShapeStore &store,
-                                                            std::string *source);
-Calibration calibrate(const Graph &g, const ShapeStore &store);
+                                                            const std::vector<std::string> &files, std::string *source);
+Calibration calibrate(const Graph &g, const ShapeStore &store, const std::vector<std::string> &files);
 
 }  // namespace disco::vitis_ai

@@ -48,6 +48,7 @@ XirRegion xir_region(const Graph &g, const BuiltRegion &built, const Calibration
 
 class VitisAiBackend : public Backend {
  public:
+  explicit VitisAiBackend(std::vector<std::string> samples) : samples_(std::move(samples)) {}
   std::string name() const override { return "vitis_ai"; }
   std::vector<SupportRule> rules() const override { return vitis_ai_rules(); }
 
@@ -121,9 +122,10 @@ class VitisAiBackend : public Backend {
   // One calibration per graph: every region of a compile shares it.
   const Calibration &calibration(const Graph &g, const ShapeStore &store) const {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!calib_ || calib_graph_ != &g) calib_ = calibrate(g, store), calib_graph_ = &g;
+    if (!calib_ || calib_graph_ != &g) calib_ = calibrate(g, store, samples_), calib_graph_ = &g;
     return *calib_;
   }
+  const std::vector<std::string> samples_;
   mutable std::mutex mu_;
   mutable std::optional<Calibration> calib_;
   mutable const Graph *calib_graph_ = nullptr;
@@ -131,6 +133,8 @@ class VitisAiBackend : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_vitis_ai_backend() { return std::make_unique<VitisAiBackend>(); }
+std::unique_ptr<Backend> make_vitis_ai_backend(std::vector<std::string> calibration_samples) {
+  return std::make_unique<VitisAiBackend>(std::move(calibration_samples));
+}
 
 }  // namespace disco

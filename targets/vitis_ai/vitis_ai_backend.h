@@ -12,12 +12,15 @@
 // See targets/vitis_ai/README.md.
 #pragma once
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "targets/backend.h"
 
 namespace disco {
 
-std::unique_ptr<Backend> make_vitis_ai_backend();
+// `calibration_samples`: FILE.npy or INPUT=FILE.npy each (calibrate.h); empty: seeded noise.
+std::unique_ptr<Backend> make_vitis_ai_backend(std::vector<std::string> calibration_samples = {});
 // Registers "vitis_ai.region" with ExternKernelRegistry::global().
 void install_vitis_ai_runtime();
 

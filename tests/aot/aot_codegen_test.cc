@@ -1,11 +1,11 @@
-// The AOT generator's pieces (targets/aot/): what it rejects, and the C text it
+// The AOT generator's pieces (driver/aot/): what it rejects, and the C text it
 // writes for names, dims and the header's entry points.
 #include <gtest/gtest.h>
 
 #include "frontend/errors.h"
-#include "targets/aot/c_text.h"
-#include "targets/aot/driver_gen.h"
-#include "targets/aot/header_gen.h"
+#include "driver/aot/c_text.h"
+#include "driver/aot/driver_gen.h"
+#include "driver/aot/header_gen.h"
 #include "tests/support/error_message.h"
 
 namespace disco::aot {

@@ -23,12 +23,13 @@
 #include <set>
 #include <sstream>
 
+#include "driver/backend_registry.h"
 #include "frontend/errors.h"
 #include "frontend/onnx_importer.h"
 #include "runtime/executor.h"
 #include "targets/backend.h"
 #include "targets/gpu/gpu_target.h"
-#include "targets/session.h"
+#include "driver/session.h"
 #include "tests/conformance/scope.h"
 
 namespace disco::conformance {

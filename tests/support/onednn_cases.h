@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "targets/compile_model.h"
+#include "driver/compile_model.h"
 #include "tests/support/tensors.h"
 
 namespace disco::testing {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "driver/backend_registry.h"
 #include "lowering/infer_context.h"
 #include "targets/partitioner.h"
 

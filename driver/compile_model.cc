@@ -1,4 +1,4 @@
-#include "targets/compile_model.h"
+#include "driver/compile_model.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -14,16 +14,15 @@
 #include <map>
 #include <sstream>
 
+#include "driver/compile_cache.h"
+#include "driver/content_hash.h"
 #include "frontend/errors.h"
 #include "frontend/file_util.h"
 #include "frontend/onnx_importer.h"
 #include "lowering/graph_rewrites.h"
 #include "lowering/infer_context.h"
 #include "lowering/lower_graph.h"
-#include "targets/compile_cache.h"
-#include "targets/content_hash.h"
-#include "targets/host/host_backend.h"
-#include "targets/host/host_codegen.h"
+#include "targets/gpu/gpu_target.h"
 #include "targets/plan_builder.h"
 
 namespace disco {
@@ -121,27 +120,40 @@ void apply_hints(ShapeStore &store, const std::map<std::string, int64_t> &hints)
   }
 }
 
+// A calibration sample by its name and its bytes: another file under the same name is another compile.
+void add_sample_file(ContentHash &h, const std::string &sample) {
+  const size_t eq = sample.find('=');
+  const std::string path = eq == std::string::npos ? sample : sample.substr(eq + 1);
+  h.add("calibration:" + sample);
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return;  // the backend names the missing file when it reads the samples
+  std::stringstream ss;
+  ss << f.rdbuf();
+  h.add(ss.str());
+}
+
 bool exists(const std::string &p) {
   struct stat st;
   return stat(p.c_str(), &st) == 0;
 }
 
-// Builds the plan and compiles every kernel into `dir`.
-// Halide's runtime is the same for every model of a target: build it once per cache.
-std::string runtime_object(const std::string &root, const Halide::Target &target) {
-  const std::string t = target.to_string();
+// The code generator's runtime is the same for every model of a target: build it once per cache.
+std::string runtime_object(const std::string &root, const std::string &target, const Backend &fallback) {
   const uint64_t id = compiler_id();
-  const std::string path = root + "/halide_runtime-" + ContentHash().add(t).add(&id, sizeof id).hex() + ".o";
+  const std::string path = root + "/halide_runtime-" + ContentHash().add(target).add(&id, sizeof id).hex() + ".o";
   if (exists(path)) return path;
   const std::string tmp = path + ".tmp" + std::to_string(getpid());
-  compile_runtime_object(tmp, target);
+  fallback.write_runtime_object(target, tmp);
   std::rename(tmp.c_str(), path.c_str());
   return path;
 }
 
+// Builds the plan and compiles every kernel into `dir`.
+
 Plan build(Graph &g, const ShapeStore &store, const std::string &name, const std::string &dir,
            const std::string &runtime_root, const CompileOptions &opts, std::vector<std::string> *kept) {
-  auto backends = make_backends(opts.backends);
+  auto backends = make_backends(opts.backends, opts.backend_options);
+  const Backend &fallback = *backends.back();  // host: make_backends puts it last
   std::vector<const Backend *> order;
   for (const auto &b : backends) order.push_back(b.get());
   if (opts.progress) opts.progress("partitioning for " + backend_list(order));
@@ -158,18 +170,18 @@ Plan build(Graph &g, const ShapeStore &store, const std::string &name, const std
     bool repeat = std::find(seen.begin(), seen.end(), o) != seen.end();
     seen.push_back(o);
     const auto unwritten = builder.unwritten_outputs();
-    if (repeat || std::find(unwritten.begin(), unwritten.end(), o) != unwritten.end()) compile_host_copy(o, builder);
+    if (repeat || std::find(unwritten.begin(), unwritten.end(), o) != unwritten.end()) fallback.compile_output_copy(o, builder);
   }
   Plan plan = builder.finish();
   if (opts.keep_objects) {
     *kept = builder.objects();
-    kept->push_back(runtime_object(runtime_root, parse_target(opts.target)));
+    kept->push_back(runtime_object(runtime_root, opts.target, fallback));
   } else if (!builder.objects().empty()) {
     builder.progress("linking " + std::to_string(builder.objects().size()) + " kernels");
     std::vector<std::string> objects = builder.objects();
-    objects.push_back(runtime_object(runtime_root, parse_target(opts.target)));
+    objects.push_back(runtime_object(runtime_root, opts.target, fallback));
     plan.library = "kernels.so";
-    link_shared_library(objects, dir + "/" + plan.library);
+    fallback.link_kernel_library(objects, dir + "/" + plan.library);
     for (const auto &o : builder.objects()) std::remove(o.c_str());
   }
   return plan;
@@ -177,13 +189,13 @@ Plan build(Graph &g, const ShapeStore &store, const std::string &name, const std
 
 }  // namespace
 
-std::string ContentHash::hex() const {
-  char b[17];
-  std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(h_));
-  return b;
-}
-
 int compile_count() { return g_compiles.load(); }
+
+void select_gpu_target(CompileOptions &opts, bool backends_given) {
+  opts.target = expand_gpu_target(opts.target);
+  const std::string api = gpu_api_of(opts.target);
+  if (!api.empty() && !backends_given) opts.backends = {api};
+}
 
 CompiledModel compile_graph(Graph g, const std::string &name, const std::string &key, const CompileOptions &opts) {
   auto t0 = std::chrono::steady_clock::now();
@@ -196,6 +208,7 @@ CompiledModel compile_graph(Graph g, const std::string &name, const std::string 
   for (const auto &b : opts.backends) h.add("backend:" + b);
   for (const auto &[b, n] : opts.partition.min_region_nodes) h.add("min:" + b + "=" + std::to_string(n));
   for (const auto &[sym, v] : opts.hints) h.add("hint:" + sym + "=" + std::to_string(v));
+  for (const auto &sample : opts.backend_options.calibration_samples) add_sample_file(h, sample);
   for (const auto &[in, dims] : opts.static_shapes) {
     h.add("static:" + in);
     for (int64_t d : dims) h.add(&d, sizeof d);

@@ -1,4 +1,4 @@
-#include "targets/aot/driver_prelude.h"
+#include "driver/aot/driver_prelude.h"
 
 namespace disco::aot {
 

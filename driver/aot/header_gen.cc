@@ -1,9 +1,9 @@
-#include "targets/aot/header_gen.h"
+#include "driver/aot/header_gen.h"
 
 #include <set>
 #include <sstream>
 
-#include "targets/aot/c_text.h"
+#include "driver/aot/c_text.h"
 
 namespace disco::aot {
 

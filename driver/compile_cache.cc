@@ -1,4 +1,4 @@
-#include "targets/compile_cache.h"
+#include "driver/compile_cache.h"
 
 #include <sys/stat.h>
 #include <utime.h>

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 
 namespace disco {
@@ -16,7 +17,11 @@ class ContentHash {
   }
   ContentHash &add(const std::string &s) { return add(s.data(), s.size()); }
   uint64_t value() const { return h_; }
-  std::string hex() const;  // 16 hex digits
+  std::string hex() const {  // 16 hex digits
+    char b[17];
+    std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(h_));
+    return b;
+  }
 
  private:
   uint64_t h_ = 1469598103934665603ull;

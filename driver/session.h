@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "runtime/executor.h"
-#include "targets/compile_model.h"
+#include "driver/compile_model.h"
 
 namespace disco {
 

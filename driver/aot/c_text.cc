@@ -1,9 +1,10 @@
-#include "targets/aot/c_text.h"
+#include "driver/aot/c_text.h"
 
 #include <cctype>
 #include <cstdio>
 
 #include "frontend/errors.h"
+#include "frontend/identifier.h"
 
 namespace disco::aot {
 
@@ -31,30 +32,15 @@ bool is_c_identifier(const std::string &s) {
   return true;
 }
 
-std::string c_identifier(const std::string &s) {
-  std::string out;
-  for (unsigned char c : s) out += std::isalnum(c) ? static_cast<char>(c) : '_';
-  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "_" + out;
-  return out;
-}
+std::string c_identifier(const std::string &s) { return identifier_from(s, "_"); }
 
 HalideTypeCode halide_type_of(DType t) {
-  switch (t) {
-    case DType::F32: return {"halide_type_float", 32};
-    case DType::F16: return {"halide_type_float", 16};
-    case DType::F64: return {"halide_type_float", 64};
-    case DType::BF16: return {"halide_type_bfloat", 16};
-    case DType::I8: return {"halide_type_int", 8};
-    case DType::I16: return {"halide_type_int", 16};
-    case DType::I32: return {"halide_type_int", 32};
-    case DType::I64: return {"halide_type_int", 64};
-    case DType::U8: return {"halide_type_uint", 8};
-    case DType::U16: return {"halide_type_uint", 16};
-    case DType::U32: return {"halide_type_uint", 32};
-    case DType::U64: return {"halide_type_uint", 64};
-    case DType::Bool: return {"halide_type_uint", 1};
-    default: fail("AOT libraries have no Halide type for dtype ", dtype_name(t));
-  }
+  if (t == DType::Undefined) fail("AOT libraries have no Halide type for dtype ", dtype_name(t));
+  if (t == DType::Bool) return {"halide_type_uint", 1};  // Halide's bool: one bit, stored in a byte
+  if (t == DType::BF16) return {"halide_type_bfloat", 16};
+  const int bits = static_cast<int>(dtype_size(t)) * 8;
+  if (dtype_is_float(t)) return {"halide_type_float", bits};
+  return {dtype_is_signed(t) ? "halide_type_int" : "halide_type_uint", bits};
 }
 
 namespace {

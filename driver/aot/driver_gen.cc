@@ -1,4 +1,4 @@
-#include "targets/aot/driver_gen.h"
+#include "driver/aot/driver_gen.h"
 
 #include <algorithm>
 #include <set>
@@ -6,8 +6,8 @@
 
 #include "frontend/errors.h"
 #include "runtime/memory_plan.h"
-#include "targets/aot/c_text.h"
-#include "targets/aot/driver_prelude.h"
+#include "driver/aot/c_text.h"
+#include "driver/aot/driver_prelude.h"
 
 namespace disco::aot {
 

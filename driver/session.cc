@@ -1,13 +1,13 @@
-#include "targets/session.h"
+#include "driver/session.h"
 
 #include <cstdio>
 #include <cstring>
 
+#include "driver/backend_registry.h"
 #include "frontend/errors.h"
 #include "frontend/onnx_importer.h"
 #include "lowering/known_values.h"
-#include "targets/backend.h"
-#include "targets/content_hash.h"
+#include "driver/content_hash.h"
 
 namespace disco {
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "frontend/graph.h"
+#include "driver/backend_registry.h"
 #include "runtime/plan.h"
 #include "targets/partitioner.h"
 
@@ -26,9 +27,11 @@ struct CompileOptions {
   // Likely values of symbols ("seq" -> 128): schedules specialize for them and
   // keep a generic branch for every other value.
   std::map<std::string, int64_t> hints;
+  // Options for particular backends (vitis_ai's calibration samples); part of the cache key, files by content.
+  BackendOptions backend_options;
   std::string cache_dir;  // empty: $DISCO_CACHE_DIR, else $XDG_CACHE_HOME/disco, else ~/.cache/disco
   bool use_cache = true;
-  // AOT (targets/aot/): keep the kernel objects in the compile folder and link
+  // AOT (driver/aot/): keep the kernel objects in the compile folder and link
   // no shared library; CompiledModel::objects lists them.
   bool keep_objects = false;
   std::function<void(const std::string &)> progress;  // one line per stage and kernel
@@ -54,6 +57,10 @@ ModelSource load_model_source(const std::string &path);
 CompiledModel compile_onnx(const std::string &model_path, const CompileOptions &opts);
 // `key` identifies the graph for the cache (e.g. a hash of its source).
 CompiledModel compile_graph(Graph g, const std::string &name, const std::string &key, const CompileOptions &opts);
+
+// Expands a short GPU target name in opts.target (targets/gpu/gpu_target.h); with
+// `backends_given` false, a GPU target's backend replaces the default list.
+void select_gpu_target(CompileOptions &opts, bool backends_given);
 
 // How many fresh compiles this process has run (cache hits do not count).
 int compile_count();

@@ -1,4 +1,4 @@
-#include "targets/aot/aot_compile.h"
+#include "driver/aot/aot_compile.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -7,10 +7,10 @@
 #include <fstream>
 
 #include "frontend/errors.h"
-#include "targets/aot/c_text.h"
-#include "targets/aot/driver_gen.h"
-#include "targets/aot/header_gen.h"
-#include "targets/compile_model.h"
+#include "driver/aot/c_text.h"
+#include "driver/aot/driver_gen.h"
+#include "driver/aot/header_gen.h"
+#include "driver/compile_model.h"
 #include "targets/gpu/gpu_target.h"
 #include "targets/host/host_codegen.h"
 
