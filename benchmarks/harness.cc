@@ -4,6 +4,8 @@
 // short alternating sub-blocks) so that machine noise hits all three alike. Also a STREAM-style copy
 // for the machine's memory bandwidth. Prints a markdown table (and writes it
 // with --out). benchmarks/run.sh installs the peer and calls this.
+// disco's OpenMP threads spin briefly here, as in the disco CLI:
+// tools/openmp_short_spin.cc, linked into this program, sets that up before main.
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>

@@ -7,25 +7,6 @@
 
 namespace disco {
 
-bool RuntimeCheck::holds(const SymbolValues &v) const {
-  int64_t x = a.eval(v), y = b.eval(v);
-  switch (kind) {
-    case Equal: return x == y;
-    case Broadcastable: return x == y || x == 1 || y == 1;
-    case Divisible: return y != 0 && x % y == 0;
-    case AtLeast: return x >= y;
-  }
-  return false;
-}
-
-std::string RuntimeCheck::describe(const SymbolValues &v) const {
-  std::ostringstream os;
-  os << message << " (got " << a.str() << " = " << a.eval(v);
-  if (!b.is_const()) os << ", " << b.str() << " = " << b.eval(v);
-  os << ")";
-  return os.str();
-}
-
 Dim ShapeStore::fresh_symbol(const std::string &prefix, const std::string &origin) {
   std::string name;
   do {

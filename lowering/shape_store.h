@@ -6,8 +6,8 @@
 //    broadcasting, MatMul's K, Concat's other axes and the like;
 //  - product equalities, such as a Reshape's element counts;
 //  - per-symbol facts: lower bound, divisibility, known-not-1, likely values;
-//  - run-time checks that keep what was assumed honest. Each carries the
-//    message a user sees when an input breaks it.
+//  - run-time checks that keep what was assumed honest (runtime/runtime_check.h:
+//    the runtime verifies them, so the type is the runtime's).
 #pragma once
 #include <map>
 #include <optional>
@@ -15,17 +15,9 @@
 #include <vector>
 
 #include "frontend/dim.h"
+#include "runtime/runtime_check.h"
 
 namespace disco {
-
-struct RuntimeCheck {
-  enum Kind { Equal, Broadcastable, Divisible, AtLeast } kind;
-  Dim a, b;             // Equal: a == b; Broadcastable: a == b || a == 1 || b == 1;
-                        // Divisible: a % b == 0; AtLeast: a >= b
-  std::string message;  // names the node or input, the dims and the relation
-  bool holds(const SymbolValues &v) const;
-  std::string describe(const SymbolValues &v) const;  // message plus the values seen
-};
 
 struct SymbolFacts {
   int64_t min = 0;

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "frontend/dtype.h"
-#include "lowering/shape_store.h"
+#include "runtime/runtime_check.h"
 #include "runtime/plan.h"
 
 namespace disco {

@@ -1,7 +1,5 @@
 #include "runtime/openmp_par_for.h"
 
-#include "runtime/openmp_wait_policy.h"
-
 #include <omp.h>
 
 #include <algorithm>
@@ -16,7 +14,6 @@ std::atomic<int> g_threads{0};
 }  // namespace
 
 void set_openmp_par_for_threads(int n) {
-  (void)openmp_short_spin_by_default();  // links the start-up setting in with the pool
   g_threads.store(std::max(n, 0));
 }
 

@@ -1,6 +1,5 @@
-// OpenMP's threads spin only briefly when they wait (GOMP_SPINCOUNT=30000,
-// about a millisecond at most here), then sleep, unless the environment says
-// otherwise (OMP_WAIT_POLICY, GOMP_SPINCOUNT).
+// What disco recommends for OpenMP's waiting threads: spin only briefly
+// (GOMP_SPINCOUNT=30000, about a millisecond at most here), then sleep.
 //
 // libgomp's default (300000) spins ten times longer at every barrier and
 // between parallel regions: when other processes want the cores (even niced
@@ -12,12 +11,23 @@
 // (1,3,64,64) in 0.53 ms instead of 0.45 ms, with or without niced busy
 // processes beside them. A short spin keeps the next region's wake-up free
 // within a run and lets the threads sleep between runs.
-// Applies to executables that link disco's runtime statically.
+//
+// disco's libraries leave their host process's environment alone: a program
+// that links them runs OpenMP as its environment says (libgomp reads it once,
+// when it is loaded, so only the environment a program starts with counts).
+// Set kRecommendedOpenmpSpin in that environment to follow the advice.
+// disco's own executables (disco, disco-exec, the benchmark harness) set it
+// for themselves at start-up: tools/openmp_short_spin.h.
 #pragma once
 
 namespace disco {
 
-// Whether this process's OpenMP was set to the short spin at start-up.
-bool openmp_short_spin_by_default();
+// The recommended setting, as an environment entry.
+inline constexpr char kRecommendedOpenmpSpin[] = "GOMP_SPINCOUNT=30000";
+
+// Whether `envp` (null-terminated "NAME=value" entries) already chooses
+// OpenMP's wait policy (OMP_WAIT_POLICY or GOMP_SPINCOUNT): an explicit
+// choice wins over the recommendation.
+bool environment_sets_openmp_wait_policy(char *const *envp);
 
 }  // namespace disco

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "lowering/shape_store.h"
+#include "runtime/runtime_check.h"
 #include "runtime/shape_binder.h"
 
 namespace disco {

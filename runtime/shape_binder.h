@@ -7,7 +7,7 @@
 
 #include "frontend/dim.h"
 #include "frontend/dtype.h"
-#include "lowering/shape_store.h"
+#include "runtime/runtime_check.h"
 
 namespace disco {
 

@@ -1,8 +1,10 @@
 // Halide kernels' parallel loops run on OpenMP's team (runtime/openmp_par_for.h):
 // every task runs once, on as many OpenMP threads as asked for, and a failing
-// task's code comes back.
+// task's code comes back. This test links tools/openmp_short_spin.cc, as
+// disco's executables do, and sees its start-up setting take effect.
 #include "runtime/openmp_par_for.h"
 #include "runtime/openmp_wait_policy.h"
+#include "tools/openmp_short_spin.h"
 
 #include <gtest/gtest.h>
 #include <omp.h>
@@ -81,7 +83,18 @@ TEST(OpenmpWaitPolicy, ThreadsSpinBrieflyAtBarriersByDefault) {
   omp_display_env(1);
   const std::string text = ::testing::internal::GetCapturedStderr();
   EXPECT_NE(text.find("GOMP_SPINCOUNT = '30000'"), std::string::npos) << text;
-  EXPECT_NE(std::string(std::getenv("_")), "GOMP_SPINCOUNT=30000") << "the borrowed slot is given back";
+  EXPECT_NE(std::string(std::getenv("_")), kRecommendedOpenmpSpin) << "the borrowed slot is given back";
+  EXPECT_EQ(std::getenv("GOMP_SPINCOUNT"), nullptr) << "the environment is as the process got it";
+}
+
+TEST(OpenmpWaitPolicy, AnExplicitChoiceInTheEnvironmentWins) {
+  char policy[] = "OMP_WAIT_POLICY=passive", spin[] = "GOMP_SPINCOUNT=0", other[] = "_=/bin/x",
+       wait_like[] = "OMP_WAIT_POLICYX=1";
+  char *with_policy[] = {other, policy, nullptr}, *with_spin[] = {spin, nullptr}, *neither[] = {other, wait_like, nullptr};
+  EXPECT_TRUE(environment_sets_openmp_wait_policy(with_policy));
+  EXPECT_TRUE(environment_sets_openmp_wait_policy(with_spin));
+  EXPECT_FALSE(environment_sets_openmp_wait_policy(neither));
+  EXPECT_FALSE(environment_sets_openmp_wait_policy(nullptr));
 }
 
 }  // namespace

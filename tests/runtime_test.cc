@@ -1,10 +1,12 @@
 // The runtime's pieces without a compiler: plan files round-trip, the symbol
-// binder reports mismatches by input and dim, and .npy files round-trip.
+// binder reports mismatches by input and dim, .npy files round-trip, and
+// linking the runtime leaves OpenMP's settings as the environment has them.
 #include <gtest/gtest.h>
-
+#include <omp.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "frontend/errors.h"
 #include "runtime/memory_plan.h"
@@ -106,6 +108,19 @@ TEST(ShapeBinder, WrongDtypeIsNamed) {
   } catch (const Error &e) {
     EXPECT_STREQ(e.what(), "input 'x' has dtype int32, expected float32");
   }
+}
+
+TEST(OpenmpWaitPolicy, TheRuntimeLeavesTheEnvironmentAlone) {
+  // This program links the runtime but not tools/openmp_short_spin.cc: OpenMP
+  // keeps libgomp's own default, and the environment is as it came.
+  if (std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT"))
+    GTEST_SKIP() << "the environment chooses OpenMP's wait policy";
+  ::testing::internal::CaptureStderr();
+  omp_display_env(1);
+  const std::string text = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(text.find("GOMP_SPINCOUNT = '"), std::string::npos) << text;
+  EXPECT_EQ(text.find("GOMP_SPINCOUNT = '30000'"), std::string::npos) << text;
+  EXPECT_EQ(std::getenv("GOMP_SPINCOUNT"), nullptr);
 }
 
 TEST(Npy, RoundTripsEveryDtype) {

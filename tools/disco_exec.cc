@@ -5,6 +5,8 @@
 //       runs PLAN_DIR/plan.txt once, inputs in the plan's order;
 //   disco-exec --serve PLAN_FILE LIB_DIR WORK_DIR
 //       the child side of the Executor: commands on stdin, replies on stdout.
+// OpenMP's threads spin briefly in this program: tools/openmp_short_spin.cc,
+// linked into it, sets that up before main (libgomp reads it when it loads).
 #include <unistd.h>
 
 #include <cstdio>

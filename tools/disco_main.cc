@@ -1,4 +1,6 @@
 // disco: compile, run and inspect dynamic-shape ONNX models.
+// OpenMP's threads spin briefly in this program: tools/openmp_short_spin.cc,
+// linked into it, sets that up before main (libgomp reads it when it loads).
 #include <cstdio>
 #include <cstring>
 #include <string>
