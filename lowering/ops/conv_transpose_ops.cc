@@ -141,7 +141,7 @@ void lower_conv_transpose(LowerContext &c) {
 }  // namespace
 
 void register_conv_transpose_ops(OpRegistry &r) {
-  r.add({"", "ConvTranspose", 1, 1 << 30, OpKind::Dot, infer_conv_transpose, lower_conv_transpose});
+  r.add({"", "ConvTranspose", 1, kAnyLaterOpset, OpKind::Dot, infer_conv_transpose, lower_conv_transpose});
 }
 
 }  // namespace disco

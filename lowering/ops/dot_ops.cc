@@ -186,8 +186,8 @@ void lower_gemm(LowerContext &c) {
 }  // namespace
 
 void register_dot_ops(OpRegistry &r) {
-  r.add({"", "MatMul", 1, 1 << 30, OpKind::Dot, infer_matmul, lower_matmul});
-  r.add({"", "Gemm", 1, 1 << 30, OpKind::Dot, infer_gemm, lower_gemm});
+  r.add({"", "MatMul", 1, kAnyLaterOpset, OpKind::Dot, infer_matmul, lower_matmul});
+  r.add({"", "Gemm", 1, kAnyLaterOpset, OpKind::Dot, infer_gemm, lower_gemm});
 }
 
 }  // namespace disco

@@ -201,6 +201,6 @@ void lower_einsum(LowerContext &c) {
 
 }  // namespace
 
-void register_einsum_ops(OpRegistry &r) { r.add({"", "Einsum", 12, 1 << 30, OpKind::Dot, infer_einsum, lower_einsum}); }
+void register_einsum_ops(OpRegistry &r) { r.add({"", "Einsum", 12, kAnyLaterOpset, OpKind::Dot, infer_einsum, lower_einsum}); }
 
 }  // namespace disco

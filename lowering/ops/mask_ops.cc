@@ -104,9 +104,9 @@ void lower_onehot(LowerContext &c) {
 }  // namespace
 
 void register_mask_ops(OpRegistry &r) {
-  r.add({"", "Trilu", 14, 1 << 30, OpKind::Elementwise, infer_trilu, lower_trilu});
-  r.add({"", "EyeLike", 9, 1 << 30, OpKind::Elementwise, infer_eyelike, lower_eyelike});
-  r.add({"", "OneHot", 9, 1 << 30, OpKind::View, infer_onehot, lower_onehot});
+  r.add({"", "Trilu", 14, kAnyLaterOpset, OpKind::Elementwise, infer_trilu, lower_trilu});
+  r.add({"", "EyeLike", 9, kAnyLaterOpset, OpKind::Elementwise, infer_eyelike, lower_eyelike});
+  r.add({"", "OneHot", 9, kAnyLaterOpset, OpKind::View, infer_onehot, lower_onehot});
 }
 
 }  // namespace disco

@@ -27,6 +27,26 @@ Halide::Type acc_type(DType t) {
   return halide_type(t);
 }
 
+namespace {
+
+void infer_float_unary(InferContext &c) {
+  if (!dtype_is_float(c.dtype(0))) c.fail("input must be a float tensor, got ", dtype_name(c.dtype(0)));
+  c.set_output(0, c.dtype(0), c.shape(0));
+}
+
+void lower_float_unary(LowerContext &c) {
+  const HTensor &in = c.in(0);
+  auto v = c.vars(in.rank());
+  Expr x = Halide::cast(acc_type(in.dtype), in.at(c.exprs(v)));
+  c.define_output(0, v, c.math<UnaryMath>().expr(x, {in.dtype, c.attrs()}));
+}
+
+}  // namespace
+
+void add_float_unary(OpRegistry &r, const char *op, UnaryMath m) {
+  r.add({"", op, 1, kAnyLaterOpset, OpKind::Elementwise, infer_float_unary, lower_float_unary, m});
+}
+
 void fold_dims(InferContext &c, int out, const Shape &shape, DType t, const std::vector<Dim> &vals) {
   if ((t != DType::I64 && t != DType::I32) || shape.size() > 1) return;
   if (static_cast<int64_t>(vals.size()) > kMaxFolded) return;

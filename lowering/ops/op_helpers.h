@@ -8,6 +8,7 @@
 #include "Halide.h"
 #include "lowering/infer_context.h"
 #include "lowering/lower_context.h"
+#include "lowering/op_registry.h"
 
 namespace disco {
 
@@ -60,6 +61,14 @@ Halide::Expr scalar_read(const HTensor &t);
 // The type sums and products accumulate in: half types lose too much
 // precision when summed in their own type, so they accumulate in float32.
 Halide::Type acc_type(DType t);
+
+// ---- unary float ops -----------------------------------------------------------
+
+// An elementwise op of one float input (opset 1 on), registered with its
+// expression: inference wants a float input and gives the output its dtype and
+// shape; lowering hands the expression the element in its accumulation type,
+// since Halide's math wants float32 or float64.
+void add_float_unary(OpRegistry &r, const char *op, UnaryMath m);
 
 // ---- folded shape values -------------------------------------------------------
 

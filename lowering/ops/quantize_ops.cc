@@ -219,11 +219,11 @@ void lower_qlinear_matmul(LowerContext &c) {
 }  // namespace
 
 void register_quantize_ops(OpRegistry &r) {
-  r.add({"", "QuantizeLinear", 10, 1 << 30, OpKind::Elementwise, infer_quantize, lower_quantize});
-  r.add({"", "DequantizeLinear", 10, 1 << 30, OpKind::Elementwise, infer_dequantize, lower_dequantize});
-  r.add({"", "DynamicQuantizeLinear", 11, 1 << 30, OpKind::Reduction, infer_dynamic_quantize, lower_dynamic_quantize});
-  r.add({"", "MatMulInteger", 10, 1 << 30, OpKind::Dot, infer_matmul_integer, lower_matmul_integer});
-  r.add({"", "QLinearMatMul", 10, 1 << 30, OpKind::Dot, infer_qlinear_matmul, lower_qlinear_matmul});
+  r.add({"", "QuantizeLinear", 10, kAnyLaterOpset, OpKind::Elementwise, infer_quantize, lower_quantize});
+  r.add({"", "DequantizeLinear", 10, kAnyLaterOpset, OpKind::Elementwise, infer_dequantize, lower_dequantize});
+  r.add({"", "DynamicQuantizeLinear", 11, kAnyLaterOpset, OpKind::Reduction, infer_dynamic_quantize, lower_dynamic_quantize});
+  r.add({"", "MatMulInteger", 10, kAnyLaterOpset, OpKind::Dot, infer_matmul_integer, lower_matmul_integer});
+  r.add({"", "QLinearMatMul", 10, kAnyLaterOpset, OpKind::Dot, infer_qlinear_matmul, lower_qlinear_matmul});
 }
 
 }  // namespace disco

@@ -299,8 +299,7 @@ void lower_resize(LowerContext &c) {
 }  // namespace
 
 void register_resize_ops(OpRegistry &r) {
-  constexpr int kAny = 1 << 30;
-  r.add({"", "Resize", 10, kAny, OpKind::Opaque, infer_resize, lower_resize});
+  r.add({"", "Resize", 10, kAnyLaterOpset, OpKind::Opaque, infer_resize, lower_resize});
   r.add({"", "Upsample", 7, 10, OpKind::Opaque, infer_resize, lower_resize});
 }
 
