@@ -21,8 +21,7 @@ struct LegacyBroadcast {
   int64_t axis = 0;
 };
 
-template <typename Ctx>
-LegacyBroadcast legacy_broadcast(const Ctx &c, int64_t ra, int64_t rb) {
+LegacyBroadcast legacy_broadcast(const NodeContext &c, int64_t ra, int64_t rb) {
   LegacyBroadcast lb;
   if (c.opset() >= 7 || c.attrs().get_int("broadcast", 0) == 0) return lb;
   lb.on = true;

@@ -19,8 +19,7 @@ using Halide::Var;
 
 enum class Reduction { None, Sum, Mean };
 
-template <class Ctx>
-Reduction reduction_of(const Ctx &c) {
+Reduction reduction_of(const NodeContext &c) {
   std::string r = c.attrs().get_string("reduction", "mean");
   if (r == "none") return Reduction::None;
   if (r == "sum") return Reduction::Sum;

@@ -128,8 +128,7 @@ Expr read_param(LowerContext &c, int i, const Expr &k, Halide::Type t) { return 
 
 // Training mode uses the batch's statistics and also outputs the running
 // statistics. Before opset 14 it is implied by asking for those outputs.
-template <class Ctx>
-bool bn_training(const Ctx &c) {
+bool bn_training(const NodeContext &c) {
   if (c.opset() >= 14) return c.attrs().get_int("training_mode", 0) != 0;
   return c.has_output(1) || c.has_output(2);
 }
@@ -200,8 +199,7 @@ void lower_instancenorm(LowerContext &c) {
 
 // Statistics per (n, group) over the group's channels and the spatial axes.
 // Opset 18 has one scale and bias per group, opset 21 one per channel.
-template <class Ctx>
-int64_t num_groups(const Ctx &c) {
+int64_t num_groups(const NodeContext &c) {
   int64_t g = c.attrs().get_int("num_groups");
   if (g < 1) c.fail("num_groups must be positive, got ", g);
   return g;
@@ -250,8 +248,7 @@ void lower_groupnorm(LowerContext &c) {
 
 // ---- MeanVarianceNormalization ---------------------------------------------
 
-template <class Ctx>
-std::vector<bool> mvn_axes(const Ctx &c, int64_t rank) {
+std::vector<bool> mvn_axes(const NodeContext &c, int64_t rank) {
   auto axes = c.attrs().get_ints_opt("axes").value_or(std::vector<int64_t>{0, 2, 3});
   std::vector<bool> reduced(rank, false);
   for (auto a : normalize_axes(c, axes, rank)) reduced[a] = true;

@@ -4,6 +4,21 @@ namespace disco {
 
 using Halide::Expr;
 
+int64_t normalize_axis(const NodeContext &c, int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank) c.fail("axis ", axis, " is out of range for rank ", rank);
+  return axis < 0 ? axis + rank : axis;
+}
+
+std::vector<int64_t> normalize_axes(const NodeContext &c, const std::vector<int64_t> &axes, int64_t rank) {
+  std::vector<int64_t> out;
+  for (auto a : axes) {
+    int64_t n = normalize_axis(c, a, rank);
+    if (std::find(out.begin(), out.end(), n) != out.end()) c.fail("axis ", a, " is repeated");
+    out.push_back(n);
+  }
+  return out;
+}
+
 Halide::RDom make_rdom(LowerContext &c, const std::vector<Dim> &extents) {
   std::vector<Halide::Range> ranges;
   for (auto it = extents.rbegin(); it != extents.rend(); ++it) ranges.emplace_back(0, c.dim(*it));

@@ -14,26 +14,13 @@ namespace disco {
 
 // ---- axes --------------------------------------------------------------------
 
-// Negative axes count from the end. Works with InferContext and LowerContext
-// alike, so that lowering re-derives the same axes as inference; throws naming
-// the node when the axis is out of range.
-template <class Ctx>
-int64_t normalize_axis(const Ctx &c, int64_t axis, int64_t rank) {
-  if (axis < -rank || axis >= rank) c.fail("axis ", axis, " is out of range for rank ", rank);
-  return axis < 0 ? axis + rank : axis;
-}
+// Negative axes count from the end. Inference and lowering both call it, so
+// that lowering re-derives the same axes as inference; throws naming the node
+// when the axis is out of range.
+int64_t normalize_axis(const NodeContext &c, int64_t axis, int64_t rank);
 
 // normalize_axis over a list, in the given order; an axis named twice is an error.
-template <class Ctx>
-std::vector<int64_t> normalize_axes(const Ctx &c, const std::vector<int64_t> &axes, int64_t rank) {
-  std::vector<int64_t> out;
-  for (auto a : axes) {
-    int64_t n = normalize_axis(c, a, rank);
-    if (std::find(out.begin(), out.end(), n) != out.end()) c.fail("axis ", a, " is repeated");
-    out.push_back(n);
-  }
-  return out;
-}
+std::vector<int64_t> normalize_axes(const NodeContext &c, const std::vector<int64_t> &axes, int64_t rank);
 
 // ---- Halide indexing ----------------------------------------------------------
 

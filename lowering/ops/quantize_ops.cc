@@ -40,8 +40,7 @@ void require_param_shape(InferContext &c, int input, const Dim &axis_extent, con
 
 // The axis a 1-D scale runs along (`axis`, since opset 13); -1 for a
 // per-tensor scale (before opset 13 every scale is one, `[1]` included).
-template <class Ctx>
-int64_t quant_axis(const Ctx &c, int64_t rank, int64_t scale_rank) {
+int64_t quant_axis(const NodeContext &c, int64_t rank, int64_t scale_rank) {
   if (scale_rank == 0 || c.opset() < 13) return -1;
   return normalize_axis(c, c.attrs().get_int("axis", 1), rank);
 }

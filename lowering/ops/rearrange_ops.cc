@@ -12,8 +12,7 @@ namespace {
 
 using Halide::Expr;
 
-template <class Ctx>
-int64_t blocksize(const Ctx &c) {
+int64_t blocksize(const NodeContext &c) {
   int64_t b = c.attrs().get_int("blocksize");
   if (b < 1) c.fail("blocksize must be positive, got ", b);
   return b;
@@ -36,8 +35,7 @@ void require_nchw(InferContext &c) {
 
 // ---- DepthToSpace -----------------------------------------------------------
 
-template <class Ctx>
-bool is_crd(const Ctx &c) {
+bool is_crd(const NodeContext &c) {
   std::string mode = c.opset() >= 11 ? c.attrs().get_string("mode", "DCR") : "DCR";
   if (mode != "DCR" && mode != "CRD") c.fail("unknown mode '", mode, "'");
   return mode == "CRD";
@@ -90,8 +88,7 @@ struct SeqAxes {
   int64_t batch, time;
 };
 
-template <class Ctx>
-SeqAxes seq_axes(const Ctx &c, int64_t rank) {
+SeqAxes seq_axes(const NodeContext &c, int64_t rank) {
   SeqAxes a{c.attrs().get_int("batch_axis", 1), c.attrs().get_int("time_axis", 0)};
   if ((a.batch != 0 && a.batch != 1) || (a.time != 0 && a.time != 1) || a.batch == a.time)
     c.fail("batch_axis and time_axis must be 0 and 1 in some order, got ", a.batch, " and ", a.time);

@@ -202,8 +202,7 @@ bool softmax_needs_no_max(const AxisReduction &ax, std::optional<double> bound) 
 
 // Before opset 13 the input is coerced to 2-D at `axis` (default 1) and each
 // row of the trailing block normalized; from 13 on only `axis` (default -1).
-template <class Ctx>
-AxisReduction softmax_axes(const Ctx &c, const Shape &shape) {
+AxisReduction softmax_axes(const NodeContext &c, const Shape &shape) {
   int64_t rank = static_cast<int64_t>(shape.size());
   if (rank == 0) c.fail("input must have rank >= 1");
   bool coerce = c.opset() < 13;
@@ -258,8 +257,7 @@ struct LayerNormAttrs {
   DType stash;
 };
 
-template <class Ctx>
-LayerNormAttrs layernorm_attrs(const Ctx &c, int64_t rank) {
+LayerNormAttrs layernorm_attrs(const NodeContext &c, int64_t rank) {
   if (rank == 0) c.fail("input must have rank >= 1");
   LayerNormAttrs a;
   a.axis = normalize_axis(c, c.attrs().get_int("axis", -1), rank);
@@ -334,8 +332,7 @@ struct ReduceSpec {
 
 // Axes come from the `axes` input where the opset has it (ReduceSum 13+, the
 // others 18+), else from the attribute; none means all axes.
-template <class Ctx>
-ReduceSpec reduce_spec(const Ctx &c, const Shape &shape) {
+ReduceSpec reduce_spec(const NodeContext &c, const Shape &shape) {
   int64_t rank = static_cast<int64_t>(shape.size());
   ReduceSpec s{{shape, std::vector<bool>(shape.size(), false)}, c.attrs().get_int("keepdims", 1) != 0, false};
   auto axes = c.ints_input_or_attr(1, "axes").value_or(std::vector<int64_t>{});
@@ -413,8 +410,7 @@ void lower_reduce_log_sum_exp(LowerContext &c) { lower_reduce_with(c, log_sum_ex
 
 // ---- ArgMax / ArgMin -------------------------------------------------------
 
-template <class Ctx>
-AxisReduction arg_axis(const Ctx &c, const Shape &shape) {
+AxisReduction arg_axis(const NodeContext &c, const Shape &shape) {
   int64_t rank = static_cast<int64_t>(shape.size());
   if (rank == 0) c.fail("input must have rank >= 1");
   int64_t axis = normalize_axis(c, c.attrs().get_int("axis", 0), rank);

@@ -15,8 +15,7 @@ namespace {
 using Halide::Expr;
 using Halide::Func;
 
-template <class Ctx>
-int64_t topk_k(Ctx &c) {
+int64_t topk_k(const NodeContext &c) {
   int64_t k = c.opset() < 10 ? c.attrs().get_int("k") : [&] {
     auto v = c.required_ints(1, "k");
     if (v.size() != 1) c.fail("K must hold one value, got ", v.size());
@@ -26,8 +25,7 @@ int64_t topk_k(Ctx &c) {
   return k;
 }
 
-template <class Ctx>
-int64_t topk_axis(const Ctx &c, int64_t rank) {
+int64_t topk_axis(const NodeContext &c, int64_t rank) {
   return normalize_axis(c, c.attrs().get_int("axis", -1), rank);
 }
 
