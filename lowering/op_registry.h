@@ -59,6 +59,11 @@ class OpRegistry {
  public:
   static const OpRegistry &global();
   void add(OpDef def);
+  // The common case: an ai.onnx op covered from opset `since` on.
+  void add(const std::string &op, int since, OpKind kind, OpDef::InferFn infer, OpDef::LowerFn lower,
+           OpMath math = {}) {
+    add(OpDef("", op, since, kAnyLaterOpset, kind, infer, lower, math));
+  }
   // Null when no entry covers this opset; `why` then says what exists.
   const OpDef *find(const std::string &domain, const std::string &op, int opset, std::string *why = nullptr) const;
   std::vector<std::string> op_names() const;

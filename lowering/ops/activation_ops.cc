@@ -19,11 +19,6 @@ Expr softplus(const Expr &x) {
 
 // Shrink takes every numeric type; integers compute in float64, where their
 // values and the float thresholds compare exactly.
-void infer_shrink(InferContext &c) {
-  if (c.dtype(0) == DType::Bool) c.fail("Shrink needs a numeric input");
-  c.set_output(0, c.dtype(0), c.shape(0));
-}
-
 void lower_shrink(LowerContext &c) {
   const HTensor &in = c.in(0);
   auto v = c.vars(in.rank());
@@ -96,8 +91,8 @@ void register_activation_ops(OpRegistry &r) {
   add_float_unary(r, "Softplus", {[](const Expr &x, Args) { return softplus(x); }});
   add_float_unary(r, "Softsign", {[](const Expr &x, Args) { return x / (1 + Halide::abs(x)); }});
   add_float_unary(r, "Mish", {[](const Expr &x, Args) { return x * Halide::tanh(softplus(x)); }});
-  r.add({"", "Shrink", 9, kAnyLaterOpset, OpKind::Elementwise, infer_shrink, lower_shrink});
-  r.add({"", "PRelu", 7, kAnyLaterOpset, OpKind::Elementwise, infer_prelu, lower_prelu});
+  r.add("Shrink", 9, OpKind::Elementwise, infer_numeric_unary, lower_shrink);
+  r.add("PRelu", 7, OpKind::Elementwise, infer_prelu, lower_prelu);
 }
 
 }  // namespace disco

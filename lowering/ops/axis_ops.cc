@@ -113,8 +113,8 @@ void lower_hardmax(LowerContext &c) {
 }  // namespace
 
 void register_axis_ops(OpRegistry &r) {
-  r.add({"", "CumSum", 11, kAnyLaterOpset, OpKind::Reduction, infer_cumsum, lower_cumsum});
-  r.add({"", "Hardmax", 1, kAnyLaterOpset, OpKind::Reduction, infer_hardmax, lower_hardmax});
+  r.add("CumSum", 11, OpKind::Reduction, infer_cumsum, lower_cumsum);
+  r.add("Hardmax", 1, OpKind::Reduction, infer_hardmax, lower_hardmax);
 }
 
 }  // namespace disco

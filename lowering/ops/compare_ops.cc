@@ -126,7 +126,7 @@ void lower_where(LowerContext &c) {
 }
 
 void add_compare(OpRegistry &r, const char *op, int since, CompareMath m) {
-  r.add({"", op, since, kAnyLaterOpset, OpKind::Elementwise, infer_compare, lower_compare, m});
+  r.add(op, since, OpKind::Elementwise, infer_compare, lower_compare, m);
 }
 
 }  // namespace
@@ -134,7 +134,7 @@ void add_compare(OpRegistry &r, const char *op, int since, CompareMath m) {
 void register_compare_ops(OpRegistry &r) {
   using E = const Expr &;
   using Sign = const DimSign &;
-  r.add({"", "Where", 9, kAnyLaterOpset, OpKind::Elementwise, infer_where, lower_where});
+  r.add("Where", 9, OpKind::Elementwise, infer_where, lower_where);
   add_compare(r, "Equal", 1, {[](E a, E b) { return a == b; }, [](Sign d) { return decided(d.zero, d.pos || d.neg); }});
   add_compare(r, "Less", 1, {[](E a, E b) { return a < b; }, [](Sign d) { return decided(d.neg, d.nonneg); }});
   add_compare(r, "Greater", 1, {[](E a, E b) { return a > b; }, [](Sign d) { return decided(d.pos, d.nonpos); }});

@@ -198,6 +198,6 @@ void lower_einsum(LowerContext &c) {
 
 }  // namespace
 
-void register_einsum_ops(OpRegistry &r) { r.add({"", "Einsum", 12, kAnyLaterOpset, OpKind::Dot, infer_einsum, lower_einsum}); }
+void register_einsum_ops(OpRegistry &r) { r.add("Einsum", 12, OpKind::Dot, infer_einsum, lower_einsum); }
 
 }  // namespace disco

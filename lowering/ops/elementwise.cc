@@ -194,11 +194,11 @@ void lower_variadic(LowerContext &c) {
 }
 
 void add_unary(OpRegistry &r, const char *op, UnaryMath m) {
-  r.add({"", op, 1, kAnyLaterOpset, OpKind::Elementwise, infer_unary, lower_unary, m});
+  r.add(op, 1, OpKind::Elementwise, infer_unary, lower_unary, m);
 }
 
 void add_binary(OpRegistry &r, const char *op, BinaryMath m) {
-  r.add({"", op, 7, kAnyLaterOpset, OpKind::Elementwise, infer_binary, lower_binary, m});
+  r.add(op, 7, OpKind::Elementwise, infer_binary, lower_binary, m);
 }
 
 }  // namespace
@@ -228,11 +228,11 @@ void register_elementwise_ops(OpRegistry &r) {
                         [](const Dim &x, const Dim &y) { return std::optional<Dim>(x * y); }});
   add_binary(r, "Div", {divide, divide_dims});
   add_binary(r, "Pow", {power, nullptr, /*same_dtypes=*/false});
-  r.add({"", "Cast", 6, kAnyLaterOpset, OpKind::Elementwise, infer_cast, lower_cast});
-  r.add({"", "Identity", 1, kAnyLaterOpset, OpKind::Elementwise, infer_identity, lower_identity});
-  r.add({"", "Clip", 1, kAnyLaterOpset, OpKind::Elementwise, infer_clip, lower_clip});
+  r.add("Cast", 6, OpKind::Elementwise, infer_cast, lower_cast);
+  r.add("Identity", 1, OpKind::Elementwise, infer_identity, lower_identity);
+  r.add("Clip", 1, OpKind::Elementwise, infer_clip, lower_clip);
   for (const char *op : {"Min", "Max", "Sum", "Mean"})
-    r.add({"", op, 1, kAnyLaterOpset, OpKind::Elementwise, infer_variadic, lower_variadic});
+    r.add(op, 1, OpKind::Elementwise, infer_variadic, lower_variadic);
 }
 
 }  // namespace disco

@@ -286,12 +286,12 @@ void lower_max_unpool(LowerContext &c) {
 }  // namespace
 
 void register_gather_scatter_ops(OpRegistry &r) {
-  r.add({"", "GatherElements", 11, kAnyLaterOpset, OpKind::View, infer_gather_elements, lower_gather_elements});
-  r.add({"", "GatherND", 11, kAnyLaterOpset, OpKind::View, infer_gather_nd, lower_gather_nd});
+  r.add("GatherElements", 11, OpKind::View, infer_gather_elements, lower_gather_elements);
+  r.add("GatherND", 11, OpKind::View, infer_gather_nd, lower_gather_nd);
   r.add({"", "Scatter", 9, 10, OpKind::Opaque, infer_scatter_elements, lower_scatter_elements});
-  r.add({"", "ScatterElements", 11, kAnyLaterOpset, OpKind::Opaque, infer_scatter_elements, lower_scatter_elements});
-  r.add({"", "ScatterND", 11, kAnyLaterOpset, OpKind::Opaque, infer_scatter_nd, lower_scatter_nd});
-  r.add({"", "MaxUnpool", 9, kAnyLaterOpset, OpKind::Opaque, infer_max_unpool, lower_max_unpool});
+  r.add("ScatterElements", 11, OpKind::Opaque, infer_scatter_elements, lower_scatter_elements);
+  r.add("ScatterND", 11, OpKind::Opaque, infer_scatter_nd, lower_scatter_nd);
+  r.add("MaxUnpool", 9, OpKind::Opaque, infer_max_unpool, lower_max_unpool);
 }
 
 }  // namespace disco

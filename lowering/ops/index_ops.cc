@@ -400,11 +400,11 @@ void lower_pad(LowerContext &c) {
 }  // namespace
 
 void register_index_ops(OpRegistry &r) {
-  r.add({"", "Gather", 1, kAnyLaterOpset, OpKind::View, infer_gather, lower_gather});
-  r.add({"", "Concat", 1, kAnyLaterOpset, OpKind::View, infer_concat, lower_concat});
-  r.add({"", "Slice", 1, kAnyLaterOpset, OpKind::View, infer_slice, lower_slice});
-  r.add({"", "Split", 1, kAnyLaterOpset, OpKind::View, infer_split, lower_split});
-  r.add({"", "Pad", 1, kAnyLaterOpset, OpKind::View, infer_pad, lower_pad});
+  r.add("Gather", 1, OpKind::View, infer_gather, lower_gather);
+  r.add("Concat", 1, OpKind::View, infer_concat, lower_concat);
+  r.add("Slice", 1, OpKind::View, infer_slice, lower_slice);
+  r.add("Split", 1, OpKind::View, infer_split, lower_split);
+  r.add("Pad", 1, OpKind::View, infer_pad, lower_pad);
 }
 
 }  // namespace disco

@@ -129,8 +129,8 @@ void lower_sce(LowerContext &c) {
 }  // namespace
 
 void register_loss_ops(OpRegistry &r) {
-  r.add({"", "NegativeLogLikelihoodLoss", 12, kAnyLaterOpset, OpKind::Reduction, infer_loss, lower_nll});
-  r.add({"", "SoftmaxCrossEntropyLoss", 12, kAnyLaterOpset, OpKind::Reduction, infer_loss, lower_sce});
+  r.add("NegativeLogLikelihoodLoss", 12, OpKind::Reduction, infer_loss, lower_nll);
+  r.add("SoftmaxCrossEntropyLoss", 12, OpKind::Reduction, infer_loss, lower_sce);
 }
 
 }  // namespace disco

@@ -101,9 +101,9 @@ void lower_onehot(LowerContext &c) {
 }  // namespace
 
 void register_mask_ops(OpRegistry &r) {
-  r.add({"", "Trilu", 14, kAnyLaterOpset, OpKind::Elementwise, infer_trilu, lower_trilu});
-  r.add({"", "EyeLike", 9, kAnyLaterOpset, OpKind::Elementwise, infer_eyelike, lower_eyelike});
-  r.add({"", "OneHot", 9, kAnyLaterOpset, OpKind::View, infer_onehot, lower_onehot});
+  r.add("Trilu", 14, OpKind::Elementwise, infer_trilu, lower_trilu);
+  r.add("EyeLike", 9, OpKind::Elementwise, infer_eyelike, lower_eyelike);
+  r.add("OneHot", 9, OpKind::View, infer_onehot, lower_onehot);
 }
 
 }  // namespace disco

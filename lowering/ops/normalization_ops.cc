@@ -351,12 +351,12 @@ void lower_lrn(LowerContext &c) {
 }  // namespace
 
 void register_normalization_ops(OpRegistry &r) {
-  r.add({"", "BatchNormalization", 6, kAnyLaterOpset, OpKind::Elementwise, infer_batchnorm, lower_batchnorm});
-  r.add({"", "InstanceNormalization", 6, kAnyLaterOpset, OpKind::Reduction, infer_instancenorm, lower_instancenorm});
-  r.add({"", "GroupNormalization", 18, kAnyLaterOpset, OpKind::Reduction, infer_groupnorm, lower_groupnorm});
-  r.add({"", "MeanVarianceNormalization", 9, kAnyLaterOpset, OpKind::Reduction, infer_mvn, lower_mvn});
-  r.add({"", "LpNormalization", 1, kAnyLaterOpset, OpKind::Reduction, infer_lpnorm, lower_lpnorm});
-  r.add({"", "LRN", 1, kAnyLaterOpset, OpKind::Reduction, infer_lrn, lower_lrn});
+  r.add("BatchNormalization", 6, OpKind::Elementwise, infer_batchnorm, lower_batchnorm);
+  r.add("InstanceNormalization", 6, OpKind::Reduction, infer_instancenorm, lower_instancenorm);
+  r.add("GroupNormalization", 18, OpKind::Reduction, infer_groupnorm, lower_groupnorm);
+  r.add("MeanVarianceNormalization", 9, OpKind::Reduction, infer_mvn, lower_mvn);
+  r.add("LpNormalization", 1, OpKind::Reduction, infer_lpnorm, lower_lpnorm);
+  r.add("LRN", 1, OpKind::Reduction, infer_lrn, lower_lrn);
 }
 
 }  // namespace disco

@@ -35,6 +35,18 @@ Expr clamp_index(LowerContext &c, const Expr &i, const Dim &extent) {
   return Halide::clamp(i, 0, Halide::max(c.dim(extent) - 1, 0));
 }
 
+Expr matmul_read(LowerContext &c, int i, const std::vector<Expr> &batch_idx, const Shape &batch_shape,
+                 const std::vector<Expr> &tail) {
+  const HTensor &t = c.in(i);
+  if (t.rank() == 1) return t.at(tail);
+  Shape shape = batch_shape;
+  shape.push_back(t.shape[t.rank() - 2]);
+  shape.push_back(t.shape[t.rank() - 1]);
+  std::vector<Expr> idx = batch_idx;
+  idx.insert(idx.end(), tail.begin(), tail.end());
+  return c.broadcast_read(i, idx, shape);
+}
+
 Expr scalar_read(const HTensor &t) { return t.at(std::vector<Expr>(t.rank(), Expr(0))); }
 
 Halide::Type acc_type(DType t) {
@@ -59,7 +71,12 @@ void lower_float_unary(LowerContext &c) {
 }  // namespace
 
 void add_float_unary(OpRegistry &r, const char *op, UnaryMath m) {
-  r.add({"", op, 1, kAnyLaterOpset, OpKind::Elementwise, infer_float_unary, lower_float_unary, m});
+  r.add(op, 1, OpKind::Elementwise, infer_float_unary, lower_float_unary, m);
+}
+
+void infer_numeric_unary(InferContext &c) {
+  if (c.dtype(0) == DType::Bool) c.fail(c.node().op_type, " needs a numeric input");
+  c.set_output(0, c.dtype(0), c.shape(0));
 }
 
 void fold_dims(InferContext &c, int out, const Shape &shape, DType t, const std::vector<Dim> &vals) {

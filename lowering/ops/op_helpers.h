@@ -40,6 +40,12 @@ std::vector<Halide::Expr> rdom_vars(const Halide::RDom &r);
 // that the read stays inside the input.
 Halide::Expr clamp_index(LowerContext &c, const Halide::Expr &i, const Dim &extent);
 
+// Reads operand `i` of a (batched) matrix product at the output's batch index
+// `batch_idx` (extents `batch_shape`, numpy-broadcast) plus its own last two
+// indices `tail` (one index for a 1-D operand).
+Halide::Expr matmul_read(LowerContext &c, int i, const std::vector<Halide::Expr> &batch_idx, const Shape &batch_shape,
+                         const std::vector<Halide::Expr> &tail);
+
 // Reads a scalar tensor (or a one-element one of any rank).
 Halide::Expr scalar_read(const HTensor &t);
 
@@ -56,6 +62,10 @@ Halide::Type acc_type(DType t);
 // shape; lowering hands the expression the element in its accumulation type,
 // since Halide's math wants float32 or float64.
 void add_float_unary(OpRegistry &r, const char *op, UnaryMath m);
+
+// Inference of an elementwise op of one numeric (not bool) input: the output
+// has the input's dtype and shape.
+void infer_numeric_unary(InferContext &c);
 
 // ---- folded shape values -------------------------------------------------------
 

@@ -119,9 +119,9 @@ void lower_reverse_sequence(LowerContext &c) {
 }  // namespace
 
 void register_rearrange_ops(OpRegistry &r) {
-  r.add({"", "DepthToSpace", 1, kAnyLaterOpset, OpKind::View, infer_depth_to_space, lower_depth_to_space});
-  r.add({"", "SpaceToDepth", 1, kAnyLaterOpset, OpKind::View, infer_space_to_depth, lower_space_to_depth});
-  r.add({"", "ReverseSequence", 10, kAnyLaterOpset, OpKind::View, infer_reverse_sequence, lower_reverse_sequence});
+  r.add("DepthToSpace", 1, OpKind::View, infer_depth_to_space, lower_depth_to_space);
+  r.add("SpaceToDepth", 1, OpKind::View, infer_space_to_depth, lower_space_to_depth);
+  r.add("ReverseSequence", 10, OpKind::View, infer_reverse_sequence, lower_reverse_sequence);
 }
 
 }  // namespace disco

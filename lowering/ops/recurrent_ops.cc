@@ -352,7 +352,7 @@ void lower_recurrent(LowerContext &c) {
 
 void register_recurrent_ops(OpRegistry &r) {
   for (const char *op : {"RNN", "GRU", "LSTM"})
-    r.add({"", op, 7, kAnyLaterOpset, OpKind::Opaque, infer_recurrent, lower_recurrent});
+    r.add(op, 7, OpKind::Opaque, infer_recurrent, lower_recurrent);
 }
 
 }  // namespace disco

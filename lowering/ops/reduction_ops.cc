@@ -452,15 +452,15 @@ void lower_arg(LowerContext &c) {
 Expr zero(const Halide::Type &t) { return Halide::cast(t, 0); }
 
 void add_reduce(OpRegistry &r, const char *op, ReduceMath m) {
-  r.add({"", op, 1, kAnyLaterOpset, OpKind::Reduction, infer_reduce, lower_reduce, m});
+  r.add(op, 1, OpKind::Reduction, infer_reduce, lower_reduce, m);
 }
 
 }  // namespace
 
 void register_reduction_ops(OpRegistry &r) {
   for (const char *op : {"Softmax", "LogSoftmax"})
-    r.add({"", op, 1, kAnyLaterOpset, OpKind::Reduction, infer_softmax, lower_softmax});
-  r.add({"", "LayerNormalization", 17, kAnyLaterOpset, OpKind::Reduction, infer_layernorm, lower_layernorm});
+    r.add(op, 1, OpKind::Reduction, infer_softmax, lower_softmax);
+  r.add("LayerNormalization", 17, OpKind::Reduction, infer_layernorm, lower_layernorm);
   using E = const Expr &;
   auto square = [](E x) { return x * x; };
   add_reduce(r, "ReduceSum", {"sum", zero, add});
@@ -472,9 +472,9 @@ void register_reduction_ops(OpRegistry &r) {
   add_reduce(r, "ReduceMax", {"max", [](const Halide::Type &t) { return t.min(); }, max_of});
   add_reduce(r, "ReduceMin", {"min", [](const Halide::Type &t) { return t.max(); }, min_of});
   add_reduce(r, "ReduceProd", {"prod", [](const Halide::Type &t) { return Halide::cast(t, 1); }, mul});
-  r.add({"", "ReduceLogSumExp", 1, kAnyLaterOpset, OpKind::Reduction, infer_reduce, lower_reduce_log_sum_exp});
+  r.add("ReduceLogSumExp", 1, OpKind::Reduction, infer_reduce, lower_reduce_log_sum_exp);
   for (const char *op : {"ArgMax", "ArgMin"})
-    r.add({"", op, 1, kAnyLaterOpset, OpKind::Reduction, infer_arg, lower_arg});
+    r.add(op, 1, OpKind::Reduction, infer_arg, lower_arg);
 }
 
 }  // namespace disco

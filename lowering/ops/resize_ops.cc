@@ -293,7 +293,7 @@ void lower_resize(LowerContext &c) {
 }  // namespace
 
 void register_resize_ops(OpRegistry &r) {
-  r.add({"", "Resize", 10, kAnyLaterOpset, OpKind::Opaque, infer_resize, lower_resize});
+  r.add("Resize", 10, OpKind::Opaque, infer_resize, lower_resize);
   r.add({"", "Upsample", 7, 10, OpKind::Opaque, infer_resize, lower_resize});
 }
 

@@ -243,8 +243,8 @@ void lower_roi_align(LowerContext &c) {
 }  // namespace
 
 void register_sampling_ops(OpRegistry &r) {
-  r.add({"", "GridSample", 16, kAnyLaterOpset, OpKind::Opaque, infer_grid_sample, lower_grid_sample});
-  r.add({"", "RoiAlign", 10, kAnyLaterOpset, OpKind::Opaque, infer_roi_align, lower_roi_align});
+  r.add("GridSample", 16, OpKind::Opaque, infer_grid_sample, lower_grid_sample);
+  r.add("RoiAlign", 10, OpKind::Opaque, infer_roi_align, lower_roi_align);
 }
 
 }  // namespace disco

@@ -284,10 +284,10 @@ void infer_mel(InferContext &c) {
 
 void register_spectral_ops(OpRegistry &r) {
   for (const char *op : {"HannWindow", "HammingWindow", "BlackmanWindow"})
-    r.add({"", op, 17, kAnyLaterOpset, OpKind::Elementwise, infer_window, lower_window});
-  r.add({"", "DFT", 17, kAnyLaterOpset, OpKind::Reduction, infer_dft, lower_dft});
-  r.add({"", "STFT", 17, kAnyLaterOpset, OpKind::Reduction, infer_stft, lower_stft});
-  r.add({"", "MelWeightMatrix", 17, kAnyLaterOpset, OpKind::ShapeOnly, infer_mel, nullptr});
+    r.add(op, 17, OpKind::Elementwise, infer_window, lower_window);
+  r.add("DFT", 17, OpKind::Reduction, infer_dft, lower_dft);
+  r.add("STFT", 17, OpKind::Reduction, infer_stft, lower_stft);
+  r.add("MelWeightMatrix", 17, OpKind::ShapeOnly, infer_mel, nullptr);
 }
 
 }  // namespace disco

@@ -88,6 +88,6 @@ void lower_topk(LowerContext &c) {
 
 }  // namespace
 
-void register_topk_ops(OpRegistry &r) { r.add({"", "TopK", 1, kAnyLaterOpset, OpKind::Opaque, infer_topk, lower_topk}); }
+void register_topk_ops(OpRegistry &r) { r.add("TopK", 1, OpKind::Opaque, infer_topk, lower_topk); }
 
 }  // namespace disco

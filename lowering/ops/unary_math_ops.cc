@@ -20,11 +20,6 @@ void require_float_input(InferContext &c) {
   if (!dtype_is_float(c.dtype(0))) c.fail("input must be a float tensor, got ", dtype_name(c.dtype(0)));
 }
 
-void infer_sign(InferContext &c) {
-  if (c.dtype(0) == DType::Bool) c.fail("Sign needs a numeric input");
-  c.set_output(0, c.dtype(0), c.shape(0));
-}
-
 void lower_sign(LowerContext &c) {
   const HTensor &in = c.in(0);
   auto v = c.vars(in.rank());
@@ -80,19 +75,18 @@ void lower_float_test(LowerContext &c) {
 }  // namespace
 
 void register_unary_math_ops(OpRegistry &r) {
-  add_float_unary(r, "Tan", {halide_math<Halide::tan>});
-  add_float_unary(r, "Sinh", {halide_math<Halide::sinh>});
-  add_float_unary(r, "Cosh", {halide_math<Halide::cosh>});
-  add_float_unary(r, "Asin", {halide_math<Halide::asin>});
-  add_float_unary(r, "Acos", {halide_math<Halide::acos>});
-  add_float_unary(r, "Atan", {halide_math<Halide::atan>});
-  add_float_unary(r, "Asinh", {halide_math<Halide::asinh>});
-  add_float_unary(r, "Acosh", {halide_math<Halide::acosh>});
-  add_float_unary(r, "Atanh", {halide_math<Halide::atanh>});
-  add_float_unary(r, "Round", {halide_math<Halide::round>});  // Halide rounds halves to even, as ONNX does
-  r.add({"", "Sign", 9, kAnyLaterOpset, OpKind::Elementwise, infer_sign, lower_sign});
+  // Halide's round, like ONNX's Round, rounds halves to even.
+  const std::pair<const char *, UnaryMath> fns[] = {
+      {"Tan", {halide_math<Halide::tan>}},     {"Sinh", {halide_math<Halide::sinh>}},
+      {"Cosh", {halide_math<Halide::cosh>}},   {"Asin", {halide_math<Halide::asin>}},
+      {"Acos", {halide_math<Halide::acos>}},   {"Atan", {halide_math<Halide::atan>}},
+      {"Asinh", {halide_math<Halide::asinh>}}, {"Acosh", {halide_math<Halide::acosh>}},
+      {"Atanh", {halide_math<Halide::atanh>}}, {"Round", {halide_math<Halide::round>}},
+  };
+  for (const auto &[op, m] : fns) add_float_unary(r, op, m);
+  r.add("Sign", 9, OpKind::Elementwise, infer_numeric_unary, lower_sign);
   for (const char *op : {"IsInf", "IsNaN"})
-    r.add({"", op, 9, kAnyLaterOpset, OpKind::Elementwise, infer_float_test, lower_float_test});
+    r.add(op, 9, OpKind::Elementwise, infer_float_test, lower_float_test);
 }
 
 }  // namespace disco

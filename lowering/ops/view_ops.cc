@@ -286,13 +286,13 @@ void lower_tile(LowerContext &c) {
 }  // namespace
 
 void register_view_ops(OpRegistry &r) {
-  r.add({"", "Unsqueeze", 1, kAnyLaterOpset, OpKind::View, infer_unsqueeze, lower_unsqueeze});
-  r.add({"", "Squeeze", 1, kAnyLaterOpset, OpKind::View, infer_squeeze, lower_squeeze});
-  r.add({"", "Reshape", 1, kAnyLaterOpset, OpKind::View, infer_reshape, lower_reshape});
-  r.add({"", "Flatten", 1, kAnyLaterOpset, OpKind::View, infer_flatten, lower_reshape});
-  r.add({"", "Transpose", 1, kAnyLaterOpset, OpKind::View, infer_transpose, lower_transpose});
-  r.add({"", "Expand", 8, kAnyLaterOpset, OpKind::View, infer_expand, lower_expand});
-  r.add({"", "Tile", 1, kAnyLaterOpset, OpKind::View, infer_tile, lower_tile});
+  r.add("Unsqueeze", 1, OpKind::View, infer_unsqueeze, lower_unsqueeze);
+  r.add("Squeeze", 1, OpKind::View, infer_squeeze, lower_squeeze);
+  r.add("Reshape", 1, OpKind::View, infer_reshape, lower_reshape);
+  r.add("Flatten", 1, OpKind::View, infer_flatten, lower_reshape);
+  r.add("Transpose", 1, OpKind::View, infer_transpose, lower_transpose);
+  r.add("Expand", 8, OpKind::View, infer_expand, lower_expand);
+  r.add("Tile", 1, OpKind::View, infer_tile, lower_tile);
 }
 
 }  // namespace disco
