@@ -25,9 +25,7 @@ const TensorData *NodeContext::constant(int i) const {
 
 std::optional<std::vector<Dim>> NodeContext::dims_value(int i) const { return disco::dims_value(input(i)); }
 
-std::optional<std::vector<int64_t>> NodeContext::ints_value(int i) const {
-  return disco::ints_value(input(i), store_);
-}
+std::optional<std::vector<int64_t>> NodeContext::ints_value(int i) const { return disco::ints_value(input(i), store_); }
 
 std::vector<Dim> NodeContext::required_dims(int i, const std::string &what) const {
   input(i);  // names the node when the input is missing

@@ -102,7 +102,8 @@ Expr divide(const Expr &a, const Expr &b, DType t) {
   if (dtype_is_float(t)) return a / b;
   // ONNX integer division truncates toward zero; Halide's floors.
   Expr q = a / b;
-  return Halide::select(b == 0, Halide::cast(a.type(), 0), Halide::select((a % b != 0) && ((a < 0) != (b < 0)), q + 1, q));
+  return Halide::select(b == 0, Halide::cast(a.type(), 0),
+                        Halide::select((a % b != 0) && ((a < 0) != (b < 0)), q + 1, q));
 }
 
 // ONNX integer Div truncates; floor equals it for the non-negative dims seen here.
@@ -207,7 +208,8 @@ void register_elementwise_ops(OpRegistry &r) {
   using Args = const UnaryArgs &;
   add_unary(r, "Relu", {[](const Expr &x, Args) { return Halide::max(x, Halide::cast(x.type(), 0)); }});
   add_unary(r, "Neg", {[](const Expr &x, Args) { return -x; }, [](const Dim &d) { return -d; }});
-  add_unary(r, "Abs", {[](const Expr &x, Args) { return x.type().is_uint() ? x : Halide::cast(x.type(), Halide::abs(x)); }});
+  add_unary(r, "Abs",
+            {[](const Expr &x, Args) { return x.type().is_uint() ? x : Halide::cast(x.type(), Halide::abs(x)); }});
   add_unary(r, "Exp", {in_float<Halide::exp>});
   add_unary(r, "Log", {in_float<Halide::log>});
   add_unary(r, "Sqrt", {in_float<Halide::sqrt>});
@@ -220,12 +222,15 @@ void register_elementwise_ops(OpRegistry &r) {
   add_unary(r, "Sigmoid", {in_float<sigmoid>});
   add_unary(r, "Erf", {erf});
   add_unary(r, "Not", {[](const Expr &x, Args) { return !x; }});
-  add_binary(r, "Add", {[](const Expr &a, const Expr &b, DType) { return a + b; },
-                        [](const Dim &x, const Dim &y) { return std::optional<Dim>(x + y); }});
-  add_binary(r, "Sub", {[](const Expr &a, const Expr &b, DType) { return a - b; },
-                        [](const Dim &x, const Dim &y) { return std::optional<Dim>(x - y); }});
-  add_binary(r, "Mul", {[](const Expr &a, const Expr &b, DType) { return a * b; },
-                        [](const Dim &x, const Dim &y) { return std::optional<Dim>(x * y); }});
+  add_binary(r, "Add",
+             {[](const Expr &a, const Expr &b, DType) { return a + b; },
+              [](const Dim &x, const Dim &y) { return std::optional<Dim>(x + y); }});
+  add_binary(r, "Sub",
+             {[](const Expr &a, const Expr &b, DType) { return a - b; },
+              [](const Dim &x, const Dim &y) { return std::optional<Dim>(x - y); }});
+  add_binary(r, "Mul",
+             {[](const Expr &a, const Expr &b, DType) { return a * b; },
+              [](const Dim &x, const Dim &y) { return std::optional<Dim>(x * y); }});
   add_binary(r, "Div", {divide, divide_dims});
   add_binary(r, "Pow", {power, nullptr, /*same_dtypes=*/false});
   r.add("Cast", 6, OpKind::Elementwise, infer_cast, lower_cast);

@@ -141,7 +141,8 @@ struct SliceAxis {
 // numpy's index adjustment, which ONNX's reference follows: negative indices
 // count from the end, then clamp to [0, n] (positive steps) or [-1, n-1]
 // (negative steps). Symbolic indices must have a sign known at compile time.
-Dim slice_index(const NodeContext &c, const ShapeStore &st, const Dim &x0, const Dim &n, bool neg_step, const char *what) {
+Dim slice_index(const NodeContext &c, const ShapeStore &st, const Dim &x0, const Dim &n, bool neg_step,
+                const char *what) {
   Dim x = st.canonical(x0);
   Dim lo = neg_step ? Dim(-1) : Dim(0), hi = neg_step ? n - 1 : n;
   if (x.is_const() && x.as_const() >= kHuge) return hi;
@@ -225,9 +226,7 @@ void lower_slice(LowerContext &c) {
 
 // ---- Split ------------------------------------------------------------------
 
-int64_t split_axis(const NodeContext &c, int64_t rank) {
-  return normalize_axis(c, c.attrs().get_int("axis", 0), rank);
-}
+int64_t split_axis(const NodeContext &c, int64_t rank) { return normalize_axis(c, c.attrs().get_int("axis", 0), rank); }
 
 // The extent of each output along the axis. Lowering re-derives them, since an
 // omitted output still occupies its part of the input.

@@ -351,8 +351,7 @@ void lower_recurrent(LowerContext &c) {
 }  // namespace
 
 void register_recurrent_ops(OpRegistry &r) {
-  for (const char *op : {"RNN", "GRU", "LSTM"})
-    r.add(op, 7, OpKind::Opaque, infer_recurrent, lower_recurrent);
+  for (const char *op : {"RNN", "GRU", "LSTM"}) r.add(op, 7, OpKind::Opaque, infer_recurrent, lower_recurrent);
 }
 
 }  // namespace disco

@@ -458,13 +458,13 @@ void add_reduce(OpRegistry &r, const char *op, ReduceMath m) {
 }  // namespace
 
 void register_reduction_ops(OpRegistry &r) {
-  for (const char *op : {"Softmax", "LogSoftmax"})
-    r.add(op, 1, OpKind::Reduction, infer_softmax, lower_softmax);
+  for (const char *op : {"Softmax", "LogSoftmax"}) r.add(op, 1, OpKind::Reduction, infer_softmax, lower_softmax);
   r.add("LayerNormalization", 17, OpKind::Reduction, infer_layernorm, lower_layernorm);
   using E = const Expr &;
   auto square = [](E x) { return x * x; };
   add_reduce(r, "ReduceSum", {"sum", zero, add});
-  add_reduce(r, "ReduceMean", {"sum", zero, add, nullptr, [](E sum, E n) { return sum / Halide::cast(sum.type(), n); }});
+  add_reduce(r, "ReduceMean",
+             {"sum", zero, add, nullptr, [](E sum, E n) { return sum / Halide::cast(sum.type(), n); }});
   add_reduce(r, "ReduceSumSquare", {"sumsq", zero, add, square});
   add_reduce(r, "ReduceL2", {"sumsq", zero, add, square, [](E sum, E) { return Halide::sqrt(as_float(sum)); }});
   add_reduce(r, "ReduceL1", {"sumabs", zero, add, [](E x) { return Halide::cast(x.type(), Halide::abs(x)); }});
@@ -473,8 +473,7 @@ void register_reduction_ops(OpRegistry &r) {
   add_reduce(r, "ReduceMin", {"min", [](const Halide::Type &t) { return t.max(); }, min_of});
   add_reduce(r, "ReduceProd", {"prod", [](const Halide::Type &t) { return Halide::cast(t, 1); }, mul});
   r.add("ReduceLogSumExp", 1, OpKind::Reduction, infer_reduce, lower_reduce_log_sum_exp);
-  for (const char *op : {"ArgMax", "ArgMin"})
-    r.add(op, 1, OpKind::Reduction, infer_arg, lower_arg);
+  for (const char *op : {"ArgMax", "ArgMin"}) r.add(op, 1, OpKind::Reduction, infer_arg, lower_arg);
 }
 
 }  // namespace disco

@@ -25,9 +25,7 @@ int64_t topk_k(const NodeContext &c) {
   return k;
 }
 
-int64_t topk_axis(const NodeContext &c, int64_t rank) {
-  return normalize_axis(c, c.attrs().get_int("axis", -1), rank);
-}
+int64_t topk_axis(const NodeContext &c, int64_t rank) { return normalize_axis(c, c.attrs().get_int("axis", -1), rank); }
 
 void infer_topk(InferContext &c) {
   if (c.rank(0) < 1) c.fail("X must have rank >= 1");

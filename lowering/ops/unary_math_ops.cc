@@ -85,8 +85,7 @@ void register_unary_math_ops(OpRegistry &r) {
   };
   for (const auto &[op, m] : fns) add_float_unary(r, op, m);
   r.add("Sign", 9, OpKind::Elementwise, infer_numeric_unary, lower_sign);
-  for (const char *op : {"IsInf", "IsNaN"})
-    r.add(op, 9, OpKind::Elementwise, infer_float_test, lower_float_test);
+  for (const char *op : {"IsInf", "IsNaN"}) r.add(op, 9, OpKind::Elementwise, infer_float_test, lower_float_test);
 }
 
 }  // namespace disco
