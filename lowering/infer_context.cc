@@ -4,66 +4,23 @@
 
 #include "lowering/constant_folding.h"
 #include "lowering/control_flow.h"
-#include "lowering/known_values.h"
 #include "lowering/op_registry.h"
 
 namespace disco {
 
-InferContext::InferContext(Graph &g, int node_index, ShapeStore &store)
-    : g_(g), node_(g.nodes.at(node_index)), store_(store), attrs_(node_.attrs, node_.where()) {}
-
-const Value &InferContext::input(int i) const {
-  if (!has_input(i)) fail("input ", i, " is missing");
-  return g_.value(node_.inputs[i]);
-}
-
-const Shape &InferContext::shape(int i) const {
-  const Value &v = input(i);
-  if (!v.shape) fail("input '", v.name, "' has no known shape");
-  return *v.shape;
-}
-
-const TensorData *InferContext::constant(int i) const {
-  const Value &v = input(i);
-  return v.constant ? &*v.constant : nullptr;
-}
-
-std::optional<std::vector<Dim>> InferContext::dims_value(int i) const { return disco::dims_value(input(i)); }
-
-std::optional<std::vector<int64_t>> InferContext::ints_value(int i) const {
-  return disco::ints_value(input(i), store_);
-}
-
-std::vector<Dim> InferContext::required_dims(int i, const std::string &what) const {
-  input(i);  // names the node when the input is missing
-  return disco::required_dims(g_, node_, i, what);
-}
-
-std::vector<int64_t> InferContext::required_ints(int i, const std::string &what) const {
-  input(i);
-  return disco::required_ints(g_, node_, i, what, store_);
-}
-
-std::vector<double> InferContext::required_floats(int i, const std::string &what) const {
-  auto v = floats_value(input(i));
-  if (!v) value_required(g_, node_, i, what);
-  return *v;
-}
-
-std::optional<std::vector<int64_t>> InferContext::ints_input_or_attr(int input, const std::string &attr) const {
-  return disco::ints_input_or_attr(g_, node_, input, attr, store_);
-}
+InferContext::InferContext(Graph &g, int node_index, ShapeStore &store, const OpDef &def)
+    : NodeContext(g, g.nodes.at(node_index), store, def), writable_graph_(g), writable_store_(store) {}
 
 void InferContext::set_output(int i, DType t, Shape s) {
   if (!has_output(i)) return;
-  Value &v = g_.value(node_.outputs[i]);
+  Value &v = writable_graph_.value(node_.outputs[i]);
   v.dtype = t;
   v.shape = store_.canonical(s);
 }
 
 void InferContext::set_dims_value(int i, std::vector<Dim> vals) {
   if (!has_output(i)) return;
-  Value &v = g_.value(node_.outputs[i]);
+  Value &v = writable_graph_.value(node_.outputs[i]);
   for (auto &d : vals) d = store_.canonical(d);
   bool all_const = true;
   for (const auto &d : vals) all_const = all_const && d.is_const();
@@ -79,7 +36,7 @@ void InferContext::set_dims_value(int i, std::vector<Dim> vals) {
 
 void InferContext::set_constant(int i, TensorData t) {
   if (!has_output(i)) return;
-  Value &v = g_.value(node_.outputs[i]);
+  Value &v = writable_graph_.value(node_.outputs[i]);
   v.dtype = t.dtype;
   Shape s;
   for (auto d : t.shape) s.emplace_back(d);
@@ -93,7 +50,7 @@ void InferContext::set_constant(int i, TensorData t) {
 }
 
 void InferContext::require_equal(const Dim &a, const Dim &b, const std::string &what) {
-  store_.assert_equal(a, b, where() + ": " + what);
+  writable_store_.assert_equal(a, b, where() + ": " + what);
 }
 
 Dim InferContext::broadcast_dim(const Dim &a0, const Dim &b0, const std::string &what) {
@@ -105,7 +62,7 @@ Dim InferContext::broadcast_dim(const Dim &a0, const Dim &b0, const std::string 
     fail("cannot broadcast ", what, ": ", a.as_const(), " vs ", b.as_const());
   // A side that cannot be 1 fixes the result; the other must match it or be 1.
   std::string msg = where() + ": " + what + " must be equal or 1";
-  store_.add_check({RuntimeCheck::Broadcastable, a, b, msg});
+  writable_store_.add_check({RuntimeCheck::Broadcastable, a, b, msg});
   if (!store_.can_be_one(a)) return a;
   if (!store_.can_be_one(b)) return b;
   return max(a, b);
@@ -143,7 +100,7 @@ void infer_shapes(Graph &g, ShapeStore &store) {
     std::string why;
     const OpDef *def = reg.find(node.domain, node.op_type, node.opset, &why);
     if (!def) fail(node.where(), ": ", why);
-    InferContext ctx(g, static_cast<int>(n), store);
+    InferContext ctx(g, static_cast<int>(n), store, *def);
     def->infer(ctx);
     fold_constant_node(g, n, store);
     for (int out : node.outputs)

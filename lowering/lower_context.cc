@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "frontend/errors.h"
-#include "lowering/known_values.h"
 #include "lowering/value_bounds.h"
 
 namespace disco {
@@ -69,9 +68,9 @@ std::vector<std::pair<std::string, Halide::Param<int32_t>>> SymbolParams::used()
   return {params_.begin(), params_.end()};
 }
 
-LowerContext::LowerContext(const Graph &g, const Node &node, const ShapeStore &store, SymbolParams &syms,
-                           std::vector<std::optional<HTensor>> inputs)
-    : g_(g), node_(node), store_(store), syms_(syms), attrs_(node.attrs, node.where()), inputs_(std::move(inputs)) {
+LowerContext::LowerContext(const Graph &g, const Node &node, const ShapeStore &store, const OpDef &def,
+                           SymbolParams &syms, std::vector<std::optional<HTensor>> inputs)
+    : NodeContext(g, node, store, def), syms_(syms), inputs_(std::move(inputs)) {
   outputs_.resize(node.outputs.size());
   for (size_t i = 0; i < node.outputs.size(); ++i) {
     if (node.outputs[i] < 0) continue;
@@ -81,47 +80,12 @@ LowerContext::LowerContext(const Graph &g, const Node &node, const ShapeStore &s
   }
 }
 
-bool LowerContext::has_input(int i) const {
-  return i < static_cast<int>(node_.inputs.size()) && node_.inputs[i] >= 0;
-}
-
 const HTensor &LowerContext::in(int i) const {
   if (!has_input(i) || !inputs_.at(i)) fail("input ", i, " is missing");
   return *inputs_[i];
 }
 
-const Value &LowerContext::input_value(int i) const {
-  if (!has_input(i)) fail("input ", i, " is missing");
-  return g_.value(node_.inputs[i]);
-}
-
-std::optional<double> LowerContext::input_abs_bound(int i) const { return abs_bound(g_, node_.inputs.at(i)); }
-
-std::optional<std::vector<Dim>> LowerContext::dims_value(int i) const { return disco::dims_value(input_value(i)); }
-
-std::optional<std::vector<int64_t>> LowerContext::ints_value(int i) const {
-  return disco::ints_value(input_value(i), store_);
-}
-
-std::vector<Dim> LowerContext::required_dims(int i, const std::string &what) const {
-  input_value(i);  // names the node when the input is missing
-  return disco::required_dims(g_, node_, i, what);
-}
-
-std::vector<int64_t> LowerContext::required_ints(int i, const std::string &what) const {
-  input_value(i);
-  return disco::required_ints(g_, node_, i, what, store_);
-}
-
-std::vector<double> LowerContext::required_floats(int i, const std::string &what) const {
-  auto v = floats_value(input_value(i));
-  if (!v) value_required(g_, node_, i, what);
-  return *v;
-}
-
-std::optional<std::vector<int64_t>> LowerContext::ints_input_or_attr(int input, const std::string &attr) const {
-  return disco::ints_input_or_attr(g_, node_, input, attr, store_);
-}
+std::optional<double> LowerContext::input_abs_bound(int i) const { return abs_bound(graph_, node_.inputs.at(i)); }
 
 const Shape &LowerContext::out_shape(int i) const { return outputs_.at(i).shape; }
 DType LowerContext::out_dtype(int i) const { return outputs_.at(i).dtype; }

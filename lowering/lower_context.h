@@ -8,9 +8,7 @@
 #include <vector>
 
 #include "Halide.h"
-#include "frontend/errors.h"
-#include "frontend/graph.h"
-#include "lowering/shape_store.h"
+#include "lowering/node_context.h"
 
 namespace disco {
 
@@ -58,30 +56,15 @@ struct Stage {
   Halide::Expr fold_extent;
 };
 
-class LowerContext {
+class LowerContext : public NodeContext {
  public:
-  LowerContext(const Graph &g, const Node &node, const ShapeStore &store, SymbolParams &syms,
+  LowerContext(const Graph &g, const Node &node, const ShapeStore &store, const OpDef &def, SymbolParams &syms,
                std::vector<std::optional<HTensor>> inputs);
 
-  const Node &node() const { return node_; }
-  const AttrReader &attrs() const { return attrs_; }
-  const ShapeStore &store() const { return store_; }
-  int opset() const { return node_.opset; }
-
-  bool has_input(int i) const;
   const HTensor &in(int i) const;  // throws naming the node if missing
-  const Value &input_value(int i) const;
   // max |v| over input i's elements when the graph bounds it (lowering/value_bounds.h).
   std::optional<double> input_abs_bound(int i) const;
-  std::optional<std::vector<Dim>> dims_value(int i) const;  // as in InferContext
-  std::optional<std::vector<int64_t>> ints_value(int i) const;
-  std::optional<std::vector<int64_t>> ints_input_or_attr(int input, const std::string &attr) const;
-  std::vector<Dim> required_dims(int i, const std::string &what) const;  // as in InferContext
-  std::vector<int64_t> required_ints(int i, const std::string &what) const;
-  std::vector<double> required_floats(int i, const std::string &what) const;
 
-  int num_outputs() const { return static_cast<int>(node_.outputs.size()); }
-  bool has_output(int i) const { return i < num_outputs() && node_.outputs[i] >= 0; }
   const Shape &out_shape(int i) const;
   DType out_dtype(int i) const;
 
@@ -104,17 +87,8 @@ class LowerContext {
   // select(dim == 1, 0, i): schedules specialize for the case where none is 1.
   const std::vector<Dim> &maybe_broadcast() const { return maybe_broadcast_; }
 
-  template <typename... Args>
-  [[noreturn]] void fail(const Args &...args) const {
-    ::disco::fail(node_.where(), ": ", args...);
-  }
-
  private:
-  const Graph &g_;
-  const Node &node_;
-  const ShapeStore &store_;
   SymbolParams &syms_;
-  AttrReader attrs_;
   std::vector<std::optional<HTensor>> inputs_;
   std::vector<HTensor> outputs_;
   std::vector<Stage> stages_;

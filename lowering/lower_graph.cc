@@ -113,7 +113,7 @@ LoweredKernel lower_nodes(const Graph &g, const ShapeStore &store, const std::ve
     }
     std::vector<std::optional<HTensor>> ins;
     for (int in : node.inputs) ins.push_back(in >= 0 ? std::optional<HTensor>(tensor_for(in)) : std::nullopt);
-    LowerContext ctx(g, node, store, k.syms, std::move(ins));
+    LowerContext ctx(g, node, store, *def, k.syms, std::move(ins));
     def->lower(ctx);
     for (size_t i = 0; i < node.outputs.size(); ++i) {
       int o = node.outputs[i];

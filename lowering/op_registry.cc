@@ -60,7 +60,7 @@ const OpDef *OpRegistry::find(const std::string &domain, const std::string &op, 
   if (why) {
     *why = "op '" + op + "' is not supported at opset " + std::to_string(opset) + " (supported:";
     for (const auto &d : it->second)
-      *why += " " + std::to_string(d.since) + (d.until >= (1 << 30) ? "+" : "-" + std::to_string(d.until));
+      *why += " " + std::to_string(d.since) + (d.until >= kAnyLaterOpset ? "+" : "-" + std::to_string(d.until));
     *why += ")";
   }
   return nullptr;

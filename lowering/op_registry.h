@@ -4,12 +4,18 @@
 #pragma once
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "lowering/op_math.h"
 
 namespace disco {
 
 class InferContext;
 class LowerContext;
+
+// The `until` of an entry that covers every opset from `since` on.
+constexpr int kAnyLaterOpset = 1 << 30;
 
 // How an op touches memory; fusion decisions start from this.
 enum class OpKind {
@@ -23,19 +29,41 @@ enum class OpKind {
 };
 
 struct OpDef {
+  using InferFn = void (*)(InferContext &);
+  using LowerFn = void (*)(LowerContext &);
+  OpDef(std::string domain, std::string op_type, int since, int until, OpKind kind, InferFn infer, LowerFn lower,
+        OpMath math = {})
+      : domain(std::move(domain)),
+        op_type(std::move(op_type)),
+        since(since),
+        until(until),
+        kind(kind),
+        infer(infer),
+        lower(lower),
+        math(math) {}
+
   std::string domain;  // "" for ai.onnx
   std::string op_type;
-  int since = 1;        // first opset this entry covers
-  int until = 1 << 30;  // last opset it covers
-  OpKind kind = OpKind::Opaque;
-  void (*infer)(InferContext &) = nullptr;
-  void (*lower)(LowerContext &) = nullptr;  // null: outputs are always folded
+  int since;  // first opset this entry covers
+  int until;  // last opset it covers; kAnyLaterOpset: no end
+  OpKind kind;
+  InferFn infer;
+  LowerFn lower;  // null: outputs are always folded
+  // What the op computes, for families whose infer and lower are shared by
+  // all their ops (unary, binary, compare, reduce): they read it here, so an
+  // op's name stands only at its registration.
+  OpMath math;
 };
 
 class OpRegistry {
  public:
   static const OpRegistry &global();
   void add(OpDef def);
+  // The common case: an ai.onnx op covered from opset `since` on.
+  void add(const std::string &op, int since, OpKind kind, OpDef::InferFn infer, OpDef::LowerFn lower,
+           OpMath math = {}) {
+    add(OpDef("", op, since, kAnyLaterOpset, kind, infer, lower, math));
+  }
   // Null when no entry covers this opset; `why` then says what exists.
   const OpDef *find(const std::string &domain, const std::string &op, int opset, std::string *why = nullptr) const;
   std::vector<std::string> op_names() const;

@@ -1,9 +1,6 @@
 // Activations with attributes: Elu, Selu, Celu, LeakyRelu, ThresholdedRelu,
 // HardSigmoid, HardSwish, Softplus, Softsign, Shrink, Mish, and PRelu with its
 // slope broadcast to the input. Half types compute in float32.
-#include <functional>
-#include <map>
-
 #include "lowering/infer_context.h"
 #include "lowering/lower_context.h"
 #include "lowering/op_registry.h"
@@ -20,73 +17,8 @@ Expr softplus(const Expr &x) {
   return Halide::max(x, Halide::cast(t, 0)) + Halide::log(Halide::cast(t, 1) + Halide::exp(-Halide::abs(x)));
 }
 
-using Activation = std::function<Expr(const AttrReader &a, const Expr &x)>;
-
-const std::map<std::string, Activation> &activations() {
-  // Each gets x in a float type and its attributes; constants are cast to x's type.
-  static const std::map<std::string, Activation> acts = {
-      {"Elu",
-       [](const AttrReader &a, const Expr &x) {
-         Expr alpha = Halide::cast(x.type(), a.get_float("alpha", 1.0f));
-         return Halide::select(x < 0, alpha * (Halide::exp(x) - 1), x);
-       }},
-      {"Selu",
-       [](const AttrReader &a, const Expr &x) {
-         Expr alpha = Halide::cast(x.type(), a.get_float("alpha", 1.67326319217681884765625f));
-         Expr gamma = Halide::cast(x.type(), a.get_float("gamma", 1.05070102214813232421875f));
-         return gamma * Halide::select(x <= 0, alpha * Halide::exp(x) - alpha, x);
-       }},
-      {"Celu",
-       [](const AttrReader &a, const Expr &x) {
-         Expr alpha = Halide::cast(x.type(), a.get_float("alpha", 1.0f));
-         Expr zero = Halide::cast(x.type(), 0);
-         return Halide::max(zero, x) + Halide::min(zero, alpha * (Halide::exp(x / alpha) - 1));
-       }},
-      {"LeakyRelu",
-       [](const AttrReader &a, const Expr &x) {
-         return Halide::select(x < 0, Halide::cast(x.type(), a.get_float("alpha", 0.01f)) * x, x);
-       }},
-      {"ThresholdedRelu",
-       [](const AttrReader &a, const Expr &x) {
-         return Halide::select(x > Halide::cast(x.type(), a.get_float("alpha", 1.0f)), x, Halide::cast(x.type(), 0));
-       }},
-      {"HardSigmoid",
-       [](const AttrReader &a, const Expr &x) {
-         Expr alpha = Halide::cast(x.type(), a.get_float("alpha", 0.2f));
-         Expr beta = Halide::cast(x.type(), a.get_float("beta", 0.5f));
-         return Halide::clamp(alpha * x + beta, Halide::cast(x.type(), 0), Halide::cast(x.type(), 1));
-       }},
-      {"HardSwish",
-       [](const AttrReader &, const Expr &x) {
-         Expr alpha = Halide::cast(x.type(), 1.0f / 6.0f), beta = Halide::cast(x.type(), 0.5f);
-         return x * Halide::clamp(alpha * x + beta, Halide::cast(x.type(), 0), Halide::cast(x.type(), 1));
-       }},
-      {"Softplus", [](const AttrReader &, const Expr &x) { return softplus(x); }},
-      {"Softsign", [](const AttrReader &, const Expr &x) { return x / (1 + Halide::abs(x)); }},
-      {"Mish", [](const AttrReader &, const Expr &x) { return x * Halide::tanh(softplus(x)); }},
-  };
-  return acts;
-}
-
-void infer_float_activation(InferContext &c) {
-  if (!dtype_is_float(c.dtype(0))) c.fail("input must be a float tensor, got ", dtype_name(c.dtype(0)));
-  c.set_output(0, c.dtype(0), c.shape(0));
-}
-
-void lower_activation(LowerContext &c) {
-  const HTensor &in = c.in(0);
-  auto v = c.vars(in.rank());
-  Expr x = Halide::cast(acc_type(in.dtype), in.at(c.exprs(v)));
-  c.define_output(0, v, activations().at(c.node().op_type)(c.attrs(), x));
-}
-
 // Shrink takes every numeric type; integers compute in float64, where their
 // values and the float thresholds compare exactly.
-void infer_shrink(InferContext &c) {
-  if (c.dtype(0) == DType::Bool) c.fail("Shrink needs a numeric input");
-  c.set_output(0, c.dtype(0), c.shape(0));
-}
-
 void lower_shrink(LowerContext &c) {
   const HTensor &in = c.in(0);
   auto v = c.vars(in.rank());
@@ -124,10 +56,43 @@ void lower_prelu(LowerContext &c) {
 }  // namespace
 
 void register_activation_ops(OpRegistry &r) {
-  for (const auto &[op, fn] : activations())
-    r.add({"", op, 1, 1 << 30, OpKind::Elementwise, infer_float_activation, lower_activation});
-  r.add({"", "Shrink", 9, 1 << 30, OpKind::Elementwise, infer_shrink, lower_shrink});
-  r.add({"", "PRelu", 7, 1 << 30, OpKind::Elementwise, infer_prelu, lower_prelu});
+  // Each gets x in a float type and the node's attributes; constants are cast to x's type.
+  using Args = const UnaryArgs &;
+  add_float_unary(r, "Elu", {[](const Expr &x, Args u) {
+                    Expr alpha = Halide::cast(x.type(), u.attrs.get_float("alpha", 1.0f));
+                    return Halide::select(x < 0, alpha * (Halide::exp(x) - 1), x);
+                  }});
+  add_float_unary(r, "Selu", {[](const Expr &x, Args u) {
+                    Expr alpha = Halide::cast(x.type(), u.attrs.get_float("alpha", 1.67326319217681884765625f));
+                    Expr gamma = Halide::cast(x.type(), u.attrs.get_float("gamma", 1.05070102214813232421875f));
+                    return gamma * Halide::select(x <= 0, alpha * Halide::exp(x) - alpha, x);
+                  }});
+  add_float_unary(r, "Celu", {[](const Expr &x, Args u) {
+                    Expr alpha = Halide::cast(x.type(), u.attrs.get_float("alpha", 1.0f));
+                    Expr zero = Halide::cast(x.type(), 0);
+                    return Halide::max(zero, x) + Halide::min(zero, alpha * (Halide::exp(x / alpha) - 1));
+                  }});
+  add_float_unary(r, "LeakyRelu", {[](const Expr &x, Args u) {
+                    return Halide::select(x < 0, Halide::cast(x.type(), u.attrs.get_float("alpha", 0.01f)) * x, x);
+                  }});
+  add_float_unary(r, "ThresholdedRelu", {[](const Expr &x, Args u) {
+                    Expr alpha = Halide::cast(x.type(), u.attrs.get_float("alpha", 1.0f));
+                    return Halide::select(x > alpha, x, Halide::cast(x.type(), 0));
+                  }});
+  add_float_unary(r, "HardSigmoid", {[](const Expr &x, Args u) {
+                    Expr alpha = Halide::cast(x.type(), u.attrs.get_float("alpha", 0.2f));
+                    Expr beta = Halide::cast(x.type(), u.attrs.get_float("beta", 0.5f));
+                    return Halide::clamp(alpha * x + beta, Halide::cast(x.type(), 0), Halide::cast(x.type(), 1));
+                  }});
+  add_float_unary(r, "HardSwish", {[](const Expr &x, Args) {
+                    Expr alpha = Halide::cast(x.type(), 1.0f / 6.0f), beta = Halide::cast(x.type(), 0.5f);
+                    return x * Halide::clamp(alpha * x + beta, Halide::cast(x.type(), 0), Halide::cast(x.type(), 1));
+                  }});
+  add_float_unary(r, "Softplus", {[](const Expr &x, Args) { return softplus(x); }});
+  add_float_unary(r, "Softsign", {[](const Expr &x, Args) { return x / (1 + Halide::abs(x)); }});
+  add_float_unary(r, "Mish", {[](const Expr &x, Args) { return x * Halide::tanh(softplus(x)); }});
+  r.add("Shrink", 9, OpKind::Elementwise, infer_numeric_unary, lower_shrink);
+  r.add("PRelu", 7, OpKind::Elementwise, infer_prelu, lower_prelu);
 }
 
 }  // namespace disco

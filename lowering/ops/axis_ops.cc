@@ -14,8 +14,7 @@ using Halide::Func;
 
 // ---- CumSum -----------------------------------------------------------------------
 
-template <class Ctx>
-int64_t cumsum_axis(const Ctx &c, int64_t rank) {
+int64_t cumsum_axis(const NodeContext &c, int64_t rank) {
   auto a = c.required_ints(1, "axis");
   if (a.size() != 1) c.fail("axis must hold one element, got ", a.size());
   return normalize_axis(c, a[0], rank);
@@ -61,8 +60,7 @@ void lower_cumsum(LowerContext &c) {
 
 // Before opset 13 the input is coerced to 2-D at `axis` (default 1), and the
 // one-hot spans the whole trailing block; from 13 on it spans `axis` (default -1).
-template <class Ctx>
-std::pair<int64_t, int64_t> hardmax_axes(const Ctx &c, int64_t rank) {
+std::pair<int64_t, int64_t> hardmax_axes(const NodeContext &c, int64_t rank) {
   if (rank == 0) c.fail("input must have rank >= 1");
   bool coerce = c.opset() < 13;
   int64_t axis = normalize_axis(c, c.attrs().get_int("axis", coerce ? 1 : -1), rank);
@@ -115,8 +113,8 @@ void lower_hardmax(LowerContext &c) {
 }  // namespace
 
 void register_axis_ops(OpRegistry &r) {
-  r.add({"", "CumSum", 11, 1 << 30, OpKind::Reduction, infer_cumsum, lower_cumsum});
-  r.add({"", "Hardmax", 1, 1 << 30, OpKind::Reduction, infer_hardmax, lower_hardmax});
+  r.add("CumSum", 11, OpKind::Reduction, infer_cumsum, lower_cumsum);
+  r.add("Hardmax", 1, OpKind::Reduction, infer_hardmax, lower_hardmax);
 }
 
 }  // namespace disco

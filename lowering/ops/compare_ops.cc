@@ -21,8 +21,7 @@ struct LegacyBroadcast {
   int64_t axis = 0;
 };
 
-template <typename Ctx>
-LegacyBroadcast legacy_broadcast(const Ctx &c, int64_t ra, int64_t rb) {
+LegacyBroadcast legacy_broadcast(const NodeContext &c, int64_t ra, int64_t rb) {
   LegacyBroadcast lb;
   if (c.opset() >= 7 || c.attrs().get_int("broadcast", 0) == 0) return lb;
   lb.on = true;
@@ -54,27 +53,16 @@ Expr read_binary_operand(LowerContext &c, int i, const std::vector<Expr> &oi, co
 
 // Compares folded shape values when the answer is known at compile time,
 // e.g. Equal(shape, -1) in exported `expand` calls.
-std::optional<bool> compare_dims(const ShapeStore &st, const std::string &op, const Dim &a, const Dim &b) {
+std::optional<bool> compare_dims(const ShapeStore &st, const CompareMath &m, const Dim &a, const Dim &b) {
   Dim d = st.canonical(a - b);
   auto lo = st.lower_bound(d), hi = st.upper_bound(d);
-  bool zero = d.is_const(0), pos = lo && *lo > 0, neg = hi && *hi < 0;
-  bool nonneg = lo && *lo >= 0, nonpos = hi && *hi <= 0;
-  if (op == "Equal") {
-    if (zero) return true;
-    if (pos || neg) return false;
-  } else if (op == "Less") {
-    if (neg) return true;
-    if (nonneg) return false;
-  } else if (op == "Greater") {
-    if (pos) return true;
-    if (nonpos) return false;
-  } else if (op == "LessOrEqual") {
-    if (nonpos) return true;
-    if (pos) return false;
-  } else if (op == "GreaterOrEqual") {
-    if (nonneg) return true;
-    if (neg) return false;
-  }
+  return m.dims({d.is_const(0), lo && *lo > 0, hi && *hi < 0, lo && *lo >= 0, hi && *hi <= 0});
+}
+
+// true when `yes` holds, false when `no` does, else unknown.
+std::optional<bool> decided(bool yes, bool no) {
+  if (yes) return true;
+  if (no) return false;
   return std::nullopt;
 }
 
@@ -88,7 +76,7 @@ void fold_compare(InferContext &c, const Shape &out) {
   TensorData t(DType::Bool, shape);
   for (int64_t i = 0; i < n.as_const(); ++i) {
     const Dim &x = (*a)[a->size() == 1 ? 0 : i], &y = (*b)[b->size() == 1 ? 0 : i];
-    auto r = compare_dims(c.store(), c.node().op_type, x, y);
+    auto r = compare_dims(c.store(), c.math<CompareMath>(), x, y);
     if (!r) return;
     t.mutable_as<uint8_t>()[i] = *r;
   }
@@ -98,8 +86,7 @@ void fold_compare(InferContext &c, const Shape &out) {
 void infer_compare(InferContext &c) {
   if (c.dtype(0) != c.dtype(1))
     c.fail("inputs have different dtypes: ", dtype_name(c.dtype(0)), " and ", dtype_name(c.dtype(1)));
-  const std::string &op = c.node().op_type;
-  bool logical = op == "And" || op == "Or" || op == "Xor";
+  bool logical = !c.math<CompareMath>().dims;
   if (logical && c.dtype(0) != DType::Bool) c.fail("inputs must be bool, not ", dtype_name(c.dtype(0)));
   Shape out = infer_binary_shape(c);
   c.set_output(0, DType::Bool, out);
@@ -111,18 +98,7 @@ void lower_compare(LowerContext &c) {
   auto v = c.vars(static_cast<int>(os.size()));
   auto oi = c.exprs(v);
   Expr a = read_binary_operand(c, 0, oi, os), b = read_binary_operand(c, 1, oi, os);
-  const std::string &op = c.node().op_type;
-  Expr r;
-  if (op == "Equal") r = a == b;
-  else if (op == "Less") r = a < b;
-  else if (op == "Greater") r = a > b;
-  else if (op == "LessOrEqual") r = a <= b;
-  else if (op == "GreaterOrEqual") r = a >= b;
-  else if (op == "And") r = a && b;
-  else if (op == "Or") r = a || b;
-  else if (op == "Xor") r = a != b;
-  else c.fail("no lowering for this comparison");
-  c.define_output(0, v, r);
+  c.define_output(0, v, c.math<CompareMath>().expr(a, b));
 }
 
 void infer_where(InferContext &c) {
@@ -149,15 +125,26 @@ void lower_where(LowerContext &c) {
                   Halide::select(c.broadcast_read(0, oi, os), c.broadcast_read(1, oi, os), c.broadcast_read(2, oi, os)));
 }
 
+void add_compare(OpRegistry &r, const char *op, int since, CompareMath m) {
+  r.add(op, since, OpKind::Elementwise, infer_compare, lower_compare, m);
+}
+
 }  // namespace
 
 void register_compare_ops(OpRegistry &r) {
-  constexpr int kAny = 1 << 30;
-  r.add({"", "Where", 9, kAny, OpKind::Elementwise, infer_where, lower_where});
-  for (const char *op : {"Equal", "Less", "Greater", "And", "Or", "Xor"})
-    r.add({"", op, 1, kAny, OpKind::Elementwise, infer_compare, lower_compare});
-  for (const char *op : {"LessOrEqual", "GreaterOrEqual"})
-    r.add({"", op, 12, kAny, OpKind::Elementwise, infer_compare, lower_compare});
+  using E = const Expr &;
+  using Sign = const DimSign &;
+  r.add("Where", 9, OpKind::Elementwise, infer_where, lower_where);
+  add_compare(r, "Equal", 1, {[](E a, E b) { return a == b; }, [](Sign d) { return decided(d.zero, d.pos || d.neg); }});
+  add_compare(r, "Less", 1, {[](E a, E b) { return a < b; }, [](Sign d) { return decided(d.neg, d.nonneg); }});
+  add_compare(r, "Greater", 1, {[](E a, E b) { return a > b; }, [](Sign d) { return decided(d.pos, d.nonpos); }});
+  add_compare(r, "LessOrEqual", 12, {[](E a, E b) { return a <= b; }, [](Sign d) { return decided(d.nonpos, d.pos); }});
+  add_compare(r, "GreaterOrEqual", 12,
+              {[](E a, E b) { return a >= b; }, [](Sign d) { return decided(d.nonneg, d.neg); }});
+  // Logical ops take bools and fold no shape values.
+  add_compare(r, "And", 1, {[](E a, E b) { return a && b; }});
+  add_compare(r, "Or", 1, {[](E a, E b) { return a || b; }});
+  add_compare(r, "Xor", 1, {[](E a, E b) { return a != b; }});
 }
 
 }  // namespace disco

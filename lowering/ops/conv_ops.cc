@@ -177,11 +177,10 @@ void lower_global_pool(LowerContext &c) {
 }  // namespace
 
 void register_conv_ops(OpRegistry &r) {
-  r.add({"", "Conv", 1, 1 << 30, OpKind::Dot, infer_conv, lower_conv});
-  for (const char *op : {"MaxPool", "AveragePool"})
-    r.add({"", op, 1, 1 << 30, OpKind::Reduction, infer_pool, lower_pool});
+  r.add("Conv", 1, OpKind::Dot, infer_conv, lower_conv);
+  for (const char *op : {"MaxPool", "AveragePool"}) r.add(op, 1, OpKind::Reduction, infer_pool, lower_pool);
   for (const char *op : {"GlobalMaxPool", "GlobalAveragePool"})
-    r.add({"", op, 1, 1 << 30, OpKind::Reduction, infer_global_pool, lower_global_pool});
+    r.add(op, 1, OpKind::Reduction, infer_global_pool, lower_global_pool);
 }
 
 }  // namespace disco

@@ -73,12 +73,7 @@ void infer_conv_transpose(InferContext &c) {
   if (!dtype_is_float(c.dtype(0)) || c.dtype(0) != c.dtype(1)) c.fail("X and W must be float tensors of one dtype");
   const int64_t group = check_conv_weights(c, x, w);
   c.require_equal(w[0], x[1], "W dim 0 must equal the input channels (X dim 1)");
-  Dim channels = c.store().canonical(x[1]);
-  if (channels.is_const() && channels.as_const() % group != 0)
-    c.fail("input channels ", channels.as_const(), " not divisible by group ", group);
-  if (!channels.is_const() && group > 1)
-    c.store().add_check(
-        {RuntimeCheck::Divisible, channels, group, c.where() + ": input channels must be divisible by group"});
+  require_divisible_by_group(c, x[1], group, "input channels");
   Dim m = w[1] * group;
   if (c.has_input(2)) {
     if (c.rank(2) != 1) c.fail("B must be 1-D, got ", shape_str(c.shape(2)));
@@ -141,7 +136,7 @@ void lower_conv_transpose(LowerContext &c) {
 }  // namespace
 
 void register_conv_transpose_ops(OpRegistry &r) {
-  r.add({"", "ConvTranspose", 1, 1 << 30, OpKind::Dot, infer_conv_transpose, lower_conv_transpose});
+  r.add("ConvTranspose", 1, OpKind::Dot, infer_conv_transpose, lower_conv_transpose);
 }
 
 }  // namespace disco

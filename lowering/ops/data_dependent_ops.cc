@@ -54,10 +54,10 @@ void infer_nms(InferContext &c) {
 }  // namespace
 
 void register_data_dependent_ops(OpRegistry &r) {
-  r.add({"", "NonZero", 9, 1 << 30, OpKind::Host, infer_nonzero, nullptr});
-  r.add({"", "Compress", 9, 1 << 30, OpKind::Host, infer_compress, nullptr});
-  r.add({"", "Unique", 11, 1 << 30, OpKind::Host, infer_unique, nullptr});
-  r.add({"", "NonMaxSuppression", 10, 1 << 30, OpKind::Host, infer_nms, nullptr});
+  r.add("NonZero", 9, OpKind::Host, infer_nonzero, nullptr);
+  r.add("Compress", 9, OpKind::Host, infer_compress, nullptr);
+  r.add("Unique", 11, OpKind::Host, infer_unique, nullptr);
+  r.add("NonMaxSuppression", 10, OpKind::Host, infer_nms, nullptr);
 }
 
 }  // namespace disco

@@ -65,20 +65,6 @@ void infer_matmul(InferContext &c) {
   c.set_output(0, c.dtype(0), out);
 }
 
-// Index of operand `i` at the output's batch index plus its own last two
-// indices `tail` (one index for a 1-D operand).
-Expr matmul_read(LowerContext &c, int i, const std::vector<Expr> &batch_idx, const Shape &batch_shape,
-                 const std::vector<Expr> &tail) {
-  const HTensor &t = c.in(i);
-  if (t.rank() == 1) return t.at(tail);
-  Shape shape = batch_shape;
-  shape.push_back(t.shape[t.rank() - 2]);
-  shape.push_back(t.shape[t.rank() - 1]);
-  std::vector<Expr> idx = batch_idx;
-  idx.insert(idx.end(), tail.begin(), tail.end());
-  return c.broadcast_read(i, idx, shape);
-}
-
 void lower_matmul(LowerContext &c) {
   const HTensor &a = c.in(0), &b = c.in(1);
   const Shape &out = c.out_shape(0);
@@ -186,8 +172,8 @@ void lower_gemm(LowerContext &c) {
 }  // namespace
 
 void register_dot_ops(OpRegistry &r) {
-  r.add({"", "MatMul", 1, 1 << 30, OpKind::Dot, infer_matmul, lower_matmul});
-  r.add({"", "Gemm", 1, 1 << 30, OpKind::Dot, infer_gemm, lower_gemm});
+  r.add("MatMul", 1, OpKind::Dot, infer_matmul, lower_matmul);
+  r.add("Gemm", 1, OpKind::Dot, infer_gemm, lower_gemm);
 }
 
 }  // namespace disco

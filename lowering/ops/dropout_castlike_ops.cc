@@ -55,8 +55,8 @@ void lower_castlike(LowerContext &c) {
 }  // namespace
 
 void register_dropout_castlike_ops(OpRegistry &r) {
-  r.add({"", "Dropout", 1, 1 << 30, OpKind::Elementwise, infer_dropout, lower_dropout});
-  r.add({"", "CastLike", 15, 1 << 30, OpKind::Elementwise, infer_castlike, lower_castlike});
+  r.add("Dropout", 1, OpKind::Elementwise, infer_dropout, lower_dropout);
+  r.add("CastLike", 15, OpKind::Elementwise, infer_castlike, lower_castlike);
 }
 
 }  // namespace disco

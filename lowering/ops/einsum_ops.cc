@@ -25,8 +25,7 @@ struct Equation {
   Subscripts output;
 };
 
-template <class Ctx>
-Subscripts parse_term(const Ctx &c, const std::string &term) {
+Subscripts parse_term(const NodeContext &c, const std::string &term) {
   Subscripts s;
   for (size_t i = 0; i < term.size(); ++i) {
     if (term.compare(i, 3, "...") == 0) {
@@ -44,8 +43,7 @@ Subscripts parse_term(const Ctx &c, const std::string &term) {
 
 // Without `->`, the output is `...` (if any input has it) followed by the
 // letters that appear exactly once, in alphabetical order.
-template <class Ctx>
-Equation parse_equation(const Ctx &c, int num_inputs) {
+Equation parse_equation(const NodeContext &c, int num_inputs) {
   std::string eq;
   for (char ch : c.attrs().get_string("equation", "")) if (!std::isspace(static_cast<unsigned char>(ch))) eq += ch;
   Equation e;
@@ -78,8 +76,7 @@ Equation parse_equation(const Ctx &c, int num_inputs) {
 }
 
 // How many dims `...` covers in an input of rank `rank`.
-template <class Ctx>
-int ellipsis_rank(const Ctx &c, const Subscripts &s, int rank, int input) {
+int ellipsis_rank(const NodeContext &c, const Subscripts &s, int rank, int input) {
   bool has = s.find(kEllipsis) != std::string::npos;
   int letters = static_cast<int>(s.size()) - has;
   if (rank < letters || (!has && rank != letters))
@@ -201,6 +198,6 @@ void lower_einsum(LowerContext &c) {
 
 }  // namespace
 
-void register_einsum_ops(OpRegistry &r) { r.add({"", "Einsum", 12, 1 << 30, OpKind::Dot, infer_einsum, lower_einsum}); }
+void register_einsum_ops(OpRegistry &r) { r.add("Einsum", 12, OpKind::Dot, infer_einsum, lower_einsum); }
 
 }  // namespace disco

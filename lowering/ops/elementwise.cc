@@ -19,20 +19,21 @@ using Halide::Expr;
 void infer_unary(InferContext &c) {
   c.set_output(0, c.dtype(0), c.shape(0));
   // Negated shape values appear in exported functions (LayerNormalization's expansion).
+  const UnaryMath &m = c.math<UnaryMath>();
   auto v = c.dims_value(0);
-  if (v && c.node().op_type == "Neg" && !dtype_is_float(c.dtype(0))) {
-    for (auto &d : *v) d = -d;
+  if (v && m.dims && !dtype_is_float(c.dtype(0))) {
+    for (auto &d : *v) d = m.dims(d);
     c.set_dims_value(0, *v);
   }
 }
 
 void infer_binary(InferContext &c) {
-  if (c.dtype(0) != c.dtype(1) && c.node().op_type != "Pow")
+  const BinaryMath &m = c.math<BinaryMath>();
+  if (c.dtype(0) != c.dtype(1) && m.same_dtypes)
     c.fail("inputs have different dtypes: ", dtype_name(c.dtype(0)), " and ", dtype_name(c.dtype(1)));
   Shape out = c.broadcast(c.shape(0), c.shape(1));
   c.set_output(0, c.dtype(0), out);
   // Fold arithmetic on shape values.
-  const std::string &op = c.node().op_type;
   auto a = c.dims_value(0), b = c.dims_value(1);
   if (!a || !b || out.size() > 1 || dtype_is_float(c.dtype(0))) return;
   size_t n = std::max(a->size(), b->size());
@@ -40,14 +41,9 @@ void infer_binary(InferContext &c) {
   std::vector<Dim> r;
   for (size_t i = 0; i < n; ++i) {
     const Dim &x = (*a)[a->size() == 1 ? 0 : i], &y = (*b)[b->size() == 1 ? 0 : i];
-    if (op == "Add") r.push_back(x + y);
-    else if (op == "Sub") r.push_back(x - y);
-    else if (op == "Mul") r.push_back(x * y);
-    else if (op == "Div") {
-      // ONNX integer Div truncates; floor equals it for the non-negative dims seen here.
-      if (y.is_const(0)) return;
-      r.push_back(floor_div(x, y));
-    } else return;
+    std::optional<Dim> d = m.dims ? m.dims(x, y) : std::nullopt;
+    if (!d) return;
+    r.push_back(*d);
   }
   c.set_dims_value(0, r);
 }
@@ -66,13 +62,15 @@ void infer_identity(InferContext &c) {
 
 // ---- lowering --------------------------------------------------------------
 
-Expr float_math(DType t, const Expr &x, Expr (*fn)(const Expr &)) {
-  // Halide's transcendental functions want float32 or float64.
-  if (t == DType::F32 || t == DType::F64) return fn(x);
+// Halide's transcendental functions want float32 or float64; other types
+// compute in float32.
+template <Expr (*fn)(Expr)>
+Expr in_float(const Expr &x, const UnaryArgs &u) {
+  if (u.dtype == DType::F32 || u.dtype == DType::F64) return fn(x);
   return Halide::cast(x.type(), fn(Halide::cast(Halide::Float(32), x)));
 }
 
-Expr erf_approx(const Expr &x) {
+Expr erf_approx(Expr x) {
   // Abramowitz-Stegun 7.1.26 is too coarse (1.5e-7 abs is fine, but relative
   // error near 0 matters for GELU); use the float32 polynomial from Cephes.
   Expr ax = Halide::abs(x);
@@ -88,55 +86,38 @@ Expr erf_approx(const Expr &x) {
   return Halide::select(x >= 0, 1.0f - y, y - 1.0f);
 }
 
-Expr apply_unary(const std::string &op, const LowerContext &c, DType t, const Expr &x) {
-  Halide::Type ty = x.type();
-  auto f32 = [&](Expr (*fn)(const Expr &)) { return float_math(t, x, fn); };
-  if (op == "Relu") return Halide::max(x, Halide::cast(ty, 0));
-  if (op == "Neg") return -x;
-  if (op == "Abs") return ty.is_uint() ? x : Halide::cast(ty, Halide::abs(x));
-  if (op == "Exp") return f32([](const Expr &e) { return Halide::exp(e); });
-  if (op == "Log") return f32([](const Expr &e) { return Halide::log(e); });
-  if (op == "Sqrt") return f32([](const Expr &e) { return Halide::sqrt(e); });
-  if (op == "Tanh") return f32([](const Expr &e) { return Halide::tanh(e); });
-  if (op == "Sin") return f32([](const Expr &e) { return Halide::sin(e); });
-  if (op == "Cos") return f32([](const Expr &e) { return Halide::cos(e); });
-  if (op == "Floor") return f32([](const Expr &e) { return Halide::floor(e); });
-  if (op == "Ceil") return f32([](const Expr &e) { return Halide::ceil(e); });
-  if (op == "Reciprocal") return Halide::cast(ty, 1) / x;
-  if (op == "Sigmoid")
-    return f32([](const Expr &e) { return 1 / (1 + Halide::exp(-e)); });
-  if (op == "Erf") {
-    if (t == DType::F64) return Halide::cast(ty, erf_approx(Halide::cast(Halide::Float(32), x)));
-    return f32([](const Expr &e) { return erf_approx(e); });
-  }
-  if (op == "Not") return !x;
-  c.fail("no lowering for unary op");
+Expr erf(const Expr &x, const UnaryArgs &u) {
+  if (u.dtype == DType::F64) return Halide::cast(x.type(), erf_approx(Halide::cast(Halide::Float(32), x)));
+  return in_float<erf_approx>(x, u);
 }
+
+Expr sigmoid(Expr x) { return 1 / (1 + Halide::exp(-x)); }
 
 void lower_unary(LowerContext &c) {
   auto v = c.vars(c.in(0).rank());
-  c.define_output(0, v, apply_unary(c.node().op_type, c, c.in(0).dtype, c.in(0).at(c.exprs(v))));
+  c.define_output(0, v, c.math<UnaryMath>().expr(c.in(0).at(c.exprs(v)), {c.in(0).dtype, c.attrs()}));
 }
 
-Expr apply_binary(const std::string &op, DType t, const Expr &a, const Expr &b) {
-  if (op == "Add") return a + b;
-  if (op == "Sub") return a - b;
-  if (op == "Mul") return a * b;
-  if (op == "Div") {
-    if (dtype_is_float(t)) return a / b;
-    // ONNX integer division truncates toward zero; Halide's floors.
-    Expr q = a / b;
-    return Halide::select(b == 0, Halide::cast(a.type(), 0),
-                          Halide::select((a % b != 0) && ((a < 0) != (b < 0)), q + 1, q));
+Expr divide(const Expr &a, const Expr &b, DType t) {
+  if (dtype_is_float(t)) return a / b;
+  // ONNX integer division truncates toward zero; Halide's floors.
+  Expr q = a / b;
+  return Halide::select(b == 0, Halide::cast(a.type(), 0),
+                        Halide::select((a % b != 0) && ((a < 0) != (b < 0)), q + 1, q));
+}
+
+// ONNX integer Div truncates; floor equals it for the non-negative dims seen here.
+std::optional<Dim> divide_dims(const Dim &x, const Dim &y) {
+  if (y.is_const(0)) return std::nullopt;
+  return floor_div(x, y);
+}
+
+Expr power(const Expr &a, const Expr &b, DType t) {
+  if (dtype_is_float(t)) {
+    Halide::Type ft = t == DType::F64 ? Halide::Float(64) : Halide::Float(32);
+    return Halide::cast(a.type(), Halide::pow(Halide::cast(ft, a), Halide::cast(ft, b)));
   }
-  if (op == "Pow") {
-    if (dtype_is_float(t)) {
-      Halide::Type ft = t == DType::F64 ? Halide::Float(64) : Halide::Float(32);
-      return Halide::cast(a.type(), Halide::pow(Halide::cast(ft, a), Halide::cast(ft, b)));
-    }
-    return Halide::cast(a.type(), Halide::pow(Halide::cast(Halide::Float(64), a), Halide::cast(Halide::Float(64), b)));
-  }
-  return Expr();
+  return Halide::cast(a.type(), Halide::pow(Halide::cast(Halide::Float(64), a), Halide::cast(Halide::Float(64), b)));
 }
 
 void lower_binary(LowerContext &c) {
@@ -145,9 +126,7 @@ void lower_binary(LowerContext &c) {
   auto idx = c.exprs(v);
   Expr a = c.broadcast_read(0, idx, os), b = c.broadcast_read(1, idx, os);
   if (b.type() != a.type()) b = Halide::cast(a.type(), b);  // Pow's exponent may differ
-  Expr r = apply_binary(c.node().op_type, c.in(0).dtype, a, b);
-  if (!r.defined()) c.fail("no lowering for binary op");
-  c.define_output(0, v, r);
+  c.define_output(0, v, c.math<BinaryMath>().expr(a, b, c.in(0).dtype));
 }
 
 void lower_cast(LowerContext &c) {
@@ -215,19 +194,50 @@ void lower_variadic(LowerContext &c) {
   c.define_output(0, v, acc);
 }
 
+void add_unary(OpRegistry &r, const char *op, UnaryMath m) {
+  r.add(op, 1, OpKind::Elementwise, infer_unary, lower_unary, m);
+}
+
+void add_binary(OpRegistry &r, const char *op, BinaryMath m) {
+  r.add(op, 7, OpKind::Elementwise, infer_binary, lower_binary, m);
+}
+
 }  // namespace
 
 void register_elementwise_ops(OpRegistry &r) {
-  for (const char *op : {"Relu", "Neg", "Abs", "Exp", "Log", "Sqrt", "Tanh", "Sigmoid", "Erf", "Floor", "Ceil",
-                         "Reciprocal", "Sin", "Cos", "Not"})
-    r.add({"", op, 1, 1 << 30, OpKind::Elementwise, infer_unary, lower_unary});
-  for (const char *op : {"Add", "Sub", "Mul", "Div", "Pow"})
-    r.add({"", op, 7, 1 << 30, OpKind::Elementwise, infer_binary, lower_binary});
-  r.add({"", "Cast", 6, 1 << 30, OpKind::Elementwise, infer_cast, lower_cast});
-  r.add({"", "Identity", 1, 1 << 30, OpKind::Elementwise, infer_identity, lower_identity});
-  r.add({"", "Clip", 1, 1 << 30, OpKind::Elementwise, infer_clip, lower_clip});
+  using Args = const UnaryArgs &;
+  add_unary(r, "Relu", {[](const Expr &x, Args) { return Halide::max(x, Halide::cast(x.type(), 0)); }});
+  add_unary(r, "Neg", {[](const Expr &x, Args) { return -x; }, [](const Dim &d) { return -d; }});
+  add_unary(r, "Abs",
+            {[](const Expr &x, Args) { return x.type().is_uint() ? x : Halide::cast(x.type(), Halide::abs(x)); }});
+  add_unary(r, "Exp", {in_float<Halide::exp>});
+  add_unary(r, "Log", {in_float<Halide::log>});
+  add_unary(r, "Sqrt", {in_float<Halide::sqrt>});
+  add_unary(r, "Tanh", {in_float<Halide::tanh>});
+  add_unary(r, "Sin", {in_float<Halide::sin>});
+  add_unary(r, "Cos", {in_float<Halide::cos>});
+  add_unary(r, "Floor", {in_float<Halide::floor>});
+  add_unary(r, "Ceil", {in_float<Halide::ceil>});
+  add_unary(r, "Reciprocal", {[](const Expr &x, Args) { return Halide::cast(x.type(), 1) / x; }});
+  add_unary(r, "Sigmoid", {in_float<sigmoid>});
+  add_unary(r, "Erf", {erf});
+  add_unary(r, "Not", {[](const Expr &x, Args) { return !x; }});
+  add_binary(r, "Add",
+             {[](const Expr &a, const Expr &b, DType) { return a + b; },
+              [](const Dim &x, const Dim &y) { return std::optional<Dim>(x + y); }});
+  add_binary(r, "Sub",
+             {[](const Expr &a, const Expr &b, DType) { return a - b; },
+              [](const Dim &x, const Dim &y) { return std::optional<Dim>(x - y); }});
+  add_binary(r, "Mul",
+             {[](const Expr &a, const Expr &b, DType) { return a * b; },
+              [](const Dim &x, const Dim &y) { return std::optional<Dim>(x * y); }});
+  add_binary(r, "Div", {divide, divide_dims});
+  add_binary(r, "Pow", {power, nullptr, /*same_dtypes=*/false});
+  r.add("Cast", 6, OpKind::Elementwise, infer_cast, lower_cast);
+  r.add("Identity", 1, OpKind::Elementwise, infer_identity, lower_identity);
+  r.add("Clip", 1, OpKind::Elementwise, infer_clip, lower_clip);
   for (const char *op : {"Min", "Max", "Sum", "Mean"})
-    r.add({"", op, 1, 1 << 30, OpKind::Elementwise, infer_variadic, lower_variadic});
+    r.add(op, 1, OpKind::Elementwise, infer_variadic, lower_variadic);
 }
 
 }  // namespace disco

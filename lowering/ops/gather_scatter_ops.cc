@@ -40,8 +40,7 @@ Expr fit_index(LowerContext &c, const Expr &i, const Dim &from, const Dim &exten
 
 // ---- GatherElements ---------------------------------------------------------
 
-template <class Ctx>
-int64_t elements_axis(const Ctx &c, int64_t rank) {
+int64_t elements_axis(const NodeContext &c, int64_t rank) {
   return normalize_axis(c, c.attrs().get_int("axis", 0), rank);
 }
 
@@ -74,8 +73,7 @@ struct NDPlan {
 
 // The index depth is the indices' last dim, which fixes the output rank, so
 // it must be a constant.
-template <class Ctx>
-NDPlan gather_nd_plan(Ctx &c, const Shape &data, const Shape &ind) {
+NDPlan gather_nd_plan(const NodeContext &c, const Shape &data, const Shape &ind) {
   NDPlan p;
   p.batch = c.attrs().get_int("batch_dims", 0);
   int64_t r = static_cast<int64_t>(data.size()), q = static_cast<int64_t>(ind.size());
@@ -188,8 +186,7 @@ void lower_scatter_elements(LowerContext &c) {
 
 // The index depth: the indices' last dim, or, when that is symbolic, what the
 // ranks imply (rank(updates) = rank(indices) - 1 + rank(data) - depth).
-template <class Ctx>
-int64_t scatter_nd_depth(const Ctx &c, const Shape &data, const Shape &ind, const Shape &upd) {
+int64_t scatter_nd_depth(const NodeContext &c, const Shape &data, const Shape &ind, const Shape &upd) {
   int64_t r = static_cast<int64_t>(data.size()), q = static_cast<int64_t>(ind.size());
   if (r < 1 || q < 1) c.fail("data and indices must have rank >= 1");
   int64_t k = q - 1 + r - static_cast<int64_t>(upd.size());
@@ -233,8 +230,7 @@ void lower_scatter_nd(LowerContext &c) {
 
 // Without output_shape, each spatial extent inverts MaxPool's:
 // (in - 1) * stride - pads + kernel.
-template <class Ctx>
-Shape unpool_shape(const Ctx &c, const Shape &x) {
+Shape unpool_shape(const NodeContext &c, const Shape &x) {
   size_t n = x.size() - 2;
   auto ks = c.attrs().get_ints("kernel_shape");
   if (ks.size() != n) c.fail("kernel_shape has ", ks.size(), " values for ", n, " spatial dims");
@@ -290,13 +286,12 @@ void lower_max_unpool(LowerContext &c) {
 }  // namespace
 
 void register_gather_scatter_ops(OpRegistry &r) {
-  constexpr int kAny = 1 << 30;
-  r.add({"", "GatherElements", 11, kAny, OpKind::View, infer_gather_elements, lower_gather_elements});
-  r.add({"", "GatherND", 11, kAny, OpKind::View, infer_gather_nd, lower_gather_nd});
+  r.add("GatherElements", 11, OpKind::View, infer_gather_elements, lower_gather_elements);
+  r.add("GatherND", 11, OpKind::View, infer_gather_nd, lower_gather_nd);
   r.add({"", "Scatter", 9, 10, OpKind::Opaque, infer_scatter_elements, lower_scatter_elements});
-  r.add({"", "ScatterElements", 11, kAny, OpKind::Opaque, infer_scatter_elements, lower_scatter_elements});
-  r.add({"", "ScatterND", 11, kAny, OpKind::Opaque, infer_scatter_nd, lower_scatter_nd});
-  r.add({"", "MaxUnpool", 9, kAny, OpKind::Opaque, infer_max_unpool, lower_max_unpool});
+  r.add("ScatterElements", 11, OpKind::Opaque, infer_scatter_elements, lower_scatter_elements);
+  r.add("ScatterND", 11, OpKind::Opaque, infer_scatter_nd, lower_scatter_nd);
+  r.add("MaxUnpool", 9, OpKind::Opaque, infer_max_unpool, lower_max_unpool);
 }
 
 }  // namespace disco

@@ -71,8 +71,7 @@ void lower_gather(LowerContext &c) {
 
 // ---- Concat -----------------------------------------------------------------
 
-template <typename Ctx>
-int64_t concat_axis(const Ctx &c, int64_t rank) {
+int64_t concat_axis(const NodeContext &c, int64_t rank) {
   // Opset 1 defaults the axis to 1; it is required since opset 4.
   int64_t axis = c.opset() < 4 ? c.attrs().get_int("axis", 1) : c.attrs().get_int("axis");
   return normalize_axis(c, axis, rank);
@@ -142,8 +141,8 @@ struct SliceAxis {
 // numpy's index adjustment, which ONNX's reference follows: negative indices
 // count from the end, then clamp to [0, n] (positive steps) or [-1, n-1]
 // (negative steps). Symbolic indices must have a sign known at compile time.
-template <typename Ctx>
-Dim slice_index(const Ctx &c, const ShapeStore &st, const Dim &x0, const Dim &n, bool neg_step, const char *what) {
+Dim slice_index(const NodeContext &c, const ShapeStore &st, const Dim &x0, const Dim &n, bool neg_step,
+                const char *what) {
   Dim x = st.canonical(x0);
   Dim lo = neg_step ? Dim(-1) : Dim(0), hi = neg_step ? n - 1 : n;
   if (x.is_const() && x.as_const() >= kHuge) return hi;
@@ -154,8 +153,7 @@ Dim slice_index(const Ctx &c, const ShapeStore &st, const Dim &x0, const Dim &n,
   c.fail(what, " ", x.str(), " has a sign unknown at compile time");
 }
 
-template <typename Ctx>
-std::vector<SliceAxis> slice_plan(const Ctx &c, const Shape &in, const ShapeStore &st) {
+std::vector<SliceAxis> slice_plan(const NodeContext &c, const Shape &in, const ShapeStore &st) {
   int64_t r = static_cast<int64_t>(in.size());
   std::vector<Dim> starts, ends;
   std::optional<std::vector<int64_t>> axes, steps;
@@ -228,10 +226,7 @@ void lower_slice(LowerContext &c) {
 
 // ---- Split ------------------------------------------------------------------
 
-template <typename Ctx>
-int64_t split_axis(const Ctx &c, int64_t rank) {
-  return normalize_axis(c, c.attrs().get_int("axis", 0), rank);
-}
+int64_t split_axis(const NodeContext &c, int64_t rank) { return normalize_axis(c, c.attrs().get_int("axis", 0), rank); }
 
 // The extent of each output along the axis. Lowering re-derives them, since an
 // omitted output still occupies its part of the input.
@@ -240,8 +235,7 @@ struct SplitPlan {
   bool even = false;  // no sizes given: the extent must divide evenly
 };
 
-template <typename Ctx>
-SplitPlan split_sizes(const Ctx &c, const Dim &d) {
+SplitPlan split_sizes(const NodeContext &c, const Dim &d) {
   int n = c.num_outputs();
   if (n == 0) c.fail("has no outputs");
   std::optional<std::vector<int64_t>> sizes;
@@ -324,8 +318,7 @@ struct PadSpec {
   std::vector<Dim> begin, end;  // per input axis
 };
 
-template <typename Ctx>
-PadSpec pad_spec(const Ctx &c, int64_t rank) {
+PadSpec pad_spec(const NodeContext &c, int64_t rank) {
   PadSpec p{c.attrs().get_string("mode", "constant"), std::vector<Dim>(rank, 0), std::vector<Dim>(rank, 0)};
   if (p.mode != "constant" && p.mode != "reflect" && p.mode != "edge") c.fail("pad mode '", p.mode, "' is not supported");
   std::vector<Dim> pads;
@@ -406,12 +399,11 @@ void lower_pad(LowerContext &c) {
 }  // namespace
 
 void register_index_ops(OpRegistry &r) {
-  constexpr int kAny = 1 << 30;
-  r.add({"", "Gather", 1, kAny, OpKind::View, infer_gather, lower_gather});
-  r.add({"", "Concat", 1, kAny, OpKind::View, infer_concat, lower_concat});
-  r.add({"", "Slice", 1, kAny, OpKind::View, infer_slice, lower_slice});
-  r.add({"", "Split", 1, kAny, OpKind::View, infer_split, lower_split});
-  r.add({"", "Pad", 1, kAny, OpKind::View, infer_pad, lower_pad});
+  r.add("Gather", 1, OpKind::View, infer_gather, lower_gather);
+  r.add("Concat", 1, OpKind::View, infer_concat, lower_concat);
+  r.add("Slice", 1, OpKind::View, infer_slice, lower_slice);
+  r.add("Split", 1, OpKind::View, infer_split, lower_split);
+  r.add("Pad", 1, OpKind::View, infer_pad, lower_pad);
 }
 
 }  // namespace disco

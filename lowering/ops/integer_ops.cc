@@ -109,10 +109,10 @@ void lower_bitwise(LowerContext &c) {
 }  // namespace
 
 void register_integer_ops(OpRegistry &r) {
-  r.add({"", "Mod", 10, 1 << 30, OpKind::Elementwise, infer_mod, lower_mod});
-  r.add({"", "BitShift", 11, 1 << 30, OpKind::Elementwise, infer_bitshift, lower_bitshift});
+  r.add("Mod", 10, OpKind::Elementwise, infer_mod, lower_mod);
+  r.add("BitShift", 11, OpKind::Elementwise, infer_bitshift, lower_bitshift);
   for (const char *op : {"BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot"})
-    r.add({"", op, 18, 1 << 30, OpKind::Elementwise, infer_bitwise, lower_bitwise});
+    r.add(op, 18, OpKind::Elementwise, infer_bitwise, lower_bitwise);
 }
 
 }  // namespace disco

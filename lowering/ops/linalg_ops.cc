@@ -99,6 +99,6 @@ void lower_det(LowerContext &c) {
 
 }  // namespace
 
-void register_linalg_ops(OpRegistry &r) { r.add({"", "Det", 11, 1 << 30, OpKind::Opaque, infer_det, lower_det}); }
+void register_linalg_ops(OpRegistry &r) { r.add("Det", 11, OpKind::Opaque, infer_det, lower_det); }
 
 }  // namespace disco

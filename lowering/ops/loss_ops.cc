@@ -19,8 +19,7 @@ using Halide::Var;
 
 enum class Reduction { None, Sum, Mean };
 
-template <class Ctx>
-Reduction reduction_of(const Ctx &c) {
+Reduction reduction_of(const NodeContext &c) {
   std::string r = c.attrs().get_string("reduction", "mean");
   if (r == "none") return Reduction::None;
   if (r == "sum") return Reduction::Sum;
@@ -130,8 +129,8 @@ void lower_sce(LowerContext &c) {
 }  // namespace
 
 void register_loss_ops(OpRegistry &r) {
-  r.add({"", "NegativeLogLikelihoodLoss", 12, 1 << 30, OpKind::Reduction, infer_loss, lower_nll});
-  r.add({"", "SoftmaxCrossEntropyLoss", 12, 1 << 30, OpKind::Reduction, infer_loss, lower_sce});
+  r.add("NegativeLogLikelihoodLoss", 12, OpKind::Reduction, infer_loss, lower_nll);
+  r.add("SoftmaxCrossEntropyLoss", 12, OpKind::Reduction, infer_loss, lower_sce);
 }
 
 }  // namespace disco

@@ -14,8 +14,7 @@ using Halide::Expr;
 
 // ---- Trilu ------------------------------------------------------------------------
 
-template <class Ctx>
-int64_t trilu_k(const Ctx &c) {
+int64_t trilu_k(const NodeContext &c) {
   if (!c.has_input(1)) return 0;
   auto k = c.required_ints(1, "k");
   if (k.size() != 1) c.fail("k must hold one element, got ", k.size());
@@ -62,16 +61,14 @@ void lower_eyelike(LowerContext &c) {
 // ---- OneHot -----------------------------------------------------------------------
 
 // depth may have any numeric dtype (the ONNX tests use float).
-template <class Ctx>
-int64_t onehot_depth(const Ctx &c) {
+int64_t onehot_depth(const NodeContext &c) {
   auto ds = c.required_floats(1, "depth");
   if (ds.size() != 1) c.fail("depth must hold one element, got ", ds.size());
   if (ds[0] < 1) c.fail("depth must be positive, got ", ds[0]);
   return static_cast<int64_t>(ds[0]);
 }
 
-template <class Ctx>
-int64_t onehot_axis(const Ctx &c, int64_t indices_rank) {
+int64_t onehot_axis(const NodeContext &c, int64_t indices_rank) {
   return normalize_axis(c, c.attrs().get_int("axis", -1), indices_rank + 1);
 }
 
@@ -104,9 +101,9 @@ void lower_onehot(LowerContext &c) {
 }  // namespace
 
 void register_mask_ops(OpRegistry &r) {
-  r.add({"", "Trilu", 14, 1 << 30, OpKind::Elementwise, infer_trilu, lower_trilu});
-  r.add({"", "EyeLike", 9, 1 << 30, OpKind::Elementwise, infer_eyelike, lower_eyelike});
-  r.add({"", "OneHot", 9, 1 << 30, OpKind::View, infer_onehot, lower_onehot});
+  r.add("Trilu", 14, OpKind::Elementwise, infer_trilu, lower_trilu);
+  r.add("EyeLike", 9, OpKind::Elementwise, infer_eyelike, lower_eyelike);
+  r.add("OneHot", 9, OpKind::View, infer_onehot, lower_onehot);
 }
 
 }  // namespace disco

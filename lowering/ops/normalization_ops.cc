@@ -128,8 +128,7 @@ Expr read_param(LowerContext &c, int i, const Expr &k, Halide::Type t) { return 
 
 // Training mode uses the batch's statistics and also outputs the running
 // statistics. Before opset 14 it is implied by asking for those outputs.
-template <class Ctx>
-bool bn_training(const Ctx &c) {
+bool bn_training(const NodeContext &c) {
   if (c.opset() >= 14) return c.attrs().get_int("training_mode", 0) != 0;
   return c.has_output(1) || c.has_output(2);
 }
@@ -200,8 +199,7 @@ void lower_instancenorm(LowerContext &c) {
 
 // Statistics per (n, group) over the group's channels and the spatial axes.
 // Opset 18 has one scale and bias per group, opset 21 one per channel.
-template <class Ctx>
-int64_t num_groups(const Ctx &c) {
+int64_t num_groups(const NodeContext &c) {
   int64_t g = c.attrs().get_int("num_groups");
   if (g < 1) c.fail("num_groups must be positive, got ", g);
   return g;
@@ -250,8 +248,7 @@ void lower_groupnorm(LowerContext &c) {
 
 // ---- MeanVarianceNormalization ---------------------------------------------
 
-template <class Ctx>
-std::vector<bool> mvn_axes(const Ctx &c, int64_t rank) {
+std::vector<bool> mvn_axes(const NodeContext &c, int64_t rank) {
   auto axes = c.attrs().get_ints_opt("axes").value_or(std::vector<int64_t>{0, 2, 3});
   std::vector<bool> reduced(rank, false);
   for (auto a : normalize_axes(c, axes, rank)) reduced[a] = true;
@@ -354,12 +351,12 @@ void lower_lrn(LowerContext &c) {
 }  // namespace
 
 void register_normalization_ops(OpRegistry &r) {
-  r.add({"", "BatchNormalization", 6, 1 << 30, OpKind::Elementwise, infer_batchnorm, lower_batchnorm});
-  r.add({"", "InstanceNormalization", 6, 1 << 30, OpKind::Reduction, infer_instancenorm, lower_instancenorm});
-  r.add({"", "GroupNormalization", 18, 1 << 30, OpKind::Reduction, infer_groupnorm, lower_groupnorm});
-  r.add({"", "MeanVarianceNormalization", 9, 1 << 30, OpKind::Reduction, infer_mvn, lower_mvn});
-  r.add({"", "LpNormalization", 1, 1 << 30, OpKind::Reduction, infer_lpnorm, lower_lpnorm});
-  r.add({"", "LRN", 1, 1 << 30, OpKind::Reduction, infer_lrn, lower_lrn});
+  r.add("BatchNormalization", 6, OpKind::Elementwise, infer_batchnorm, lower_batchnorm);
+  r.add("InstanceNormalization", 6, OpKind::Reduction, infer_instancenorm, lower_instancenorm);
+  r.add("GroupNormalization", 18, OpKind::Reduction, infer_groupnorm, lower_groupnorm);
+  r.add("MeanVarianceNormalization", 9, OpKind::Reduction, infer_mvn, lower_mvn);
+  r.add("LpNormalization", 1, OpKind::Reduction, infer_lpnorm, lower_lpnorm);
+  r.add("LRN", 1, OpKind::Reduction, infer_lrn, lower_lrn);
 }
 
 }  // namespace disco

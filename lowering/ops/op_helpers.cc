@@ -4,6 +4,21 @@ namespace disco {
 
 using Halide::Expr;
 
+int64_t normalize_axis(const NodeContext &c, int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank) c.fail("axis ", axis, " is out of range for rank ", rank);
+  return axis < 0 ? axis + rank : axis;
+}
+
+std::vector<int64_t> normalize_axes(const NodeContext &c, const std::vector<int64_t> &axes, int64_t rank) {
+  std::vector<int64_t> out;
+  for (auto a : axes) {
+    int64_t n = normalize_axis(c, a, rank);
+    if (std::find(out.begin(), out.end(), n) != out.end()) c.fail("axis ", a, " is repeated");
+    out.push_back(n);
+  }
+  return out;
+}
+
 Halide::RDom make_rdom(LowerContext &c, const std::vector<Dim> &extents) {
   std::vector<Halide::Range> ranges;
   for (auto it = extents.rbegin(); it != extents.rend(); ++it) ranges.emplace_back(0, c.dim(*it));
@@ -20,11 +35,48 @@ Expr clamp_index(LowerContext &c, const Expr &i, const Dim &extent) {
   return Halide::clamp(i, 0, Halide::max(c.dim(extent) - 1, 0));
 }
 
+Expr matmul_read(LowerContext &c, int i, const std::vector<Expr> &batch_idx, const Shape &batch_shape,
+                 const std::vector<Expr> &tail) {
+  const HTensor &t = c.in(i);
+  if (t.rank() == 1) return t.at(tail);
+  Shape shape = batch_shape;
+  shape.push_back(t.shape[t.rank() - 2]);
+  shape.push_back(t.shape[t.rank() - 1]);
+  std::vector<Expr> idx = batch_idx;
+  idx.insert(idx.end(), tail.begin(), tail.end());
+  return c.broadcast_read(i, idx, shape);
+}
+
 Expr scalar_read(const HTensor &t) { return t.at(std::vector<Expr>(t.rank(), Expr(0))); }
 
 Halide::Type acc_type(DType t) {
   if (t == DType::F16 || t == DType::BF16) return Halide::Float(32);
   return halide_type(t);
+}
+
+namespace {
+
+void infer_float_unary(InferContext &c) {
+  if (!dtype_is_float(c.dtype(0))) c.fail("input must be a float tensor, got ", dtype_name(c.dtype(0)));
+  c.set_output(0, c.dtype(0), c.shape(0));
+}
+
+void lower_float_unary(LowerContext &c) {
+  const HTensor &in = c.in(0);
+  auto v = c.vars(in.rank());
+  Expr x = Halide::cast(acc_type(in.dtype), in.at(c.exprs(v)));
+  c.define_output(0, v, c.math<UnaryMath>().expr(x, {in.dtype, c.attrs()}));
+}
+
+}  // namespace
+
+void add_float_unary(OpRegistry &r, const char *op, UnaryMath m) {
+  r.add(op, 1, OpKind::Elementwise, infer_float_unary, lower_float_unary, m);
+}
+
+void infer_numeric_unary(InferContext &c) {
+  if (c.dtype(0) == DType::Bool) c.fail(c.node().op_type, " needs a numeric input");
+  c.set_output(0, c.dtype(0), c.shape(0));
 }
 
 void fold_dims(InferContext &c, int out, const Shape &shape, DType t, const std::vector<Dim> &vals) {

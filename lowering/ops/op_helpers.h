@@ -8,31 +8,19 @@
 #include "Halide.h"
 #include "lowering/infer_context.h"
 #include "lowering/lower_context.h"
+#include "lowering/op_registry.h"
 
 namespace disco {
 
 // ---- axes --------------------------------------------------------------------
 
-// Negative axes count from the end. Works with InferContext and LowerContext
-// alike, so that lowering re-derives the same axes as inference; throws naming
-// the node when the axis is out of range.
-template <class Ctx>
-int64_t normalize_axis(const Ctx &c, int64_t axis, int64_t rank) {
-  if (axis < -rank || axis >= rank) c.fail("axis ", axis, " is out of range for rank ", rank);
-  return axis < 0 ? axis + rank : axis;
-}
+// Negative axes count from the end. Inference and lowering both call it, so
+// that lowering re-derives the same axes as inference; throws naming the node
+// when the axis is out of range.
+int64_t normalize_axis(const NodeContext &c, int64_t axis, int64_t rank);
 
 // normalize_axis over a list, in the given order; an axis named twice is an error.
-template <class Ctx>
-std::vector<int64_t> normalize_axes(const Ctx &c, const std::vector<int64_t> &axes, int64_t rank) {
-  std::vector<int64_t> out;
-  for (auto a : axes) {
-    int64_t n = normalize_axis(c, a, rank);
-    if (std::find(out.begin(), out.end(), n) != out.end()) c.fail("axis ", a, " is repeated");
-    out.push_back(n);
-  }
-  return out;
-}
+std::vector<int64_t> normalize_axes(const NodeContext &c, const std::vector<int64_t> &axes, int64_t rank);
 
 // ---- Halide indexing ----------------------------------------------------------
 
@@ -52,6 +40,12 @@ std::vector<Halide::Expr> rdom_vars(const Halide::RDom &r);
 // that the read stays inside the input.
 Halide::Expr clamp_index(LowerContext &c, const Halide::Expr &i, const Dim &extent);
 
+// Reads operand `i` of a (batched) matrix product at the output's batch index
+// `batch_idx` (extents `batch_shape`, numpy-broadcast) plus its own last two
+// indices `tail` (one index for a 1-D operand).
+Halide::Expr matmul_read(LowerContext &c, int i, const std::vector<Halide::Expr> &batch_idx, const Shape &batch_shape,
+                         const std::vector<Halide::Expr> &tail);
+
 // Reads a scalar tensor (or a one-element one of any rank).
 Halide::Expr scalar_read(const HTensor &t);
 
@@ -60,6 +54,18 @@ Halide::Expr scalar_read(const HTensor &t);
 // The type sums and products accumulate in: half types lose too much
 // precision when summed in their own type, so they accumulate in float32.
 Halide::Type acc_type(DType t);
+
+// ---- unary float ops -----------------------------------------------------------
+
+// An elementwise op of one float input (opset 1 on), registered with its
+// expression: inference wants a float input and gives the output its dtype and
+// shape; lowering hands the expression the element in its accumulation type,
+// since Halide's math wants float32 or float64.
+void add_float_unary(OpRegistry &r, const char *op, UnaryMath m);
+
+// Inference of an elementwise op of one numeric (not bool) input: the output
+// has the input's dtype and shape.
+void infer_numeric_unary(InferContext &c);
 
 // ---- folded shape values -------------------------------------------------------
 

@@ -40,8 +40,7 @@ void require_param_shape(InferContext &c, int input, const Dim &axis_extent, con
 
 // The axis a 1-D scale runs along (`axis`, since opset 13); -1 for a
 // per-tensor scale (before opset 13 every scale is one, `[1]` included).
-template <class Ctx>
-int64_t quant_axis(const Ctx &c, int64_t rank, int64_t scale_rank) {
+int64_t quant_axis(const NodeContext &c, int64_t rank, int64_t scale_rank) {
   if (scale_rank == 0 || c.opset() < 13) return -1;
   return normalize_axis(c, c.attrs().get_int("axis", 1), rank);
 }
@@ -58,15 +57,26 @@ void infer_quantize(InferContext &c) {
   c.set_output(0, out, c.shape(0));
 }
 
-void lower_quantize(LowerContext &c) {
+// The output's vars, x at them, and the index into the per-axis scale and
+// zero point there.
+struct QuantElement {
+  std::vector<Halide::Var> v;
+  Expr x, param_index;
+};
+
+QuantElement quant_element(LowerContext &c) {
   const HTensor &x = c.in(0);
   int64_t axis = quant_axis(c, x.rank(), c.in(1).rank());
   auto v = c.vars(x.rank());
   auto idx = c.exprs(v);
-  Expr ai = axis >= 0 ? idx[axis] : Expr(0);
-  Expr scale = Halide::cast(Halide::Float(32), param_at(c, 1, ai));
-  Expr zp = c.has_input(2) ? param_at(c, 2, ai) : Expr(0);
-  c.define_output(0, v, saturate_round(Halide::cast(Halide::Float(32), x.at(idx)) / scale, zp, c.out_dtype(0)));
+  return {v, x.at(idx), axis >= 0 ? idx[axis] : Expr(0)};
+}
+
+void lower_quantize(LowerContext &c) {
+  QuantElement e = quant_element(c);
+  Expr scale = Halide::cast(Halide::Float(32), param_at(c, 1, e.param_index));
+  Expr zp = c.has_input(2) ? param_at(c, 2, e.param_index) : Expr(0);
+  c.define_output(0, e.v, saturate_round(Halide::cast(Halide::Float(32), e.x) / scale, zp, c.out_dtype(0)));
 }
 
 void infer_dequantize(InferContext &c) {
@@ -79,14 +89,10 @@ void infer_dequantize(InferContext &c) {
 }
 
 void lower_dequantize(LowerContext &c) {
-  const HTensor &x = c.in(0);
-  int64_t axis = quant_axis(c, x.rank(), c.in(1).rank());
-  auto v = c.vars(x.rank());
-  auto idx = c.exprs(v);
-  Expr ai = axis >= 0 ? idx[axis] : Expr(0);
+  QuantElement e = quant_element(c);
   Halide::Type f = Halide::Float(32);
-  Expr zp = c.has_input(2) ? Halide::cast(f, param_at(c, 2, ai)) : Halide::cast(f, 0);
-  c.define_output(0, v, (Halide::cast(f, x.at(idx)) - zp) * Halide::cast(f, param_at(c, 1, ai)));
+  Expr zp = c.has_input(2) ? Halide::cast(f, param_at(c, 2, e.param_index)) : Halide::cast(f, 0);
+  c.define_output(0, e.v, (Halide::cast(f, e.x) - zp) * Halide::cast(f, param_at(c, 1, e.param_index)));
 }
 
 // ---- DynamicQuantizeLinear -----------------------------------------------------------
@@ -159,19 +165,11 @@ Func integer_matmul(LowerContext &c, int ia, int ib, int iaz, int ibz, const std
   Shape batch_shape(out.begin(), out.begin() + batch_rank);
   Expr m = a.rank() >= 2 ? idx[batch_rank] : Expr(0), n = b.rank() >= 2 ? idx.back() : Expr(0);
   Halide::RDom k(0, c.dim(a.shape.back()));
-  // An operand read at the output's batch index and its own trailing index.
-  auto read = [&](int i, const HTensor &t, std::vector<Expr> tail) {
-    if (t.rank() == 1) return t.at(tail);
-    Shape s = batch_shape;
-    s.push_back(t.shape[t.rank() - 2]);
-    s.push_back(t.shape[t.rank() - 1]);
-    std::vector<Expr> full = batch;
-    full.insert(full.end(), tail.begin(), tail.end());
-    return c.broadcast_read(i, full, s);
-  };
   Halide::Type i32 = Halide::Int(32);
-  Expr av = Halide::cast(i32, read(ia, a, a.rank() >= 2 ? std::vector<Expr>{m, k.x} : std::vector<Expr>{k.x}));
-  Expr bv = Halide::cast(i32, read(ib, b, b.rank() >= 2 ? std::vector<Expr>{k.x, n} : std::vector<Expr>{k.x}));
+  std::vector<Expr> ta = a.rank() >= 2 ? std::vector<Expr>{m, k.x} : std::vector<Expr>{k.x};
+  std::vector<Expr> tb = b.rank() >= 2 ? std::vector<Expr>{k.x, n} : std::vector<Expr>{k.x};
+  Expr av = Halide::cast(i32, matmul_read(c, ia, batch, batch_shape, ta));
+  Expr bv = Halide::cast(i32, matmul_read(c, ib, batch, batch_shape, tb));
   if (iaz >= 0 && c.has_input(iaz)) av = av - Halide::cast(i32, param_at(c, iaz, m));
   if (ibz >= 0 && c.has_input(ibz)) bv = bv - Halide::cast(i32, param_at(c, ibz, n));
   Func sum = c.func("acc");
@@ -219,11 +217,11 @@ void lower_qlinear_matmul(LowerContext &c) {
 }  // namespace
 
 void register_quantize_ops(OpRegistry &r) {
-  r.add({"", "QuantizeLinear", 10, 1 << 30, OpKind::Elementwise, infer_quantize, lower_quantize});
-  r.add({"", "DequantizeLinear", 10, 1 << 30, OpKind::Elementwise, infer_dequantize, lower_dequantize});
-  r.add({"", "DynamicQuantizeLinear", 11, 1 << 30, OpKind::Reduction, infer_dynamic_quantize, lower_dynamic_quantize});
-  r.add({"", "MatMulInteger", 10, 1 << 30, OpKind::Dot, infer_matmul_integer, lower_matmul_integer});
-  r.add({"", "QLinearMatMul", 10, 1 << 30, OpKind::Dot, infer_qlinear_matmul, lower_qlinear_matmul});
+  r.add("QuantizeLinear", 10, OpKind::Elementwise, infer_quantize, lower_quantize);
+  r.add("DequantizeLinear", 10, OpKind::Elementwise, infer_dequantize, lower_dequantize);
+  r.add("DynamicQuantizeLinear", 11, OpKind::Reduction, infer_dynamic_quantize, lower_dynamic_quantize);
+  r.add("MatMulInteger", 10, OpKind::Dot, infer_matmul_integer, lower_matmul_integer);
+  r.add("QLinearMatMul", 10, OpKind::Dot, infer_qlinear_matmul, lower_qlinear_matmul);
 }
 
 }  // namespace disco

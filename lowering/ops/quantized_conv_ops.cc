@@ -94,8 +94,8 @@ void lower_qlinear_conv(LowerContext &c) {
 }  // namespace
 
 void register_quantized_conv_ops(OpRegistry &r) {
-  r.add({"", "ConvInteger", 10, 1 << 30, OpKind::Dot, infer_conv_integer, lower_conv_integer});
-  r.add({"", "QLinearConv", 10, 1 << 30, OpKind::Dot, infer_qlinear_conv, lower_qlinear_conv});
+  r.add("ConvInteger", 10, OpKind::Dot, infer_conv_integer, lower_conv_integer);
+  r.add("QLinearConv", 10, OpKind::Dot, infer_qlinear_conv, lower_qlinear_conv);
 }
 
 }  // namespace disco

@@ -12,8 +12,7 @@ namespace {
 
 using Halide::Expr;
 
-template <class Ctx>
-int64_t blocksize(const Ctx &c) {
+int64_t blocksize(const NodeContext &c) {
   int64_t b = c.attrs().get_int("blocksize");
   if (b < 1) c.fail("blocksize must be positive, got ", b);
   return b;
@@ -36,8 +35,7 @@ void require_nchw(InferContext &c) {
 
 // ---- DepthToSpace -----------------------------------------------------------
 
-template <class Ctx>
-bool is_crd(const Ctx &c) {
+bool is_crd(const NodeContext &c) {
   std::string mode = c.opset() >= 11 ? c.attrs().get_string("mode", "DCR") : "DCR";
   if (mode != "DCR" && mode != "CRD") c.fail("unknown mode '", mode, "'");
   return mode == "CRD";
@@ -90,8 +88,7 @@ struct SeqAxes {
   int64_t batch, time;
 };
 
-template <class Ctx>
-SeqAxes seq_axes(const Ctx &c, int64_t rank) {
+SeqAxes seq_axes(const NodeContext &c, int64_t rank) {
   SeqAxes a{c.attrs().get_int("batch_axis", 1), c.attrs().get_int("time_axis", 0)};
   if ((a.batch != 0 && a.batch != 1) || (a.time != 0 && a.time != 1) || a.batch == a.time)
     c.fail("batch_axis and time_axis must be 0 and 1 in some order, got ", a.batch, " and ", a.time);
@@ -122,10 +119,9 @@ void lower_reverse_sequence(LowerContext &c) {
 }  // namespace
 
 void register_rearrange_ops(OpRegistry &r) {
-  constexpr int kAny = 1 << 30;
-  r.add({"", "DepthToSpace", 1, kAny, OpKind::View, infer_depth_to_space, lower_depth_to_space});
-  r.add({"", "SpaceToDepth", 1, kAny, OpKind::View, infer_space_to_depth, lower_space_to_depth});
-  r.add({"", "ReverseSequence", 10, kAny, OpKind::View, infer_reverse_sequence, lower_reverse_sequence});
+  r.add("DepthToSpace", 1, OpKind::View, infer_depth_to_space, lower_depth_to_space);
+  r.add("SpaceToDepth", 1, OpKind::View, infer_space_to_depth, lower_space_to_depth);
+  r.add("ReverseSequence", 10, OpKind::View, infer_reverse_sequence, lower_reverse_sequence);
 }
 
 }  // namespace disco

@@ -36,8 +36,7 @@ Cell cell_of(const std::string &op) { return op == "RNN" ? Cell::Rnn : op == "GR
 int num_gates(Cell k) { return k == Cell::Rnn ? 1 : k == Cell::Gru ? 3 : 4; }
 int num_activations(Cell k) { return k == Cell::Rnn ? 1 : k == Cell::Gru ? 2 : 3; }
 
-template <class Ctx>
-int num_directions(const Ctx &c) {
+int num_directions(const NodeContext &c) {
   std::string d = c.attrs().get_string("direction", "forward");
   if (d == "forward" || d == "reverse") return 1;
   if (d == "bidirectional") return 2;
@@ -352,8 +351,7 @@ void lower_recurrent(LowerContext &c) {
 }  // namespace
 
 void register_recurrent_ops(OpRegistry &r) {
-  for (const char *op : {"RNN", "GRU", "LSTM"})
-    r.add({"", op, 7, 1 << 30, OpKind::Opaque, infer_recurrent, lower_recurrent});
+  for (const char *op : {"RNN", "GRU", "LSTM"}) r.add(op, 7, OpKind::Opaque, infer_recurrent, lower_recurrent);
 }
 
 }  // namespace disco

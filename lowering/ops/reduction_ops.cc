@@ -202,8 +202,7 @@ bool softmax_needs_no_max(const AxisReduction &ax, std::optional<double> bound) 
 
 // Before opset 13 the input is coerced to 2-D at `axis` (default 1) and each
 // row of the trailing block normalized; from 13 on only `axis` (default -1).
-template <class Ctx>
-AxisReduction softmax_axes(const Ctx &c, const Shape &shape) {
+AxisReduction softmax_axes(const NodeContext &c, const Shape &shape) {
   int64_t rank = static_cast<int64_t>(shape.size());
   if (rank == 0) c.fail("input must have rank >= 1");
   bool coerce = c.opset() < 13;
@@ -258,8 +257,7 @@ struct LayerNormAttrs {
   DType stash;
 };
 
-template <class Ctx>
-LayerNormAttrs layernorm_attrs(const Ctx &c, int64_t rank) {
+LayerNormAttrs layernorm_attrs(const NodeContext &c, int64_t rank) {
   if (rank == 0) c.fail("input must have rank >= 1");
   LayerNormAttrs a;
   a.axis = normalize_axis(c, c.attrs().get_int("axis", -1), rank);
@@ -334,8 +332,7 @@ struct ReduceSpec {
 
 // Axes come from the `axes` input where the opset has it (ReduceSum 13+, the
 // others 18+), else from the attribute; none means all axes.
-template <class Ctx>
-ReduceSpec reduce_spec(const Ctx &c, const Shape &shape) {
+ReduceSpec reduce_spec(const NodeContext &c, const Shape &shape) {
   int64_t rank = static_cast<int64_t>(shape.size());
   ReduceSpec s{{shape, std::vector<bool>(shape.size(), false)}, c.attrs().get_int("keepdims", 1) != 0, false};
   auto axes = c.ints_input_or_attr(1, "axes").value_or(std::vector<int64_t>{});
@@ -366,38 +363,33 @@ void infer_reduce(InferContext &c) {
   c.set_output(0, c.dtype(0), reduced_shape(s));
 }
 
-// The reduced value at the kept index `k`, per op. `x` reads the input in
-// the accumulation type.
-Expr reduce_value(LowerContext &c, const AxisReduction &ax, Halide::Type t, const ValueAt &x,
-                  const std::vector<Expr> &k) {
-  const std::string &op = c.node().op_type;
-  auto sum_of = [&](const std::string &name, const ValueAt &v) {
-    return call(fold(c, ax, name, Halide::cast(t, 0), add, v), k);
-  };
-  auto square = [&](const std::vector<Expr> &i) { return x(i) * x(i); };
-  if (op == "ReduceSum") return sum_of("sum", x);
-  if (op == "ReduceMean") return sum_of("sum", x) / Halide::cast(t, ax.count(c));
-  if (op == "ReduceSumSquare") return sum_of("sumsq", square);
-  if (op == "ReduceL2") return Halide::sqrt(as_float(sum_of("sumsq", square)));
-  if (op == "ReduceL1")
-    return sum_of("sumabs", [&](const std::vector<Expr> &i) { return Halide::cast(t, Halide::abs(x(i))); });
-  if (op == "ReduceLogSum") return Halide::log(as_float(sum_of("sum", x)));
-  if (op == "ReduceMax") return call(fold(c, ax, "max", t.min(), max_of, x), k);
-  if (op == "ReduceMin") return call(fold(c, ax, "min", t.max(), min_of, x), k);
-  if (op == "ReduceProd") return call(fold(c, ax, "prod", Halide::cast(t, 1), mul, x), k);
-  if (op == "ReduceLogSumExp") {
-    // log(sum(exp(x - m))) + m with m the max: exp() cannot overflow.
-    auto xf = [&](const std::vector<Expr> &i) { return as_float(x(i)); };
-    Halide::Type ft = as_float(Halide::cast(t, 0)).type();
-    Func mx = fold(c, ax, "max", ft.min(), max_of, xf);
-    Func s = fold(c, ax, "sumexp", Halide::cast(ft, 0), add,
-                  [&](const std::vector<Expr> &i) { return Halide::exp(xf(i) - call(mx, ax.kept(i))); });
-    return Halide::log(call(s, k)) + call(mx, k);
-  }
-  c.fail("no lowering for this reduction");
+// The reduced value at the kept index `k`; `x` reads the input in the
+// accumulation type `t`.
+using ReduceValue = Expr (*)(LowerContext &c, const AxisReduction &ax, Halide::Type t, const ValueAt &x,
+                             const std::vector<Expr> &k);
+
+// One fold, as the op's ReduceMath says.
+Expr fold_value(LowerContext &c, const AxisReduction &ax, Halide::Type t, const ValueAt &x,
+                const std::vector<Expr> &k) {
+  const ReduceMath &m = c.math<ReduceMath>();
+  ValueAt element = x;
+  if (m.element) element = [&](const std::vector<Expr> &i) { return m.element(x(i)); };
+  Expr folded = call(fold(c, ax, m.stage, m.init(t), m.update, element), k);
+  return m.finalize ? m.finalize(folded, ax.count(c)) : folded;
 }
 
-void lower_reduce(LowerContext &c) {
+// log(sum(exp(x - m))) + m with m the max: exp() cannot overflow.
+Expr log_sum_exp(LowerContext &c, const AxisReduction &ax, Halide::Type t, const ValueAt &x,
+                 const std::vector<Expr> &k) {
+  auto xf = [&](const std::vector<Expr> &i) { return as_float(x(i)); };
+  Halide::Type ft = as_float(Halide::cast(t, 0)).type();
+  Func mx = fold(c, ax, "max", ft.min(), max_of, xf);
+  Func s = fold(c, ax, "sumexp", Halide::cast(ft, 0), add,
+                [&](const std::vector<Expr> &i) { return Halide::exp(xf(i) - call(mx, ax.kept(i))); });
+  return Halide::log(call(s, k)) + call(mx, k);
+}
+
+void lower_reduce_with(LowerContext &c, ReduceValue value) {
   const HTensor &in = c.in(0);
   ReduceSpec s = reduce_spec(c, in.shape);
   const Shape &out = c.out_shape(0);
@@ -410,13 +402,15 @@ void lower_reduce(LowerContext &c) {
   Halide::Type t = acc_type(in.dtype);
   auto x = [&](const std::vector<Expr> &i) { return Halide::cast(t, in.at(i)); };
   std::vector<Expr> k = s.keepdims ? s.axes.kept(idx) : idx;
-  c.define_output(0, v, reduce_value(c, s.axes, t, x, k));
+  c.define_output(0, v, value(c, s.axes, t, x, k));
 }
+
+void lower_reduce(LowerContext &c) { lower_reduce_with(c, fold_value); }
+void lower_reduce_log_sum_exp(LowerContext &c) { lower_reduce_with(c, log_sum_exp); }
 
 // ---- ArgMax / ArgMin -------------------------------------------------------
 
-template <class Ctx>
-AxisReduction arg_axis(const Ctx &c, const Shape &shape) {
+AxisReduction arg_axis(const NodeContext &c, const Shape &shape) {
   int64_t rank = static_cast<int64_t>(shape.size());
   if (rank == 0) c.fail("input must have rank >= 1");
   int64_t axis = normalize_axis(c, c.attrs().get_int("axis", 0), rank);
@@ -455,16 +449,31 @@ void lower_arg(LowerContext &c) {
   c.define_output(0, v, f(reversed(k))[1]);
 }
 
+Expr zero(const Halide::Type &t) { return Halide::cast(t, 0); }
+
+void add_reduce(OpRegistry &r, const char *op, ReduceMath m) {
+  r.add(op, 1, OpKind::Reduction, infer_reduce, lower_reduce, m);
+}
+
 }  // namespace
 
 void register_reduction_ops(OpRegistry &r) {
-  for (const char *op : {"Softmax", "LogSoftmax"})
-    r.add({"", op, 1, 1 << 30, OpKind::Reduction, infer_softmax, lower_softmax});
-  r.add({"", "LayerNormalization", 17, 1 << 30, OpKind::Reduction, infer_layernorm, lower_layernorm});
-  for (const char *op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
-                         "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp"})
-    r.add({"", op, 1, 1 << 30, OpKind::Reduction, infer_reduce, lower_reduce});
-  for (const char *op : {"ArgMax", "ArgMin"}) r.add({"", op, 1, 1 << 30, OpKind::Reduction, infer_arg, lower_arg});
+  for (const char *op : {"Softmax", "LogSoftmax"}) r.add(op, 1, OpKind::Reduction, infer_softmax, lower_softmax);
+  r.add("LayerNormalization", 17, OpKind::Reduction, infer_layernorm, lower_layernorm);
+  using E = const Expr &;
+  auto square = [](E x) { return x * x; };
+  add_reduce(r, "ReduceSum", {"sum", zero, add});
+  add_reduce(r, "ReduceMean",
+             {"sum", zero, add, nullptr, [](E sum, E n) { return sum / Halide::cast(sum.type(), n); }});
+  add_reduce(r, "ReduceSumSquare", {"sumsq", zero, add, square});
+  add_reduce(r, "ReduceL2", {"sumsq", zero, add, square, [](E sum, E) { return Halide::sqrt(as_float(sum)); }});
+  add_reduce(r, "ReduceL1", {"sumabs", zero, add, [](E x) { return Halide::cast(x.type(), Halide::abs(x)); }});
+  add_reduce(r, "ReduceLogSum", {"sum", zero, add, nullptr, [](E sum, E) { return Halide::log(as_float(sum)); }});
+  add_reduce(r, "ReduceMax", {"max", [](const Halide::Type &t) { return t.min(); }, max_of});
+  add_reduce(r, "ReduceMin", {"min", [](const Halide::Type &t) { return t.max(); }, min_of});
+  add_reduce(r, "ReduceProd", {"prod", [](const Halide::Type &t) { return Halide::cast(t, 1); }, mul});
+  r.add("ReduceLogSumExp", 1, OpKind::Reduction, infer_reduce, lower_reduce_log_sum_exp);
+  for (const char *op : {"ArgMax", "ArgMin"}) r.add(op, 1, OpKind::Reduction, infer_arg, lower_arg);
 }
 
 }  // namespace disco

@@ -36,23 +36,18 @@ struct ResizePlan {
   std::vector<double> roi_start, roi_end;    // per axis, for tf_crop_and_resize
 };
 
-const Shape &input_shape(InferContext &c, int i) { return c.shape(i); }
-const Shape &input_shape(LowerContext &c, int i) { return c.in(i).shape; }
-
 // Whether input i is given and not an empty tensor (opset 11 passes empty
 // roi / scales when unused).
-template <class Ctx>
-bool given(Ctx &c, int i) {
+bool given(const NodeContext &c, int i) {
   if (!c.has_input(i)) return false;
-  const Shape &s = input_shape(c, i);
+  const Shape &s = c.shape(i);
   return !(s.size() == 1 && c.store().canonical(s[0]).is_const(0));
 }
 
 // floor(in * s) as a dim. For a symbolic extent, s must be close to a small
 // fraction p/q; a float scale a hair below p/q makes exact multiples of q
 // land one lower, as floor(in * s) does in double.
-template <class Ctx>
-Dim scaled_extent(Ctx &c, const Dim &in0, double s) {
+Dim scaled_extent(const NodeContext &c, const Dim &in0, double s) {
   if (s <= 0) c.fail("scales must be positive, got ", s);
   Dim in = c.store().canonical(in0);
   if (in.is_const()) return Dim(static_cast<int64_t>(std::floor(static_cast<double>(in.as_const()) * s)));
@@ -65,8 +60,7 @@ Dim scaled_extent(Ctx &c, const Dim &in0, double s) {
   c.fail("scale ", s, " of symbolic extent ", in.str(), " is not a simple fraction; give sizes instead");
 }
 
-template <class Ctx>
-ResizePlan resize_plan(Ctx &c, const Shape &x) {
+ResizePlan resize_plan(const NodeContext &c, const Shape &x) {
   const std::string &op = c.node().op_type;
   int64_t rank = static_cast<int64_t>(x.size());
   ResizePlan p;
@@ -299,8 +293,7 @@ void lower_resize(LowerContext &c) {
 }  // namespace
 
 void register_resize_ops(OpRegistry &r) {
-  constexpr int kAny = 1 << 30;
-  r.add({"", "Resize", 10, kAny, OpKind::Opaque, infer_resize, lower_resize});
+  r.add("Resize", 10, OpKind::Opaque, infer_resize, lower_resize);
   r.add({"", "Upsample", 7, 10, OpKind::Opaque, infer_resize, lower_resize});
 }
 

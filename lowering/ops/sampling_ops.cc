@@ -29,8 +29,7 @@ struct GridAttrs {
   bool align_corners;
 };
 
-template <class Ctx>
-GridAttrs grid_attrs(const Ctx &c) {
+GridAttrs grid_attrs(const NodeContext &c) {
   GridAttrs g{c.attrs().get_string("mode", "bilinear"), c.attrs().get_string("padding_mode", "zeros"),
               c.attrs().get_int("align_corners", 0) != 0};
   // Opset 20 renamed the modes.
@@ -143,8 +142,7 @@ struct RoiAttrs {
   bool half_pixel;
 };
 
-template <class Ctx>
-RoiAttrs roi_attrs(const Ctx &c) {
+RoiAttrs roi_attrs(const NodeContext &c) {
   const auto &a = c.attrs();
   RoiAttrs r{a.get_string("mode", "avg"),    a.get_int("output_height", 1),      a.get_int("output_width", 1),
              a.get_int("sampling_ratio", 0), a.get_float("spatial_scale", 1.0f), false};
@@ -245,9 +243,8 @@ void lower_roi_align(LowerContext &c) {
 }  // namespace
 
 void register_sampling_ops(OpRegistry &r) {
-  constexpr int kAny = 1 << 30;
-  r.add({"", "GridSample", 16, kAny, OpKind::Opaque, infer_grid_sample, lower_grid_sample});
-  r.add({"", "RoiAlign", 10, kAny, OpKind::Opaque, infer_roi_align, lower_roi_align});
+  r.add("GridSample", 16, OpKind::Opaque, infer_grid_sample, lower_grid_sample);
+  r.add("RoiAlign", 10, OpKind::Opaque, infer_roi_align, lower_roi_align);
 }
 
 }  // namespace disco

@@ -175,14 +175,13 @@ void lower_range(LowerContext &c) {
 }  // namespace
 
 void register_shape_ops(OpRegistry &r) {
-  constexpr int kAny = 1 << 30;
-  r.add({"", "Shape", 1, kAny, OpKind::ShapeOnly, infer_shape, nullptr});
-  r.add({"", "Size", 1, kAny, OpKind::ShapeOnly, infer_size, nullptr});
+  r.add("Shape", 1, OpKind::ShapeOnly, infer_shape, nullptr);
+  r.add("Size", 1, OpKind::ShapeOnly, infer_size, nullptr);
   // Constant outputs are always folded.
-  r.add({"", "Constant", 1, kAny, OpKind::ShapeOnly, infer_constant, nullptr});
+  r.add("Constant", 1, OpKind::ShapeOnly, infer_constant, nullptr);
   // Generators: out[i] depends on i alone, so they fuse like elementwise ops.
-  r.add({"", "ConstantOfShape", 9, kAny, OpKind::Elementwise, infer_constant_of_shape, lower_constant_of_shape});
-  r.add({"", "Range", 11, kAny, OpKind::Elementwise, infer_range, lower_range});
+  r.add("ConstantOfShape", 9, OpKind::Elementwise, infer_constant_of_shape, lower_constant_of_shape);
+  r.add("Range", 11, OpKind::Elementwise, infer_range, lower_range);
 }
 
 }  // namespace disco

@@ -20,8 +20,7 @@ using Halide::Var;
 
 const Halide::Type kF64 = Halide::Float(64);
 
-template <class Ctx>
-DType output_datatype(const Ctx &c) {
+DType output_datatype(const NodeContext &c) {
   DType t = dtype_from_onnx(static_cast<int>(c.attrs().get_int("output_datatype", 1)));
   if (!dtype_is_float(t)) c.fail("output_datatype must name a float type");
   return t;
@@ -29,8 +28,7 @@ DType output_datatype(const Ctx &c) {
 
 // ---- windows ---------------------------------------------------------------
 
-template <class Ctx>
-Dim window_size(const Ctx &c) {
+Dim window_size(const NodeContext &c) {
   auto v = c.required_dims(0, "the window size");
   if (v.size() != 1) c.fail("size must be a scalar");
   return v[0];
@@ -111,8 +109,7 @@ struct DftSpec {
   bool inverse, onesided;
 };
 
-template <class Ctx>
-DftSpec dft_spec(const Ctx &c, const Shape &x) {
+DftSpec dft_spec(const NodeContext &c, const Shape &x) {
   int64_t rank = static_cast<int64_t>(x.size());
   if (rank < 2) c.fail("input must be [..., signal, 1 or 2], got ", shape_str(x));
   DftSpec s;
@@ -176,8 +173,7 @@ struct StftSpec {
   Dim frame, frames, bins;
 };
 
-template <class Ctx>
-StftSpec stft_spec(const Ctx &c, const Shape &x, const std::optional<Shape> &window) {
+StftSpec stft_spec(const NodeContext &c, const Shape &x, const std::optional<Shape> &window) {
   StftSpec s;
   s.step = c.required_ints(1, "frame_step").at(0);
   if (s.step < 1) c.fail("frame_step must be positive, got ", s.step);
@@ -288,10 +284,10 @@ void infer_mel(InferContext &c) {
 
 void register_spectral_ops(OpRegistry &r) {
   for (const char *op : {"HannWindow", "HammingWindow", "BlackmanWindow"})
-    r.add({"", op, 17, 1 << 30, OpKind::Elementwise, infer_window, lower_window});
-  r.add({"", "DFT", 17, 1 << 30, OpKind::Reduction, infer_dft, lower_dft});
-  r.add({"", "STFT", 17, 1 << 30, OpKind::Reduction, infer_stft, lower_stft});
-  r.add({"", "MelWeightMatrix", 17, 1 << 30, OpKind::ShapeOnly, infer_mel, nullptr});
+    r.add(op, 17, OpKind::Elementwise, infer_window, lower_window);
+  r.add("DFT", 17, OpKind::Reduction, infer_dft, lower_dft);
+  r.add("STFT", 17, OpKind::Reduction, infer_stft, lower_stft);
+  r.add("MelWeightMatrix", 17, OpKind::ShapeOnly, infer_mel, nullptr);
 }
 
 }  // namespace disco

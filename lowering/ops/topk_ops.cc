@@ -15,8 +15,7 @@ namespace {
 using Halide::Expr;
 using Halide::Func;
 
-template <class Ctx>
-int64_t topk_k(Ctx &c) {
+int64_t topk_k(const NodeContext &c) {
   int64_t k = c.opset() < 10 ? c.attrs().get_int("k") : [&] {
     auto v = c.required_ints(1, "k");
     if (v.size() != 1) c.fail("K must hold one value, got ", v.size());
@@ -26,10 +25,7 @@ int64_t topk_k(Ctx &c) {
   return k;
 }
 
-template <class Ctx>
-int64_t topk_axis(const Ctx &c, int64_t rank) {
-  return normalize_axis(c, c.attrs().get_int("axis", -1), rank);
-}
+int64_t topk_axis(const NodeContext &c, int64_t rank) { return normalize_axis(c, c.attrs().get_int("axis", -1), rank); }
 
 void infer_topk(InferContext &c) {
   if (c.rank(0) < 1) c.fail("X must have rank >= 1");
@@ -90,6 +86,6 @@ void lower_topk(LowerContext &c) {
 
 }  // namespace
 
-void register_topk_ops(OpRegistry &r) { r.add({"", "TopK", 1, 1 << 30, OpKind::Opaque, infer_topk, lower_topk}); }
+void register_topk_ops(OpRegistry &r) { r.add("TopK", 1, OpKind::Opaque, infer_topk, lower_topk); }
 
 }  // namespace disco

@@ -1,7 +1,5 @@
 // Unary math beyond elementwise.cc's: trigonometric and hyperbolic functions
 // and their inverses, Round, Sign, IsInf and IsNaN.
-#include <map>
-
 #include "lowering/infer_context.h"
 #include "lowering/lower_context.h"
 #include "lowering/op_registry.h"
@@ -11,37 +9,15 @@ namespace disco {
 namespace {
 
 using Halide::Expr;
-using MathFn = Expr (*)(Expr);
 
-const std::map<std::string, MathFn> &math_fns() {
-  static const std::map<std::string, MathFn> fns = {
-      {"Tan", Halide::tan},     {"Sinh", Halide::sinh},   {"Cosh", Halide::cosh},   {"Asin", Halide::asin},
-      {"Acos", Halide::acos},   {"Atan", Halide::atan},   {"Asinh", Halide::asinh}, {"Acosh", Halide::acosh},
-      {"Atanh", Halide::atanh}, {"Round", Halide::round},  // Halide rounds halves to even, as ONNX does
-  };
-  return fns;
+// Halide's math function as an op's expression.
+template <Expr (*fn)(Expr)>
+Expr halide_math(const Expr &x, const UnaryArgs &) {
+  return fn(x);
 }
 
 void require_float_input(InferContext &c) {
   if (!dtype_is_float(c.dtype(0))) c.fail("input must be a float tensor, got ", dtype_name(c.dtype(0)));
-}
-
-void infer_float_unary(InferContext &c) {
-  require_float_input(c);
-  c.set_output(0, c.dtype(0), c.shape(0));
-}
-
-void lower_float_unary(LowerContext &c) {
-  const HTensor &in = c.in(0);
-  auto v = c.vars(in.rank());
-  // Half types compute in float32 (acc_type), since Halide's math wants float32/64.
-  Expr x = Halide::cast(acc_type(in.dtype), in.at(c.exprs(v)));
-  c.define_output(0, v, math_fns().at(c.node().op_type)(x));
-}
-
-void infer_sign(InferContext &c) {
-  if (c.dtype(0) == DType::Bool) c.fail("Sign needs a numeric input");
-  c.set_output(0, c.dtype(0), c.shape(0));
 }
 
 void lower_sign(LowerContext &c) {
@@ -99,10 +75,17 @@ void lower_float_test(LowerContext &c) {
 }  // namespace
 
 void register_unary_math_ops(OpRegistry &r) {
-  for (const auto &[op, fn] : math_fns()) r.add({"", op, 1, 1 << 30, OpKind::Elementwise, infer_float_unary, lower_float_unary});
-  r.add({"", "Sign", 9, 1 << 30, OpKind::Elementwise, infer_sign, lower_sign});
-  for (const char *op : {"IsInf", "IsNaN"})
-    r.add({"", op, 9, 1 << 30, OpKind::Elementwise, infer_float_test, lower_float_test});
+  // Halide's round, like ONNX's Round, rounds halves to even.
+  const std::pair<const char *, UnaryMath> fns[] = {
+      {"Tan", {halide_math<Halide::tan>}},     {"Sinh", {halide_math<Halide::sinh>}},
+      {"Cosh", {halide_math<Halide::cosh>}},   {"Asin", {halide_math<Halide::asin>}},
+      {"Acos", {halide_math<Halide::acos>}},   {"Atan", {halide_math<Halide::atan>}},
+      {"Asinh", {halide_math<Halide::asinh>}}, {"Acosh", {halide_math<Halide::acosh>}},
+      {"Atanh", {halide_math<Halide::atanh>}}, {"Round", {halide_math<Halide::round>}},
+  };
+  for (const auto &[op, m] : fns) add_float_unary(r, op, m);
+  r.add("Sign", 9, OpKind::Elementwise, infer_numeric_unary, lower_sign);
+  for (const char *op : {"IsInf", "IsNaN"}) r.add(op, 9, OpKind::Elementwise, infer_float_test, lower_float_test);
 }
 
 }  // namespace disco

@@ -18,8 +18,7 @@ using Halide::Expr;
 // ---- Unsqueeze, Squeeze -----------------------------------------------------
 
 // Axes come from the attribute before opset 13 and from input 1 since.
-template <typename Ctx>
-std::vector<int64_t> unsqueeze_axes(const Ctx &c, int64_t in_rank) {
+std::vector<int64_t> unsqueeze_axes(const NodeContext &c, int64_t in_rank) {
   auto axes = c.ints_input_or_attr(1, "axes");
   if (!axes) c.fail("needs axes");
   auto out = normalize_axes(c, *axes, in_rank + static_cast<int64_t>(axes->size()));
@@ -52,8 +51,7 @@ void lower_unsqueeze(LowerContext &c) {
 }
 
 // The squeezed axes: those given, else every dim that is 1 at compile time.
-template <typename Ctx>
-std::vector<int64_t> squeeze_axes(const Ctx &c, const Shape &in, const ShapeStore &st) {
+std::vector<int64_t> squeeze_axes(const NodeContext &c, const Shape &in, const ShapeStore &st) {
   auto given = c.ints_input_or_attr(1, "axes");
   if (given) {
     auto axes = normalize_axes(c, *given, static_cast<int64_t>(in.size()));
@@ -201,8 +199,7 @@ void lower_reshape(LowerContext &c) {
 
 // ---- Transpose --------------------------------------------------------------
 
-template <typename Ctx>
-std::vector<int64_t> transpose_perm(const Ctx &c, int64_t rank) {
+std::vector<int64_t> transpose_perm(const NodeContext &c, int64_t rank) {
   auto perm = c.attrs().get_ints_opt("perm");
   if (!perm) {
     perm.emplace();
@@ -249,8 +246,7 @@ void lower_expand(LowerContext &c) {
 }
 
 // Repeats per axis: input 1 since opset 6; opset 1 had (tiles, axis) scalars.
-template <typename Ctx>
-std::vector<Dim> tile_repeats(const Ctx &c, int64_t rank) {
+std::vector<Dim> tile_repeats(const NodeContext &c, int64_t rank) {
   if (c.opset() < 6) {
     auto tiles = c.ints_value(1), axis = c.ints_value(2);
     if (!tiles || !axis || tiles->size() != 1 || axis->size() != 1)
@@ -290,14 +286,13 @@ void lower_tile(LowerContext &c) {
 }  // namespace
 
 void register_view_ops(OpRegistry &r) {
-  constexpr int kAny = 1 << 30;
-  r.add({"", "Unsqueeze", 1, kAny, OpKind::View, infer_unsqueeze, lower_unsqueeze});
-  r.add({"", "Squeeze", 1, kAny, OpKind::View, infer_squeeze, lower_squeeze});
-  r.add({"", "Reshape", 1, kAny, OpKind::View, infer_reshape, lower_reshape});
-  r.add({"", "Flatten", 1, kAny, OpKind::View, infer_flatten, lower_reshape});
-  r.add({"", "Transpose", 1, kAny, OpKind::View, infer_transpose, lower_transpose});
-  r.add({"", "Expand", 8, kAny, OpKind::View, infer_expand, lower_expand});
-  r.add({"", "Tile", 1, kAny, OpKind::View, infer_tile, lower_tile});
+  r.add("Unsqueeze", 1, OpKind::View, infer_unsqueeze, lower_unsqueeze);
+  r.add("Squeeze", 1, OpKind::View, infer_squeeze, lower_squeeze);
+  r.add("Reshape", 1, OpKind::View, infer_reshape, lower_reshape);
+  r.add("Flatten", 1, OpKind::View, infer_flatten, lower_reshape);
+  r.add("Transpose", 1, OpKind::View, infer_transpose, lower_transpose);
+  r.add("Expand", 8, OpKind::View, infer_expand, lower_expand);
+  r.add("Tile", 1, OpKind::View, infer_tile, lower_tile);
 }
 
 }  // namespace disco

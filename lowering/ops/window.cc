@@ -151,18 +151,20 @@ int64_t check_conv_weights(InferContext &c, const Shape &x, const Shape &w) {
   return group;
 }
 
+void require_divisible_by_group(InferContext &c, const Dim &channels, int64_t group, const std::string &what) {
+  Dim ch = c.store().canonical(channels);
+  if (ch.is_const() && ch.as_const() % group != 0) c.fail(what, " ", ch.as_const(), " not divisible by group ", group);
+  if (!ch.is_const() && group > 1)
+    c.store().add_check({RuntimeCheck::Divisible, ch, group, c.where() + ": " + what + " must be divisible by group"});
+}
+
 Shape infer_conv_shape(InferContext &c, const ConvInputs &in) {
   require_spatial_input(c, 1);  // X is input 0 in every Conv-like op
   const Shape &x = c.shape(in.x), &w = c.shape(in.w);
   const int64_t group = check_conv_weights(c, x, w);
   c.require_equal(x[1], w[1] * group,
                   "input channels X dim 1 must equal W dim 1 * group (" + std::to_string(group) + ")");
-  Dim m = c.store().canonical(w[0]);
-  if (m.is_const() && m.as_const() % group != 0)
-    c.fail("output channels ", m.as_const(), " not divisible by group ", group);
-  if (!m.is_const() && group > 1)
-    c.store().add_check(
-        {RuntimeCheck::Divisible, m, group, c.where() + ": output channels must be divisible by group"});
+  require_divisible_by_group(c, w[0], group, "output channels");
   if (in.bias >= 0 && c.has_input(in.bias)) {
     if (c.rank(in.bias) != 1) c.fail("bias must be 1-D, got ", shape_str(c.shape(in.bias)));
     c.require_equal(c.shape(in.bias)[0], w[0], "bias length must equal the output channels (W dim 0)");

@@ -62,10 +62,13 @@ struct ConvInputs {
   int x = 0, w = 1, bias = 2;
 };
 
-// Checks X, W and the bias against each other and the attributes (group,
-// kernel_shape) and returns the output shape.
 // W's rank against X's, the group and kernel_shape attributes; returns the group.
 int64_t check_conv_weights(InferContext &c, const Shape &x, const Shape &w);
+// Channels (`what`, e.g. "input channels") must split into `group` groups:
+// checked now when constant, else at run time.
+void require_divisible_by_group(InferContext &c, const Dim &channels, int64_t group, const std::string &what);
+// Checks X, W and the bias against each other and the attributes (group,
+// kernel_shape) and returns the output shape.
 Shape infer_conv_shape(InferContext &c, const ConvInputs &in);
 
 // Reads an element of X or W (index in ONNX order) in the accumulation type.

@@ -1,0 +1,69 @@
+// What an op of a shared family computes, carried on its OpDef
+// (op_registry.h) so that the family's one inference and one lowering call
+// it: unary and binary elementwise ops, comparisons and Reduce*. An op's
+// expression and its fold over shape values stand once, at its registration.
+#pragma once
+#include <optional>
+#include <variant>
+
+#include "frontend/dim.h"
+#include "frontend/dtype.h"
+
+namespace Halide {
+struct Expr;
+struct Type;
+}  // namespace Halide
+
+namespace disco {
+
+class AttrReader;
+
+// What a unary expression may read besides its element.
+struct UnaryArgs {
+  DType dtype;              // the input's
+  const AttrReader &attrs;  // the node's
+};
+
+// y = expr(x), elementwise.
+struct UnaryMath {
+  Halide::Expr (*expr)(const Halide::Expr &x, const UnaryArgs &args) = nullptr;
+  // The op on folded integer shape values; null: not folded.
+  Dim (*dims)(const Dim &x) = nullptr;
+};
+
+// y = expr(a, b), elementwise with numpy broadcasting; t is a's dtype.
+struct BinaryMath {
+  Halide::Expr (*expr)(const Halide::Expr &a, const Halide::Expr &b, DType t) = nullptr;
+  // The op on folded integer shape values, nullopt where it cannot fold
+  // (a division by 0); null: not folded.
+  std::optional<Dim> (*dims)(const Dim &a, const Dim &b) = nullptr;
+  bool same_dtypes = true;  // false: b may have another dtype (Pow's exponent)
+};
+
+// What the shape store knows of the sign of a - b, for two shape values.
+struct DimSign {
+  bool zero, pos, neg, nonneg, nonpos;
+};
+
+// A comparison or logical op: bool y = expr(a, b), elementwise.
+struct CompareMath {
+  Halide::Expr (*expr)(const Halide::Expr &a, const Halide::Expr &b) = nullptr;
+  // The comparison of two shape values from the sign of their difference,
+  // nullopt when that does not decide it. Null for logical ops, which take
+  // bools only.
+  std::optional<bool> (*dims)(const DimSign &d) = nullptr;
+};
+
+// Reduce*: y = finalize(update(...update(init, element(x0))..., element(xn)), n)
+// over the reduced elements, in the accumulation type.
+struct ReduceMath {
+  const char *stage = "";  // the name of the fold's Func
+  Halide::Expr (*init)(const Halide::Type &t) = nullptr;
+  Halide::Expr (*update)(const Halide::Expr &acc, const Halide::Expr &v) = nullptr;
+  Halide::Expr (*element)(const Halide::Expr &x) = nullptr;                                   // null: x
+  Halide::Expr (*finalize)(const Halide::Expr &folded, const Halide::Expr &count) = nullptr;  // null: folded
+};
+
+using OpMath = std::variant<std::monostate, UnaryMath, BinaryMath, CompareMath, ReduceMath>;
+
+}  // namespace disco
