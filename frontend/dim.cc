@@ -298,14 +298,6 @@ void Dim::collect_symbols(std::set<std::string> &out) const {
     }
 }
 
-bool Dim::bound_in(const SymbolValues &values) const {
-  for (const auto &t : terms())
-    for (const auto &a : t.atoms)
-      if (a->kind == AtomNode::Sym ? values.count(a->name) == 0 : !a->a.bound_in(values) || !a->b.bound_in(values))
-        return false;
-  return true;
-}
-
 Dim Dim::substitute(const std::function<std::optional<Dim>(const std::string &)> &f) const {
   Dim sum(0);
   for (const auto &t : terms()) {
@@ -341,14 +333,9 @@ Dim num_elements(const Shape &s) {
 }
 
 std::vector<int64_t> eval_shape(const Shape &s, const SymbolValues &values) {
-  std::vector<int64_t> out;
-  eval_shape_into(s, values, out);
-  return out;
-}
-
-void eval_shape_into(const Shape &s, const SymbolValues &values, std::vector<int64_t> &out) {
-  out.resize(s.size());
+  std::vector<int64_t> out(s.size());
   for (size_t d = 0; d < s.size(); ++d) out[d] = s[d].eval(values);
+  return out;
 }
 
 }  // namespace disco

@@ -58,8 +58,6 @@ class Dim {
   // Throws if a symbol has no value or a division by zero happens.
   int64_t eval(const SymbolValues &values) const;
   void collect_symbols(std::set<std::string> &out) const;
-  // Whether `values` binds every symbol in this dim (what eval needs).
-  bool bound_in(const SymbolValues &values) const;
   // Rebuilds the dim with each symbol replaced where `f` gives a replacement.
   Dim substitute(const std::function<std::optional<Dim>(const std::string &)> &f) const;
 
@@ -91,9 +89,8 @@ struct AtomNode {
 using Shape = std::vector<Dim>;
 std::string shape_str(const Shape &s);  // "[batch, seq, 768]"
 Dim num_elements(const Shape &s);
-// Evaluates every dim; the result is in ONNX order.
+// Evaluates every dim; the result is in ONNX order. (A run evaluates shapes
+// compiled over symbol slots instead: runtime/symbol_slots.h.)
 std::vector<int64_t> eval_shape(const Shape &s, const SymbolValues &values);
-// The same into `out`, reusing its storage (a run's hot path).
-void eval_shape_into(const Shape &s, const SymbolValues &values, std::vector<int64_t> &out);
 
 }  // namespace disco

@@ -3,7 +3,6 @@
 #include <dlfcn.h>
 
 #include <chrono>
-#include <set>
 #include <cstring>
 
 #include "HalideRuntime.h"
@@ -82,8 +81,6 @@ struct RuntimeBuffer {
 }  // namespace
 
 struct RunScratch {
-  std::vector<std::vector<int64_t>> input_shapes;
-  std::vector<DType> input_dtypes;
   std::vector<RuntimeBuffer> bufs;
   std::vector<std::vector<int64_t>> buf_shapes;
   std::vector<char> ready;
@@ -196,6 +193,14 @@ Executor::Executor(Plan plan, const std::string &dir, bool allow_child) : plan_(
       kernels_.back() = reinterpret_cast<int (*)(void **)>(lib_->symbol(s.kernel + "_argv"));
     }
   }
+  auto table = std::make_shared<SymbolTable>();
+  binder_ = ShapeBinder(plan_.inputs, plan_.checks, *table);
+  for (const auto &b : plan_.buffers) buffer_shapes_.push_back(compile_shape(b.shape, *table));
+  for (const auto &s : plan_.steps) {
+    step_symbols_.emplace_back();
+    for (const auto &sym : s.symbols) step_symbols_.back().push_back(table->slot(sym));
+  }
+  symbols_ = BoundSymbols(std::move(table));
   temps_.resize(plan_.buffers.size());
   lifetimes_ = temp_lifetimes(plan_);
   scratch_ = std::make_unique<RunScratch>();
@@ -210,17 +215,13 @@ Executor::Executor(Plan plan, const std::string &dir, bool allow_child) : plan_(
     if (plan_.buffers[i].kind == PlanBuffer::Constant) scratch_->buf_shapes[i] = eval_shape(plan_.buffers[i].shape, {});
 }
 
-bool Executor::plan_arena(const SymbolValues &symbols) {
+bool Executor::plan_arena() {
   std::vector<int64_t> bytes(plan_.buffers.size(), 0);
   for (const auto &l : lifetimes_) {
-    const PlanBuffer &b = plan_.buffers[l.buffer];
-    int64_t n = dtype_size(b.dtype);
-    for (const Dim &d : b.shape) {
-      std::set<std::string> syms;
-      d.collect_symbols(syms);
-      for (const auto &s : syms)
-        if (!symbols.count(s)) return false;  // bound by a host op during the run
-      n *= std::max<int64_t>(d.eval(symbols), 0);
+    int64_t n = dtype_size(plan_.buffers[l.buffer].dtype);
+    for (const SlotDim &d : buffer_shapes_[l.buffer]) {
+      if (!d.bound_in(symbols_)) return false;  // bound by a host op during the run
+      n *= std::max<int64_t>(d.eval(symbols_), 0);
     }
     bytes[l.buffer] = n;
   }
@@ -233,6 +234,11 @@ bool Executor::plan_arena(const SymbolValues &symbols) {
 }
 
 Executor::~Executor() = default;
+
+const SymbolValues &Executor::last_symbols() const {
+  if (!child_) last_symbols_ = symbols_.to_map();
+  return last_symbols_;
+}
 
 void Executor::set_num_threads(int n) {
   if (child_) return child_->set_num_threads(n);
@@ -266,21 +272,17 @@ std::vector<TensorData> Executor::run(const std::vector<TensorData> &inputs) {
 }
 
 void Executor::run(const std::vector<TensorData> &inputs, std::vector<TensorData> &outputs) {
-  if (child_) return child_->run(inputs, outputs, &symbols_);
+  if (child_) return child_->run(inputs, outputs, &last_symbols_);
   DISCO_CHECK(inputs.size() == plan_.inputs.size(), "model '", plan_.name, "' takes ", plan_.inputs.size(),
               " inputs, got ", inputs.size());
   RunScratch &sc = *scratch_;
-  sc.input_shapes.resize(inputs.size());
-  sc.input_dtypes.resize(inputs.size());
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    sc.input_shapes[i] = inputs[i].shape;
-    sc.input_dtypes[i] = inputs[i].dtype;
-  }
-  symbols_ = bind_symbols(plan_.inputs, sc.input_shapes, sc.input_dtypes, plan_.checks);
+  symbols_.clear();
+  for (size_t i = 0; i < inputs.size(); ++i) binder_.bind_input(i, inputs[i].shape, inputs[i].dtype, symbols_);
+  binder_.verify_checks(symbols_);
   // Shapes repeat from run to run: the arena's sizes are evaluated once per set of symbols.
-  if (arena_symbols_ != symbols_) {
-    arena_active_ = plan_arena(symbols_);
-    arena_symbols_ = symbols_;
+  if (arena_symbols_ != symbols_.values()) {
+    arena_active_ = plan_arena();
+    arena_symbols_ = symbols_.values();
   }
 
   if (lib_) lib_->check_cuda_driver();
@@ -350,7 +352,7 @@ void Executor::run(const std::vector<TensorData> &inputs, std::vector<TensorData
     }
     bool any_elements = step.outputs.empty();
     for (int b : step.outputs) {
-      eval_shape_into(plan_.buffers[b].shape, symbols_, sc.shape);
+      eval_shape_into(buffer_shapes_[b], symbols_, sc.shape);
       allocate(b, sc.shape);
       int64_t n = 1;
       for (auto d : buf_shapes[b]) n *= d;
@@ -382,7 +384,7 @@ void Executor::run(const std::vector<TensorData> &inputs, std::vector<TensorData
     }
     std::vector<int32_t> &sym_values = sc.sym_values[s];
     sym_values.clear();
-    for (const auto &sym : step.symbols) sym_values.push_back(static_cast<int32_t>(symbols_.at(sym)));
+    for (int slot : step_symbols_[s]) sym_values.push_back(static_cast<int32_t>(symbols_.at(slot)));
     std::vector<void *> &args = sc.args[s];
     args.clear();
     for (int b : step.inputs) args.push_back(&bufs[b].buf);
@@ -416,10 +418,10 @@ void Executor::run_host_step(const PlanStep &step, Bufs &bufs, Shapes &shapes, A
     const PlanBuffer &pb = plan_.buffers[b];
     DISCO_CHECK(outs[i].shape.size() == pb.shape.size(), "host op ", step.host_op, " output ", i, " has the wrong rank");
     for (size_t d = 0; d < pb.shape.size(); ++d) {
-      const Dim &dim = pb.shape[d];
-      if (dim.is_symbol() && !symbols_.count(dim.symbol_name())) symbols_[dim.symbol_name()] = outs[i].shape[d];
+      const SlotDim &dim = buffer_shapes_[b][d];
+      if (const int slot = dim.symbol_slot(); slot >= 0 && !symbols_.has(slot)) symbols_.set(slot, outs[i].shape[d]);
       DISCO_CHECK(dim.eval(symbols_) == outs[i].shape[d], "host op ", step.host_op, " (", step.label, ") output ", i,
-                  " dim ", d, " is ", outs[i].shape[d], ", the plan says ", dim.str());
+                  " dim ", d, " is ", outs[i].shape[d], ", the plan says ", pb.shape[d].str());
     }
     uint8_t *dst = allocate(b, outs[i].shape);
     std::memcpy(dst, outs[i].data(), outs[i].num_bytes());

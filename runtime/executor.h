@@ -11,6 +11,8 @@
 #include "frontend/tensor_data.h"
 #include "runtime/memory_plan.h"
 #include "runtime/plan.h"
+#include "runtime/shape_binder.h"
+#include "runtime/symbol_slots.h"
 
 namespace disco {
 
@@ -44,7 +46,8 @@ class Executor {
   void set_profiling(bool on);
   std::vector<StepTime> profile() const;
   const Plan &plan() const { return plan_; }
-  const SymbolValues &last_symbols() const { return symbols_; }
+  // The last run's symbols by name (built when asked: runs bind by slot).
+  const SymbolValues &last_symbols() const;
   void set_num_threads(int n);
 
  private:
@@ -60,15 +63,21 @@ class Executor {
   // Temps live in one arena placed by lifetime (runtime/memory_plan.h), kept
   // across runs: fresh pages are slow to touch. When a temp's size depends on
   // a host op's output (known only mid-run), each temp gets its own storage.
-  bool plan_arena(const SymbolValues &symbols);
+  bool plan_arena();
   std::vector<BufferLifetime> lifetimes_;
   std::vector<int64_t> arena_bytes_;  // the sizes the current layout was made for
-  std::optional<SymbolValues> arena_symbols_;  // the symbols they were evaluated for, once planned
+  std::optional<std::vector<int64_t>> arena_symbols_;  // the symbols they were evaluated for, once planned
   ArenaLayout layout_;
   AlignedBytes arena_;
   bool arena_active_ = false;
   std::vector<AlignedBytes> temps_;
-  SymbolValues symbols_;
+  // Symbols by slot (runtime/symbol_slots.h): the plan's per-run shapes and
+  // kernel arguments are compiled over one table when the plan is loaded.
+  ShapeBinder binder_;
+  std::vector<SlotShape> buffer_shapes_;  // per buffer
+  std::vector<std::vector<int>> step_symbols_;  // per step: the slots of its kernel's symbol arguments
+  BoundSymbols symbols_;
+  mutable SymbolValues last_symbols_;  // by name: last_symbols(), or a child process's reply
   // A run's buffers, shapes and call arguments, kept from run to run so that
   // a small model's run allocates nothing once its shapes repeat.
   std::unique_ptr<RunScratch> scratch_;

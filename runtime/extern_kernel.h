@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "frontend/dtype.h"
-#include "runtime/runtime_check.h"
 #include "runtime/plan.h"
+#include "runtime/symbol_slots.h"
 
 namespace disco {
 
@@ -30,7 +30,9 @@ struct ExternTensor {
 struct ExternCall {
   const std::vector<ExternTensor> &inputs;
   const std::vector<ExternTensor> &outputs;  // allocated at their run-time shapes
-  const SymbolValues &symbols;               // every symbol bound so far
+  // Every symbol bound so far, by slot of the plan's table; find(name) looks
+  // one up by name. Tests may pass a SymbolValues map.
+  const BoundSymbols &symbols;
 };
 
 class ExternKernel {

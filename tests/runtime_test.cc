@@ -110,6 +110,22 @@ TEST(ShapeBinder, WrongDtypeIsNamed) {
   }
 }
 
+TEST(ShapeBinder, EachBindingStartsFromNothing) {
+  // "n" stands for a symbol that a host op binds mid-run: its check waits for
+  // it, and a value left from an earlier run must not stand in for it.
+  const Dim n = Dim::symbol("n");
+  auto table = std::make_shared<SymbolTable>();
+  const ShapeBinder binder({{"a", DType::F32, {b}}, {"c", DType::F32, {b}}},
+                           {{RuntimeCheck::AtLeast, b, n, "node 'k' (TopK): k at most the length"}}, *table);
+  BoundSymbols v(table);
+  binder.bind({{3}, {3}}, {DType::F32, DType::F32}, v);
+  EXPECT_EQ(v.to_map(), (SymbolValues{{"batch", 3}}));
+  v.set(*table->find("n"), 9);
+  EXPECT_THROW(binder.verify_checks(v), Error);
+  binder.bind({{4}, {4}}, {DType::F32, DType::F32}, v);
+  EXPECT_EQ(v.to_map(), (SymbolValues{{"batch", 4}}));
+}
+
 TEST(OpenmpWaitPolicy, TheRuntimeLeavesTheEnvironmentAlone) {
   // This program links the runtime but not tools/openmp_short_spin.cc: OpenMP
   // keeps libgomp's own default, and the environment is as it came.
