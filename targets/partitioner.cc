@@ -241,8 +241,8 @@ std::vector<Region> form_regions(const Problem &pr, Bans banned, std::vector<std
       if (!region_units[r].empty()) live.push_back(static_cast<int>(r));
     std::map<int, std::set<int>> deps;
     for (int x = 0; x < n; ++x)
-      for (int y : dg.succ[x])
-        if (group[x] != group[y]) deps[group[y]].insert(group[x]);
+      for (int y : dg.succ[x])  // nodes out of scope (group -1) are placed already
+        if (group[x] >= 0 && group[y] >= 0 && group[x] != group[y]) deps[group[y]].insert(group[x]);
     std::map<int, int> first_node;
     for (int x = n - 1; x >= 0; --x)
       if (group[x] >= 0) first_node[group[x]] = x;
