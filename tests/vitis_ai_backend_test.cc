@@ -84,11 +84,7 @@ TEST(VitisAiBackend, DescribesTheFixPositionsOfEachRegionForInspect) {
   EXPECT_LE(wfix, 10);
 }
 
-struct Decline {
-  const char *what;
-  Graph graph;
-  const char *op, *reason;
-};
+using Decline = testing::DeclineCase;
 
 TEST(VitisAiBackend, DeclinesWhatTheDpuCannotRunAndTheHostTakesIt) {
   std::vector<Decline> cases;
