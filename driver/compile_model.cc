@@ -159,12 +159,7 @@ Plan build(Graph &g, const ShapeStore &store, const std::string &name, const std
   if (opts.progress) opts.progress("partitioning for " + backend_list(order));
   Partition part = partition_graph(g, store, order, opts.partition);
   PlanBuilder builder(g, store, name, dir, opts.target, opts.progress);
-  for (const Region &r : part.regions) {
-    builder.progress("region " + std::to_string(r.id + 1) + "/" + std::to_string(part.regions.size()) + " [" +
-                     r.backend + "] " + std::to_string(r.nodes.size()) + " node(s)");
-    for (const auto &b : backends)
-      if (b->name() == r.backend) b->compile(r, builder);
-  }
+  compile_partition(part, order, opts.partition, builder);
   std::vector<int> seen;
   for (int o : g.outputs) {
     bool repeat = std::find(seen.begin(), seen.end(), o) != seen.end();

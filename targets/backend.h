@@ -1,12 +1,15 @@
 // The BYOC interface: everything a backend writes to plug into disco.
 //
-// A backend declares what it takes as SupportRules: per op, or per pattern
-// anchored at an op (a MatMul with its bias and activation). Each rule has a
+// A backend declares what it takes as SupportRules, one per anchor op (a
+// MatMul, with the bias and activation after it as a pattern). Each rule has a
 // check that sees dtypes, attributes and the shape store's facts, and returns
-// the nodes it takes as one unit, or declines with a reason. The partitioner
-// (targets/partitioner.h) turns accepted units into regions; the backend then
-// compiles each of its regions into plan steps through a PlanBuilder, and its
-// runtime glue (runtime/extern_kernel.h) runs those steps.
+// a Match: the nodes it takes as one unit with what it matched (its payload),
+// or a reason it declines. The partitioner (targets/partitioner.h) turns
+// accepted units into regions, each unit keeping its payload; the backend then
+// compiles each of its regions into plan steps through a PlanBuilder, reading
+// the payloads instead of matching again, and its runtime glue
+// (runtime/extern_kernel.h) runs those steps. A region it cannot compile after
+// all goes back to the partitioner (Declined).
 //
 // Frontend, shape inference, partitioning, host fallback, memory and the
 // runtime are shared; a backend writes only its rules, its codegen and its glue.
@@ -24,7 +27,8 @@ namespace disco {
 class PlanBuilder;
 struct Region;
 
-// Read-only view of the graph for support checks.
+// Read-only view of the graph for support checks, with the questions every
+// backend's rules ask.
 class MatchContext {
  public:
   MatchContext(const Graph &g, const ShapeStore &store);
@@ -44,6 +48,21 @@ class MatchContext {
   // output of `node`: such an operand cannot join the node's unit.
   bool depends_on(int vid, int node) const;
 
+  // The value's shape (null for vid < 0 or an unknown shape) and rank (-1 then).
+  const Shape *shape_of(int vid) const;
+  int rank_of(int vid) const;
+  bool is_f32(int vid) const { return vid >= 0 && g_.value(vid).dtype == DType::F32; }
+  // Names the first value (vid >= 0) that is not float32, or "" when all are.
+  std::string dtype_reason(const std::vector<int> &vids) const;
+  // True when a value of shape `small` broadcasts into `big` without growing it:
+  // each of its dims (aligned right) is 1 or provably big's.
+  bool broadcasts_into(const Shape &small, const Shape &big) const;
+  static bool is_default_domain(const Node &n) { return n.domain.empty() || n.domain == "ai.onnx"; }
+  // True when `node` (>= 0) is an ONNX `op`.
+  bool is_op(int node, const char *op) const;
+  // True when the node has an output 0 and reads of its other outputs (MaxPool's Indices) are none.
+  bool only_first_output_read(const Node &n) const;
+
  private:
   const Graph &g_;
   const ShapeStore &store_;
@@ -52,11 +71,46 @@ class MatchContext {
   std::vector<int> producer_;
 };
 
+// What a support check matched, for the backend's compile(): a backend derives
+// its match record from it, and compile() reads it back from the unit
+// (Unit::payload_as<T>()), so the rule and the codegen cannot disagree.
+struct MatchPayload {
+  virtual ~MatchPayload() = default;
+};
+
+// A support check's answer: the nodes it takes as one unit, anchor first, with
+// its payload (may be null); or no nodes and the reason it declines.
+struct Match {
+  std::vector<int> nodes;
+  std::shared_ptr<const MatchPayload> payload;
+  std::string why;
+  bool taken() const { return !nodes.empty(); }
+};
+inline Match take(std::vector<int> nodes, std::shared_ptr<const MatchPayload> payload = nullptr) {
+  return {std::move(nodes), std::move(payload), ""};
+}
+inline Match decline(std::string why) { return {{}, nullptr, std::move(why)}; }
+// Takes a backend's match record that lists its nodes (anchor first), as its own payload.
+template <class Record>
+Match take_record(Record record) {
+  std::vector<int> nodes = record.nodes;
+  return take(std::move(nodes), std::make_shared<const Record>(std::move(record)));
+}
+
 struct SupportRule {
-  std::string name;              // e.g. "matmul+epilogue"
-  std::vector<std::string> ops;  // anchor op types (default ONNX domain)
-  // Returns the nodes taken as one unit, anchor first, or {} after setting `why`.
-  std::function<std::vector<int>(const MatchContext &ctx, int node, std::string *why)> check;
+  std::string name;              // what inspect shows, e.g. "matmul+epilogue"; rules may share one
+  std::string op;                // the anchor op type (default ONNX domain); empty: every op (the host)
+  // A check that throws disco::Error (a malformed attribute) declines with its message.
+  std::function<Match(const MatchContext &ctx, int node)> check;
+};
+
+// What compile() hands back to the partitioner: the region's nodes it does not
+// take, with the reason; empty when it compiled the whole region. A backend
+// that declines adds no steps: the declined nodes go to the next backend that
+// accepts them, the rest comes back to it as new regions (compile_partition).
+struct Declined {
+  std::vector<int> nodes;
+  std::string why;
 };
 
 class Backend {
@@ -66,8 +120,8 @@ class Backend {
   virtual std::vector<SupportRule> rules() const = 0;
   // Regions with fewer nodes go back to the next backend: too small to pay for a hand-over.
   virtual int min_region_nodes() const { return 1; }
-  // Appends the region's steps to the plan.
-  virtual void compile(const Region &region, PlanBuilder &builder) const = 0;
+  // Appends the region's steps to the plan, or declines nodes of it (and adds none).
+  virtual Declined compile(const Region &region, PlanBuilder &builder) const = 0;
   // Extra lines for `disco inspect --targets` about its regions (e.g. quantization); empty by default.
   virtual std::string describe(const Graph &g, const ShapeStore &store, const std::vector<Region> &regions) const { return ""; }
 

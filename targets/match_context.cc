@@ -38,6 +38,42 @@ bool MatchContext::scalar_constant(int vid, double *out) const {
   return true;
 }
 
+const Shape *MatchContext::shape_of(int vid) const {
+  if (vid < 0) return nullptr;
+  const Value &v = g_.value(vid);
+  return v.shape ? &*v.shape : nullptr;
+}
+
+int MatchContext::rank_of(int vid) const {
+  const Shape *s = shape_of(vid);
+  return s ? static_cast<int>(s->size()) : -1;
+}
+
+std::string MatchContext::dtype_reason(const std::vector<int> &vids) const {
+  for (int v : vids)
+    if (v >= 0 && !is_f32(v))
+      return "only float32 is supported; '" + value(v).name + "' is " + dtype_name(value(v).dtype);
+  return "";
+}
+
+bool MatchContext::broadcasts_into(const Shape &small, const Shape &big) const {
+  if (small.size() > big.size()) return false;
+  const size_t off = big.size() - small.size();
+  for (size_t i = 0; i < small.size(); ++i)
+    if (!store_.canonical(small[i]).is_const(1) && !store_.same_dim(small[i], big[off + i])) return false;
+  return true;
+}
+
+bool MatchContext::is_op(int node, const char *op) const {
+  return node >= 0 && g_.nodes[node].op_type == op && is_default_domain(g_.nodes[node]);
+}
+
+bool MatchContext::only_first_output_read(const Node &n) const {
+  for (size_t i = 1; i < n.outputs.size(); ++i)
+    if (n.outputs[i] >= 0 && (!consumers(n.outputs[i]).empty() || is_graph_output(n.outputs[i]))) return false;
+  return !n.outputs.empty() && n.outputs[0] >= 0;
+}
+
 bool MatchContext::depends_on(int vid, int node) const {
   std::vector<int> stack{vid};
   std::vector<bool> seen(g_.values.size(), false);

@@ -7,6 +7,7 @@
 
 #include "frontend/errors.h"
 #include "schedules/fusion.h"
+#include "targets/plan_builder.h"
 
 namespace disco {
 
@@ -90,10 +91,34 @@ bool quotient_is_acyclic(const DataGraph &dg, const std::vector<int> &group) {
 }
 
 bool rule_matches(const SupportRule &r, const Node &node) {
-  if (r.ops.empty()) return true;  // a rule for every op (the host backend)
-  if (!node.domain.empty() && node.domain != "ai.onnx") return false;
-  return std::find(r.ops.begin(), r.ops.end(), node.op_type) != r.ops.end();
+  if (r.op.empty()) return true;  // a rule for every op (the host backend)
+  return MatchContext::is_default_domain(node) && node.op_type == r.op;
 }
+
+// A check that throws (a malformed attribute) declines with the message: the
+// next backend reports it properly.
+Match run_check(const SupportRule &r, const MatchContext &ctx, int node) {
+  try {
+    return r.check(ctx, node);
+  } catch (const Error &e) {
+    return decline(e.what());
+  }
+}
+
+using Bans = std::set<std::pair<int, int>>;  // (node, backend index) pairs a node may not go to
+
+// What the partitioning steps work on; `scope` marks the nodes to place
+// (every kernel node for partition_graph, one region's for reassign_declined).
+struct Problem {
+  const Graph &g;
+  const ShapeStore &store;
+  const MatchContext &ctx;
+  const DataGraph &dg;
+  const std::vector<const Backend *> &backends;
+  const std::vector<std::vector<SupportRule>> &rules;
+  const PartitionOptions &opts;
+  std::vector<bool> scope;
+};
 
 struct Annotation {
   std::vector<int> owner;       // node -> backend index
@@ -101,77 +126,45 @@ struct Annotation {
   std::vector<int> unit_backend;
 };
 
-Annotation annotate(const Graph &g, const MatchContext &ctx, const DataGraph &dg,
-                    const std::vector<const Backend *> &backends, const std::vector<std::vector<std::string>> &rules_of,
-                    const std::vector<std::vector<SupportRule>> &rules, const std::set<std::pair<int, int>> &banned) {
-  (void)rules_of;
-  const int n = static_cast<int>(g.nodes.size());
+// Step 1: a node goes to the first backend whose rule takes it in a unit.
+Annotation annotate(const Problem &pr, const Bans &banned) {
+  const int n = static_cast<int>(pr.g.nodes.size());
   Annotation a;
   a.owner.assign(n, -1);
-  for (size_t bi = 0; bi < backends.size(); ++bi) {
+  for (size_t bi = 0; bi < pr.backends.size(); ++bi) {
     for (int i = 0; i < n; ++i) {
-      if (dg.folded[i] || a.owner[i] >= 0 || banned.count({i, static_cast<int>(bi)})) continue;
-      for (const auto &rule : rules[bi]) {
-        if (!rule_matches(rule, g.nodes[i])) continue;
-        std::string why;
-        std::vector<int> unit = rule.check(ctx, i, &why);
-        if (unit.empty()) continue;
-        bool ok = unit[0] == i;
-        for (int u : unit)
-          ok = ok && u >= 0 && u < n && !dg.folded[u] && a.owner[u] < 0 && !banned.count({u, static_cast<int>(bi)});
-        if (!ok || !is_convex(dg, unit)) continue;
-        for (int u : unit) a.owner[u] = static_cast<int>(bi);
-        a.units.push_back({rule.name, unit});
+      if (!pr.scope[i] || a.owner[i] >= 0 || banned.count({i, static_cast<int>(bi)})) continue;
+      for (const auto &rule : pr.rules[bi]) {
+        if (!rule_matches(rule, pr.g.nodes[i])) continue;
+        Match m = run_check(rule, pr.ctx, i);
+        if (!m.taken()) continue;
+        bool ok = m.nodes[0] == i;
+        for (int u : m.nodes)
+          ok = ok && u >= 0 && u < n && pr.scope[u] && a.owner[u] < 0 && !banned.count({u, static_cast<int>(bi)});
+        if (!ok || !is_convex(pr.dg, m.nodes)) continue;
+        for (int u : m.nodes) a.owner[u] = static_cast<int>(bi);
+        a.units.push_back({rule.name, std::move(m.nodes), std::move(m.payload)});
         a.unit_backend.push_back(static_cast<int>(bi));
         break;
       }
     }
   }
   for (int i = 0; i < n; ++i)
-    if (!dg.folded[i] && a.owner[i] < 0)
-      fail("node '", g.nodes[i].name, "' (", g.nodes[i].op_type, "): no backend in the list takes it");
+    if (pr.scope[i] && a.owner[i] < 0)
+      fail("node '", pr.g.nodes[i].name, "' (", pr.g.nodes[i].op_type, "): no backend in the list takes it");
   return a;
 }
 
-}  // namespace
-
-Partition partition_graph(const Graph &g, const ShapeStore &store, const std::vector<const Backend *> &backends,
-                          const PartitionOptions &opts) {
-  DISCO_CHECK(!backends.empty(), "no backends to partition for");
+// Steps 1 to 4 over the nodes in scope: the regions, in dependency order,
+// numbered from 0. Dropped regions are noted in `notes`.
+std::vector<Region> form_regions(const Problem &pr, Bans banned, std::vector<std::string> &notes) {
+  const Graph &g = pr.g;
+  const DataGraph &dg = pr.dg;
+  const auto &backends = pr.backends;
   const int n = static_cast<int>(g.nodes.size());
-  MatchContext ctx(g, store);
-  DataGraph dg(g);
-  std::vector<std::vector<SupportRule>> rules;
-  for (const Backend *b : backends) rules.push_back(b->rules());
-
-  Partition p;
-  p.accepted_by.assign(n, {});
-  // Step 1, for inspect: every backend whose rules take the node, ignoring the others.
-  for (size_t bi = 0; bi < backends.size(); ++bi)
-    for (int i = 0; i < n; ++i) {
-      if (dg.folded[i]) continue;
-      for (const auto &rule : rules[bi]) {
-        if (!rule_matches(rule, g.nodes[i])) continue;
-        std::string why;
-        std::vector<int> unit = rule.check(ctx, i, &why);
-        if (unit.empty()) {
-          if (!rule.ops.empty() && !why.empty())
-            p.notes.push_back(backends[bi]->name() + " declines " + g.nodes[i].name + " (" + g.nodes[i].op_type +
-                              "): " + why);
-          continue;
-        }
-        for (int u : unit)
-          if (u >= 0 && u < n) {
-            auto &acc = p.accepted_by[u];
-            if (std::find(acc.begin(), acc.end(), backends[bi]->name()) == acc.end()) acc.push_back(backends[bi]->name());
-          }
-      }
-    }
-
-  std::set<std::pair<int, int>> banned;  // (node, backend index) pairs dropped for being too small
   for (int round = 0;; ++round) {
     DISCO_CHECK(round <= n * static_cast<int>(backends.size()) + 1, "internal: partitioning does not converge");
-    Annotation a = annotate(g, ctx, dg, backends, {}, rules, banned);
+    Annotation a = annotate(pr, banned);
     // Step 2: merge units into regions, in the order of their first node.
     std::vector<size_t> order(a.units.size());
     for (size_t u = 0; u < order.size(); ++u) order[u] = u;
@@ -225,7 +218,8 @@ Partition partition_graph(const Graph &g, const ShapeStore &store, const std::ve
       const Backend *be = backends[region_backend[r]];
       if (static_cast<size_t>(region_backend[r]) + 1 == backends.size()) continue;  // the last backend keeps all
       int min_nodes = be->min_region_nodes();
-      if (auto it = opts.min_region_nodes.find(be->name()); it != opts.min_region_nodes.end()) min_nodes = it->second;
+      if (auto it = pr.opts.min_region_nodes.find(be->name()); it != pr.opts.min_region_nodes.end())
+        min_nodes = it->second;
       int count = 0;
       for (size_t u : region_units[r]) count += static_cast<int>(a.units[u].nodes.size());
       if (count >= min_nodes) continue;
@@ -235,8 +229,8 @@ Partition partition_graph(const Graph &g, const ShapeStore &store, const std::ve
           banned.insert({node, region_backend[r]});
           names += (names.empty() ? "" : ", ") + g.nodes[node].name;
         }
-      p.notes.push_back(be->name() + " region {" + names + "} has " + std::to_string(count) + " node(s), under its minimum of " +
-                        std::to_string(min_nodes) + ": given to the next backend");
+      notes.push_back(be->name() + " region {" + names + "} has " + std::to_string(count) +
+                      " node(s), under its minimum of " + std::to_string(min_nodes) + ": given to the next backend");
       dropped = true;
     }
     if (dropped) continue;
@@ -247,8 +241,8 @@ Partition partition_graph(const Graph &g, const ShapeStore &store, const std::ve
       if (!region_units[r].empty()) live.push_back(static_cast<int>(r));
     std::map<int, std::set<int>> deps;
     for (int x = 0; x < n; ++x)
-      for (int y : dg.succ[x])
-        if (group[x] != group[y]) deps[group[y]].insert(group[x]);
+      for (int y : dg.succ[x])  // nodes out of scope (group -1) are placed already
+        if (group[x] >= 0 && group[y] >= 0 && group[x] != group[y]) deps[group[y]].insert(group[x]);
     std::map<int, int> first_node;
     for (int x = n - 1; x >= 0; --x)
       if (group[x] >= 0) first_node[group[x]] = x;
@@ -267,11 +261,11 @@ Partition partition_graph(const Graph &g, const ShapeStore &store, const std::ve
       done.insert(best);
     }
     // Step 4: outline.
-    p.region_of.assign(n, -1);
+    std::vector<Region> regions;
     std::set<int> graph_outputs(g.outputs.begin(), g.outputs.end());
     for (int r : ordered) {
       Region reg;
-      reg.id = static_cast<int>(p.regions.size());
+      reg.id = static_cast<int>(regions.size());
       reg.backend = backends[region_backend[r]]->name();
       for (size_t u : region_units[r]) reg.units.push_back(a.units[u]);
       std::sort(reg.units.begin(), reg.units.end(),
@@ -283,13 +277,12 @@ Partition partition_graph(const Graph &g, const ShapeStore &store, const std::ve
       auto add_syms = [&](const Value &v) {
         std::set<std::string> s;
         if (v.shape)
-          for (const Dim &d : *v.shape) store.canonical(d).collect_symbols(s);
+          for (const Dim &d : *v.shape) pr.store.canonical(d).collect_symbols(s);
         if (v.sym_value)
-          for (const Dim &d : *v.sym_value) store.canonical(d).collect_symbols(s);
+          for (const Dim &d : *v.sym_value) pr.store.canonical(d).collect_symbols(s);
         syms.insert(s.begin(), s.end());
       };
       for (int x : reg.nodes) {
-        p.region_of[x] = reg.id;
         for (int in : g.nodes[x].inputs) {
           if (in < 0) continue;
           add_syms(g.value(in));
@@ -300,14 +293,120 @@ Partition partition_graph(const Graph &g, const ShapeStore &store, const std::ve
           if (o < 0) continue;
           add_syms(g.value(o));
           bool leaves = graph_outputs.count(o) != 0;
-          for (int c : ctx.consumers(o)) leaves = leaves || !mine.count(c);
+          for (int c : pr.ctx.consumers(o)) leaves = leaves || !mine.count(c);
           if (leaves) reg.outputs.push_back(o);
         }
       }
       reg.symbols.assign(syms.begin(), syms.end());
-      p.regions.push_back(std::move(reg));
+      regions.push_back(std::move(reg));
     }
-    return p;
+    return regions;
+  }
+}
+
+void number_regions(Partition &p, size_t nodes) {
+  p.region_of.assign(nodes, -1);
+  for (size_t r = 0; r < p.regions.size(); ++r) {
+    p.regions[r].id = static_cast<int>(r);
+    for (int x : p.regions[r].nodes) p.region_of[x] = static_cast<int>(r);
+  }
+}
+
+std::vector<std::vector<SupportRule>> rules_of(const std::vector<const Backend *> &backends) {
+  std::vector<std::vector<SupportRule>> rules;
+  for (const Backend *b : backends) rules.push_back(b->rules());
+  return rules;
+}
+
+}  // namespace
+
+Partition partition_graph(const Graph &g, const ShapeStore &store, const std::vector<const Backend *> &backends,
+                          const PartitionOptions &opts) {
+  DISCO_CHECK(!backends.empty(), "no backends to partition for");
+  const int n = static_cast<int>(g.nodes.size());
+  const MatchContext ctx(g, store);
+  const DataGraph dg(g);
+  const auto rules = rules_of(backends);
+  Problem pr{g, store, ctx, dg, backends, rules, opts, std::vector<bool>(n)};
+  for (int i = 0; i < n; ++i) pr.scope[i] = !dg.folded[i];
+
+  Partition p;
+  p.accepted_by.assign(n, {});
+  // For inspect: every backend whose rules take the node, ignoring the others.
+  for (size_t bi = 0; bi < backends.size(); ++bi)
+    for (int i = 0; i < n; ++i) {
+      if (dg.folded[i]) continue;
+      for (const auto &rule : rules[bi]) {
+        if (!rule_matches(rule, g.nodes[i])) continue;
+        const Match m = run_check(rule, ctx, i);
+        if (!m.taken()) {
+          if (!rule.op.empty() && !m.why.empty())
+            p.notes.push_back(backends[bi]->name() + " declines " + g.nodes[i].name + " (" + g.nodes[i].op_type +
+                              "): " + m.why);
+          continue;
+        }
+        for (int u : m.nodes)
+          if (u >= 0 && u < n) {
+            auto &acc = p.accepted_by[u];
+            if (std::find(acc.begin(), acc.end(), backends[bi]->name()) == acc.end()) acc.push_back(backends[bi]->name());
+          }
+      }
+    }
+  p.regions = form_regions(pr, {}, p.notes);
+  number_regions(p, g.nodes.size());
+  return p;
+}
+
+void reassign_declined(const Graph &g, const ShapeStore &store, const std::vector<const Backend *> &backends,
+                       const PartitionOptions &opts, size_t at, const Declined &declined, Partition &p) {
+  DISCO_CHECK(at < p.regions.size(), "internal: no region ", at, " to hand back");
+  const Region region = p.regions[at];
+  int bi = 0;
+  while (bi < static_cast<int>(backends.size()) && backends[bi]->name() != region.backend) ++bi;
+  DISCO_CHECK(bi < static_cast<int>(backends.size()), "internal: region ", region.id, "'s backend '", region.backend,
+              "' is not in the list");
+  const MatchContext ctx(g, store);
+  const DataGraph dg(g);
+  const auto rules = rules_of(backends);
+  Problem pr{g, store, ctx, dg, backends, rules, opts, std::vector<bool>(g.nodes.size())};
+  for (int x : region.nodes) pr.scope[x] = true;
+  // Backends before this one did not take these nodes; the declined ones go past it too.
+  Bans banned;
+  for (int x : region.nodes)
+    for (int b = 0; b < bi; ++b) banned.insert({x, b});
+  std::string names;
+  for (int x : declined.nodes) {
+    DISCO_CHECK(x >= 0 && x < static_cast<int>(g.nodes.size()) && pr.scope[x], "internal: ", region.backend,
+                " declines node ", x, ", which is not in its region ", region.id);
+    banned.insert({x, bi});
+    names += (names.empty() ? "" : ", ") + g.nodes[x].name;
+  }
+  p.notes.push_back(region.backend + " hands back {" + names + "} of region " + std::to_string(region.id) + ": " +
+                    declined.why);
+  std::vector<Region> formed = form_regions(pr, banned, p.notes);
+  p.regions.erase(p.regions.begin() + static_cast<std::ptrdiff_t>(at));
+  p.regions.insert(p.regions.begin() + static_cast<std::ptrdiff_t>(at), formed.begin(), formed.end());
+  number_regions(p, g.nodes.size());
+}
+
+void compile_partition(Partition &p, const std::vector<const Backend *> &backends, const PartitionOptions &opts,
+                       PlanBuilder &builder) {
+  for (size_t i = 0; i < p.regions.size();) {
+    const Region &r = p.regions[i];
+    builder.progress("region " + std::to_string(r.id + 1) + "/" + std::to_string(p.regions.size()) + " [" +
+                     r.backend + "] " + std::to_string(r.nodes.size()) + " node(s)");
+    const Backend *backend = nullptr;
+    for (const Backend *b : backends)
+      if (b->name() == r.backend) backend = b;
+    DISCO_CHECK(backend, "internal: region ", r.id, "'s backend '", r.backend, "' is not in the list");
+    const Declined declined = backend->compile(r, builder);
+    if (declined.nodes.empty()) {
+      ++i;
+      continue;
+    }
+    builder.progress(r.backend + " hands back " + std::to_string(declined.nodes.size()) + " node(s) of region " +
+                     std::to_string(r.id + 1) + ": " + declined.why);
+    reassign_declined(builder.graph(), builder.store(), backends, opts, i, declined, p);
   }
 }
 

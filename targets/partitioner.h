@@ -8,11 +8,16 @@
 //  4. Outline: each region lists the values it reads and writes and every
 //     symbolic dim that it uses, which it receives as arguments.
 // Nodes whose outputs fold at compile time (shape arithmetic) are in no region.
+// Compiling (compile_partition) hands each region to its backend; nodes a
+// backend declines then are partitioned again among the backends after it
+// (reassign_declined), the rest of its region coming back to it.
 #pragma once
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "frontend/errors.h"
 #include "targets/backend.h"
 
 namespace disco {
@@ -20,10 +25,19 @@ namespace disco {
 struct Unit {
   std::string rule;
   std::vector<int> nodes;  // anchor first
+  std::shared_ptr<const MatchPayload> payload;  // what the rule's check matched
+
+  // The payload as the backend's own match record.
+  template <class T>
+  const T &payload_as() const {
+    const T *p = dynamic_cast<const T *>(payload.get());
+    DISCO_CHECK(p, "internal: unit '", rule, "' carries no match record of its backend");
+    return *p;
+  }
 };
 
 struct Region {
-  int id = 0;
+  int id = 0;  // its index in Partition::regions
   std::string backend;
   std::vector<int> nodes;  // topological order
   std::vector<Unit> units;
@@ -45,6 +59,20 @@ struct Partition {
 
 Partition partition_graph(const Graph &g, const ShapeStore &store, const std::vector<const Backend *> &backends,
                           const PartitionOptions &opts = {});
+
+// Compiles every region with its backend, in order, into the builder. A
+// region whose backend declines nodes is replaced by reassign_declined's
+// regions, which are compiled in its place.
+void compile_partition(Partition &p, const std::vector<const Backend *> &backends, const PartitionOptions &opts,
+                       PlanBuilder &builder);
+
+// Hands the nodes that region `at`'s backend declined back: the region's nodes
+// are partitioned again, by the same steps, among that backend (which may take
+// all but the declined nodes) and the backends after it. The regions formed
+// replace region `at`, in dependency order; ids and region_of follow, and a
+// note says what was handed back and why.
+void reassign_declined(const Graph &g, const ShapeStore &store, const std::vector<const Backend *> &backends,
+                       const PartitionOptions &opts, size_t at, const Declined &declined, Partition &p);
 
 // The text `disco inspect --targets` prints.
 std::string describe_partition(const Graph &g, const Partition &p);

@@ -151,11 +151,7 @@ TEST(ExampleBackend, TakesAConvWithItsRelu) {
   EXPECT_EQ(p.partition.regions[0].units.at(0).nodes.size(), 2u) << "the Relu is fused into the conv's unit";
 }
 
-struct Decline {
-  const char *what;
-  Graph graph;
-  const char *op, *reason;
-};
+using Decline = testing::DeclineCase;
 
 TEST(ExampleBackend, DeclinesWhatItCannotRunAndTheHostTakesIt) {
   std::vector<Decline> cases;

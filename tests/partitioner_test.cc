@@ -15,20 +15,34 @@
 namespace disco {
 namespace {
 
-// A backend that takes the listed ops one node at a time.
+// What FakeBackend's rules hand compile(): the op they matched.
+struct FakeMatch : MatchPayload {
+  std::string op;
+};
+
+// A backend that takes the listed ops one node at a time, one rule per op.
 class FakeBackend : public Backend {
  public:
-  FakeBackend(std::vector<std::string> ops, int min_nodes = 1) : ops_(std::move(ops)), min_(min_nodes) {}
-  std::string name() const override { return "fake"; }
+  FakeBackend(std::vector<std::string> ops, int min_nodes = 1, std::string name = "fake")
+      : ops_(std::move(ops)), min_(min_nodes), name_(std::move(name)) {}
+  std::string name() const override { return name_; }
   std::vector<SupportRule> rules() const override {
-    return {{"op", ops_, [](const MatchContext &, int node, std::string *) { return std::vector<int>{node}; }}};
+    std::vector<SupportRule> rules;
+    for (const auto &op : ops_)
+      rules.push_back({"op", op, [](const MatchContext &ctx, int node) {
+                         auto m = std::make_shared<FakeMatch>();
+                         m->op = ctx.node(node).op_type;
+                         return take({node}, m);
+                       }});
+    return rules;
   }
   int min_region_nodes() const override { return min_; }
-  void compile(const Region &, PlanBuilder &) const override {}
+  Declined compile(const Region &, PlanBuilder &) const override { return {}; }
 
  private:
   std::vector<std::string> ops_;
   int min_;
+  std::string name_;
 };
 
 struct Partitioned {
@@ -159,6 +173,86 @@ TEST(Partitioner, PassesEverySymbolARegionUsesIn) {
   EXPECT_NE(text.find("[fake]"), std::string::npos) << text;
   EXPECT_NE(text.find("symbols: batch seq"), std::string::npos) << text;
   EXPECT_NE(text.find("in  x: float32 [batch, seq, 8]"), std::string::npos) << text;
+}
+
+TEST(Partitioner, UnitsCarryWhatTheirRuleMatched) {
+  GraphBuilder b;
+  b.output(b.op("Sigmoid", {b.op("Relu", {b.input("x", DType::F32, bsd())})}));
+  auto r = partition(b.build(), FakeBackend({"Relu"}));
+  ASSERT_EQ(r.region_of("Relu").units.size(), 1u);
+  EXPECT_EQ(r.region_of("Relu").units[0].payload_as<FakeMatch>().op, "Relu");
+  // The host's units carry no record of the fake backend's kind.
+  EXPECT_THROW(r.region_of("Sigmoid").units.at(0).payload_as<FakeMatch>(), Error);
+}
+
+TEST(Partitioner, ACheckThatThrowsDeclinesWithItsMessage) {
+  class Throwing : public FakeBackend {
+   public:
+    Throwing() : FakeBackend({}) {}
+    std::vector<SupportRule> rules() const override {
+      return {{"op", "Relu", [](const MatchContext &, int) -> Match { fail("bad attribute 'alpha'"); }}};
+    }
+  } throwing;
+  GraphBuilder b;
+  b.output(b.op("Relu", {b.input("x", DType::F32, bsd())}));
+  auto r = partition(b.build(), throwing);
+  EXPECT_EQ(r.region_of("Relu").backend, "host");
+  bool noted = false;
+  for (const auto &n : r.p.notes)
+    noted = noted || (n.find("fake declines Relu_0") == 0 && n.find("bad attribute 'alpha'") != std::string::npos);
+  EXPECT_TRUE(noted) << describe_partition(r.g, r.p);
+}
+
+// x -> Exp -> Relu -> Tanh -> Add(Tanh, Relu) -> Sigmoid: fake takes Relu,
+// Tanh and Add as one region, between two of the host's.
+Partitioned diamond(const Backend &first, const Backend &second) {
+  GraphBuilder b;
+  auto x = b.input("x", DType::F32, bsd());
+  auto a = b.op("Relu", {b.op("Exp", {x})});
+  auto t = b.op("Tanh", {a});
+  b.output(b.op("Sigmoid", {b.op("Add", {t, a})}));
+  Partitioned r{b.build(), {}, {}};
+  infer_shapes(r.g, r.store);
+  auto host = make_backend("host");
+  r.p = partition_graph(r.g, r.store, {&first, &second, host.get()});
+  return r;
+}
+
+TEST(Partitioner, DeclinedNodesGoToTheNextBackendThatTakesThemAndTheRestStays) {
+  FakeBackend fake({"Relu", "Tanh", "Add"}), other({"Tanh"}, 1, "other");
+  auto r = diamond(fake, other);
+  auto host = make_backend("host");
+  const std::vector<const Backend *> order{&fake, &other, host.get()};
+  ASSERT_EQ(r.p.regions.size(), 3u);
+  ASSERT_EQ(r.region_of("Relu").nodes.size(), 3u);
+  const size_t at = static_cast<size_t>(r.p.region_of[r.node("Relu")]);
+  reassign_declined(r.g, r.store, order, {}, at, {{r.node("Tanh")}, "no room for Tanh"}, r.p);
+  // Tanh goes to `other` (the next backend that takes it), Relu and Add stay
+  // with fake, in two regions now, since one would be a cycle through Tanh.
+  EXPECT_EQ(r.region_of("Tanh").backend, "other");
+  EXPECT_EQ(r.region_of("Relu").backend, "fake");
+  EXPECT_EQ(r.region_of("Add").backend, "fake");
+  EXPECT_NE(r.region_of("Relu").id, r.region_of("Add").id);
+  EXPECT_EQ(r.region_of("Sigmoid").backend, "host");
+  ASSERT_EQ(r.p.regions.size(), 5u);
+  for (size_t i = 0; i < r.p.regions.size(); ++i) EXPECT_EQ(r.p.regions[i].id, static_cast<int>(i));
+  expect_regions_ordered(r);
+  bool noted = false;
+  for (const auto &n : r.p.notes) noted = noted || n == "fake hands back {Tanh_2} of region 1: no room for Tanh";
+  EXPECT_TRUE(noted) << describe_partition(r.g, r.p);
+}
+
+TEST(Partitioner, AWholeRegionDeclinedGoesPastItsBackendButNotToAnEarlierOne) {
+  FakeBackend first({"Tanh"}, /*min_nodes=*/2, "first"), fake({"Relu", "Tanh", "Add"});
+  auto r = diamond(first, fake);
+  auto host = make_backend("host");
+  const std::vector<const Backend *> order{&first, &fake, host.get()};
+  ASSERT_EQ(r.region_of("Tanh").backend, "fake") << "first's lone Tanh is under its minimum";
+  const Region region = r.region_of("Relu");
+  reassign_declined(r.g, r.store, order, {}, static_cast<size_t>(region.id), {region.nodes, "cannot"}, r.p);
+  for (const char *op : {"Exp", "Relu", "Tanh", "Add", "Sigmoid"}) EXPECT_EQ(r.region_of(op).backend, "host") << op;
+  EXPECT_EQ(r.region_of("Relu").id, r.region_of("Add").id);
+  expect_regions_ordered(r);
 }
 
 TEST(Partitioner, BackendListsAreCheckedByName) {

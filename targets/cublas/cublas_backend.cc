@@ -5,7 +5,6 @@
 
 #include <sstream>
 
-#include "frontend/errors.h"
 #include "runtime/extern_kernel.h"
 #include "targets/cublas/cublas_rules.h"
 #include "targets/partitioner.h"
@@ -32,6 +31,7 @@ PlanStep unit_step(const CublasUnit &u, const Region &region, PlanBuilder &b) {
   for (const auto &op : u.epilogue)
     if (op.kind == CublasEpilogueOp::Add) step.inputs.push_back(b.input_buffer(op.operand));
   step.outputs.push_back(b.output_buffer(u.output));
+  b.progress("cublas step " + step.extern_call + " (" + step.label + ")");
   return step;
 }
 
@@ -44,17 +44,9 @@ class CublasBackend : public Backend {
   // Units come sorted by anchor, in graph order, and only a unit's anchor and
   // its constant or Gemm-C operands read from outside it, so this order writes
   // every value before a step reads it.
-  void compile(const Region &region, PlanBuilder &b) const override {
-    MatchContext ctx(b.graph(), b.store());
-    for (const Unit &unit : region.units) {
-      std::string why;
-      auto u = match_cublas_unit(ctx, unit.nodes.front(), &why);
-      DISCO_CHECK(u && u->nodes == unit.nodes, "internal: cuBLAS unit at ", b.graph().nodes[unit.nodes.front()].where(),
-                  " no longer matches", why.empty() ? "" : ": " + why);
-      PlanStep step = unit_step(*u, region, b);
-      b.progress("cublas step " + step.extern_call + " (" + step.label + ")");
-      b.add_step(std::move(step));
-    }
+  Declined compile(const Region &region, PlanBuilder &b) const override {
+    for (const Unit &unit : region.units) b.add_step(unit_step(unit.payload_as<CublasUnit>(), region, b));
+    return {};
   }
 };
 

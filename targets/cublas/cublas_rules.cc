@@ -3,41 +3,17 @@
 #include <sstream>
 
 #include "frontend/attributes.h"
-#include "frontend/errors.h"
 
 namespace disco {
 
 namespace {
 
-bool is_default_domain(const Node &n) { return n.domain.empty() || n.domain == "ai.onnx"; }
-
-int rank_of(const MatchContext &ctx, int vid) {
-  return vid >= 0 && ctx.value(vid).shape ? static_cast<int>(ctx.value(vid).shape->size()) : -1;
-}
-
-// Names the first value that is not float32, or "".
-std::string dtype_reason(const MatchContext &ctx, const std::vector<int> &vids) {
-  for (int v : vids)
-    if (v >= 0 && ctx.value(v).dtype != DType::F32)
-      return "only float32 is supported; '" + ctx.value(v).name + "' is " + dtype_name(ctx.value(v).dtype);
-  return "";
-}
-
-// A value of shape `small` broadcasts into `big` without growing it.
-bool fits_into(const ShapeStore &store, const Shape &small, const Shape &big) {
-  if (small.size() > big.size()) return false;
-  const size_t off = big.size() - small.size();
-  for (size_t i = 0; i < small.size(); ++i)
-    if (!store.canonical(small[i]).is_const(1) && !store.same_dim(small[i], big[off + i])) return false;
-  return true;
-}
-
 bool match_matmul(const MatchContext &ctx, const Node &n, CublasUnit &u, std::string *why) {
   if (n.inputs.size() != 2 || n.outputs.empty()) return *why = "MatMul needs two inputs", false;
   u.a = n.inputs[0];
   u.b = n.inputs[1];
-  if (*why = dtype_reason(ctx, {u.a, u.b, n.outputs[0]}); !why->empty()) return false;
-  const int ra = rank_of(ctx, u.a), rb = rank_of(ctx, u.b);
+  if (*why = ctx.dtype_reason({u.a, u.b, n.outputs[0]}); !why->empty()) return false;
+  const int ra = ctx.rank_of(u.a), rb = ctx.rank_of(u.b);
   if (ra < 2 || rb < 2) return *why = "1-D operands are left to the next backend", false;
   if (ra == 2 || rb == 2) return true;  // one GEMM, or A shared by every batch
   if (ra != rb) return *why = "A and B have different ranks (their batch dims broadcast)", false;
@@ -54,8 +30,8 @@ bool match_gemm(const MatchContext &ctx, const Node &n, CublasUnit &u, std::stri
   const int c = n.inputs.size() > 2 ? n.inputs[2] : -1, y = n.outputs[0];
   u.a = n.inputs[0];
   u.b = n.inputs[1];
-  if (*why = dtype_reason(ctx, {u.a, u.b, c, y}); !why->empty()) return false;
-  if (rank_of(ctx, u.a) != 2 || rank_of(ctx, u.b) != 2 || rank_of(ctx, y) != 2)
+  if (*why = ctx.dtype_reason({u.a, u.b, c, y}); !why->empty()) return false;
+  if (ctx.rank_of(u.a) != 2 || ctx.rank_of(u.b) != 2 || ctx.rank_of(y) != 2)
     return *why = "A, B and Y must be 2-D", false;
   const AttrReader attrs(n.attrs, n.where());
   u.anchor = CublasUnit::Gemm;
@@ -64,7 +40,7 @@ bool match_gemm(const MatchContext &ctx, const Node &n, CublasUnit &u, std::stri
   u.alpha = attrs.get_float("alpha", 1.0f);
   const double beta = attrs.get_float("beta", 1.0f);
   if (c < 0 || beta == 0) return true;
-  if (!fits_into(ctx.store(), *ctx.value(c).shape, *ctx.value(y).shape))
+  if (!ctx.broadcasts_into(*ctx.value(c).shape, *ctx.value(y).shape))
     return *why = "C does not broadcast to [M, N]", false;
   u.epilogue.push_back({CublasEpilogueOp::Add, c, beta});
   return true;
@@ -76,16 +52,16 @@ void match_epilogue(const MatchContext &ctx, CublasUnit &u) {
   if (add >= 0) {
     const Node &n = ctx.node(add);
     const int other = n.inputs.size() == 2 ? n.inputs[n.inputs[0] == u.output ? 1 : 0] : -1;
-    if (n.op_type == "Add" && is_default_domain(n) && other >= 0 && other != u.output && ctx.is_constant(other) &&
+    if (ctx.is_op(add, "Add") && other >= 0 && other != u.output && ctx.is_constant(other) &&
         ctx.value(other).dtype == DType::F32 && ctx.value(n.outputs[0]).dtype == DType::F32 &&
-        fits_into(ctx.store(), *ctx.value(other).shape, *ctx.value(u.output).shape)) {
+        ctx.broadcasts_into(*ctx.value(other).shape, *ctx.value(u.output).shape)) {
       u.epilogue.push_back({CublasEpilogueOp::Add, other, 1.0});
       u.nodes.push_back(add);
       u.output = n.outputs[0];
     }
   }
   const int relu = ctx.sole_consumer(u.output);
-  if (relu >= 0 && ctx.node(relu).op_type == "Relu" && is_default_domain(ctx.node(relu))) {
+  if (ctx.is_op(relu, "Relu")) {
     u.epilogue.push_back({CublasEpilogueOp::Relu});
     u.nodes.push_back(relu);
     u.output = ctx.node(relu).outputs[0];
@@ -94,36 +70,21 @@ void match_epilogue(const MatchContext &ctx, CublasUnit &u) {
 
 }  // namespace
 
-std::optional<CublasUnit> match_cublas_unit(const MatchContext &ctx, int node, std::string *why) {
-  const Node &n = ctx.node(node);
-  CublasUnit u;
-  u.nodes = {node};
-  try {
-    bool ok = false;
-    if (!is_default_domain(n))
-      *why = "not an ONNX op";
-    else if (n.op_type == "MatMul")
-      ok = match_matmul(ctx, n, u, why);
-    else if (n.op_type == "Gemm")
-      ok = match_gemm(ctx, n, u, why);
-    else
-      *why = "not an op the cuBLAS backend anchors at";
-    if (!ok) return std::nullopt;
-    u.output = n.outputs[0];
-    match_epilogue(ctx, u);
-  } catch (const Error &e) {
-    *why = e.what();  // a malformed attribute: the next backend reports it properly
-    return std::nullopt;
-  }
-  return u;
-}
-
 std::vector<SupportRule> cublas_rules() {
-  auto check = [](const MatchContext &ctx, int node, std::string *why) -> std::vector<int> {
-    auto u = match_cublas_unit(ctx, node, why);
-    return u ? u->nodes : std::vector<int>{};
+  using Anchor = bool (*)(const MatchContext &, const Node &, CublasUnit &, std::string *);
+  // A rule for one anchor op: the anchor's match, then its epilogue.
+  auto rule = [](const char *op, Anchor match_anchor) -> SupportRule {
+    return {"cublas.matmul+bias+relu", op, [match_anchor](const MatchContext &ctx, int node) {
+              CublasUnit u;
+              u.nodes = {node};
+              std::string why;
+              if (!match_anchor(ctx, ctx.node(node), u, &why)) return decline(why);
+              u.output = ctx.node(node).outputs[0];
+              match_epilogue(ctx, u);
+              return take_record(std::move(u));
+            }};
   };
-  return {{"cublas.matmul+bias+relu", {"MatMul", "Gemm"}, check}};
+  return {rule("MatMul", match_matmul), rule("Gemm", match_gemm)};
 }
 
 std::string epilogue_to_string(const std::vector<CublasEpilogueOp> &ops) {

@@ -8,10 +8,9 @@
 // broadcast batch dims, other dtypes) is declined with the reason and goes to
 // the next backend.
 //
-// The same match serves the support rule and the codegen, so the two cannot
-// disagree about a unit's nodes.
+// Each rule's match (a CublasUnit) is the unit's payload, which the codegen
+// reads, so the two cannot disagree about a unit.
 #pragma once
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,7 +24,7 @@ struct CublasEpilogueOp {
   double scale = 1.0;  // Add: y += scale * operand (Gemm's beta)
 };
 
-struct CublasUnit {
+struct CublasUnit : MatchPayload {
   enum Anchor { MatMul, Gemm } anchor = MatMul;
   std::vector<int> nodes;  // anchor first, then the epilogue in graph order
   int a = -1, b = -1;      // the anchor's operands
@@ -35,9 +34,7 @@ struct CublasUnit {
   int output = -1;  // the value after the last epilogue op
 };
 
-// The unit anchored at `node`, or nullopt with the reason in `why`.
-std::optional<CublasUnit> match_cublas_unit(const MatchContext &ctx, int node, std::string *why);
-
+// One rule per anchor op; each takes a unit with its CublasUnit as the payload.
 std::vector<SupportRule> cublas_rules();
 
 // The epilogue as a step param ("add:1,relu") and back; see cublas_kernels.cc.

@@ -3,7 +3,6 @@
 // the runtime glue (example_runtime.cc) runs.
 #include "targets/example/example_backend.h"
 
-#include "frontend/attributes.h"
 #include "runtime/extern_kernel.h"
 #include "targets/example/example_rules.h"
 #include "targets/partitioner.h"
@@ -12,29 +11,24 @@
 namespace disco {
 namespace {
 
-// Conv's geometry as params, with the ONNX defaults filled in; VALID means no
-// padding (explicit pads are then ignored, as onnxruntime does).
-void conv_params(const Node &conv, PlanStep &step) {
-  const AttrReader a(conv.attrs, conv.where());
-  const bool valid = a.get_string("auto_pad", "NOTSET") == "VALID";
-  step.params["strides"] = join_ints(a.get_ints_opt("strides").value_or(std::vector<int64_t>{1, 1}));
-  step.params["dilations"] = join_ints(a.get_ints_opt("dilations").value_or(std::vector<int64_t>{1, 1}));
-  step.params["pads"] = valid ? "0,0,0,0" : join_ints(a.get_ints_opt("pads").value_or(std::vector<int64_t>(4, 0)));
-}
-
 // One unit (Conv or Add, maybe with its Relu) becomes one step: it reads the
-// anchor's inputs and writes the unit's last output.
-PlanStep unit_step(const Unit &unit, const Region &region, PlanBuilder &b) {
+// anchor's inputs and writes the unit's last output. What the rule matched
+// (ExampleUnit) comes with the unit: nothing is matched again here.
+PlanStep unit_step(const ExampleUnit &u, const Region &region, PlanBuilder &b) {
   const Graph &g = b.graph();
-  const Node &anchor = g.nodes[unit.nodes.front()];
   PlanStep step;
-  step.extern_call = anchor.op_type == "Conv" ? "example.conv" : "example.add";
-  for (int n : unit.nodes) step.label += (step.label.empty() ? "" : " + ") + g.nodes[n].name;
+  step.extern_call = u.conv ? "example.conv" : "example.add";
+  for (int n : u.nodes) step.label += (step.label.empty() ? "" : " + ") + g.nodes[n].name;
   step.symbols = region.symbols;
-  step.params["relu"] = unit.nodes.size() > 1 ? "1" : "0";
-  if (anchor.op_type == "Conv") conv_params(anchor, step);
-  for (int vid : anchor.inputs) step.inputs.push_back(vid < 0 ? -1 : b.input_buffer(vid));
-  step.outputs.push_back(b.output_buffer(g.nodes[unit.nodes.back()].outputs[0]));
+  step.params["relu"] = u.relu ? "1" : "0";
+  if (u.conv) {
+    step.params["strides"] = join_ints(u.strides);
+    step.params["dilations"] = join_ints(u.dilations);
+    step.params["pads"] = join_ints(u.pads);
+  }
+  for (int vid : g.nodes[u.nodes.front()].inputs) step.inputs.push_back(vid < 0 ? -1 : b.input_buffer(vid));
+  step.outputs.push_back(b.output_buffer(g.nodes[u.nodes.back()].outputs[0]));
+  b.progress(step.extern_call + " (" + step.label + ")");
   return step;
 }
 
@@ -50,12 +44,12 @@ class ExampleBackend : public Backend {
   int min_region_nodes() const override { return 2; }
   // Units come sorted by anchor, in graph order, and only an anchor reads from
   // outside its unit, so this order writes every value before a step reads it.
-  void compile(const Region &region, PlanBuilder &b) const override {
-    for (const Unit &unit : region.units) {
-      PlanStep step = unit_step(unit, region, b);
-      b.progress(step.extern_call + " (" + step.label + ")");
-      b.add_step(std::move(step));
-    }
+  // A backend that cannot compile some units after all (a device limit only
+  // codegen finds) returns their nodes instead, adding no steps: the
+  // partitioner gives them to the next backend.
+  Declined compile(const Region &region, PlanBuilder &b) const override {
+    for (const Unit &unit : region.units) b.add_step(unit_step(unit.payload_as<ExampleUnit>(), region, b));
+    return {};
   }
 };
 

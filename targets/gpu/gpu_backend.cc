@@ -36,21 +36,21 @@ class GpuBackend : public Backend {
   std::string name() const override { return name_; }
   std::vector<SupportRule> rules() const override {
     const bool opencl = api_ == Halide::Target::OpenCL;
-    return {{"lowerable", {}, [opencl](const MatchContext &ctx, int node, std::string *why) -> std::vector<int> {
+    return {{"lowerable", {}, [opencl](const MatchContext &ctx, int node) {
                const Node &n = ctx.node(node);
-               if (!OpRegistry::global().find(n.domain, n.op_type, n.opset)) {
-                 *why = "no lowering for this op and opset";
-                 return {};
-               }
-               if (opencl && !opencl_can_run(ctx, n, why)) return {};
-               return {node};
+               if (!OpRegistry::global().find(n.domain, n.op_type, n.opset))
+                 return decline("no lowering for this op and opset");
+               std::string why;
+               if (opencl && !opencl_can_run(ctx, n, &why)) return decline(why);
+               return take({node});
              }}};
   }
-  void compile(const Region &region, PlanBuilder &b) const override {
+  Declined compile(const Region &region, PlanBuilder &b) const override {
     DISCO_CHECK(parse_target(b.target()).has_feature(api_), "backend '", name_, "' needs a ", name_,
                 " target (--target ", name_, "), not '", b.target(), "'");
     compile_region_groups(region, b, [](LoweredKernel &k, GroupKind kind, const ShapeStore &store,
                                          const Halide::Target &) { return schedule_gpu(k, kind, store); });
+    return {};
   }
 
  private:

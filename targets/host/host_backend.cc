@@ -60,17 +60,16 @@ class HostBackend : public Backend {
  public:
   std::string name() const override { return "host"; }
   std::vector<SupportRule> rules() const override {
-    return {{"lowerable", {}, [](const MatchContext &ctx, int node, std::string *why) -> std::vector<int> {
+    return {{"lowerable", {}, [](const MatchContext &ctx, int node) {
                const Node &n = ctx.node(node);
-               if (!OpRegistry::global().find(n.domain, n.op_type, n.opset)) {
-                 *why = "no lowering for this op and opset";
-                 return {};
-               }
-               return {node};
+               if (!OpRegistry::global().find(n.domain, n.op_type, n.opset))
+                 return decline("no lowering for this op and opset");
+               return take({node});
              }}};
   }
-  void compile(const Region &region, PlanBuilder &b) const override {
+  Declined compile(const Region &region, PlanBuilder &b) const override {
     compile_region_groups(region, b, schedule_x86);
+    return {};
   }
   void compile_output_copy(int vid, PlanBuilder &b) const override {
     compile_group({GroupKind::Copy, {}, {vid}}, b, schedule_x86);

@@ -4,7 +4,6 @@
 #include <map>
 #include <set>
 
-#include "frontend/errors.h"
 #include "runtime/extern_kernel.h"
 #include "targets/onednn/onednn_rules.h"
 #include "targets/partitioner.h"
@@ -26,14 +25,15 @@ std::string unit_label(const Graph &g, const OnednnUnit &u) {
 // Values this region's steps hand each other channels last (onednn_layout.h):
 // the result of a Conv or Pool unit, not a graph output, that every reader
 // takes as a Conv's or Pool's X or as a Conv's full-rank post-op operand.
-std::set<int> channels_last_values(const MatchContext &ctx, const std::vector<OnednnUnit> &units) {
+std::set<int> channels_last_values(const MatchContext &ctx, const std::vector<const OnednnUnit *> &units) {
   auto spatial = [](const OnednnUnit &u) { return u.anchor == OnednnUnit::Conv || u.anchor == OnednnUnit::Pool; };
   auto rank = [&](int vid) { return ctx.value(vid).shape ? static_cast<int>(ctx.value(vid).shape->size()) : -1; };
   std::map<int, const OnednnUnit *> unit_of;  // node -> its unit
-  for (const auto &u : units)
-    for (int n : u.nodes) unit_of[n] = &u;
+  for (const OnednnUnit *u : units)
+    for (int n : u->nodes) unit_of[n] = u;
   std::set<int> values;
-  for (const auto &u : units) {
+  for (const OnednnUnit *up : units) {
+    const OnednnUnit &u = *up;
     const int v = u.output;
     if (!spatial(u) || rank(v) < 3 || rank(v) > 5 || ctx.is_graph_output(v) || ctx.consumers(v).empty()) continue;
     bool ok = true;
@@ -106,6 +106,7 @@ PlanStep unit_step(const OnednnUnit &u, const Region &region, const std::set<int
   for (int vid : u.anchor_inputs) step.inputs.push_back(vid < 0 ? -1 : b.input_buffer(vid));
   for (int vid : u.operands) step.inputs.push_back(b.input_buffer(vid));
   step.outputs.push_back(b.output_buffer(u.output));
+  b.progress("onednn step " + step.extern_call + " (" + step.label + ")");
   return step;
 }
 
@@ -115,27 +116,16 @@ class OnednnBackend : public Backend {
   std::vector<SupportRule> rules() const override { return onednn_rules(); }
   int min_region_nodes() const override { return 1; }
 
-  void compile(const Region &region, PlanBuilder &b) const override {
-    MatchContext ctx(b.graph(), b.store());
+  Declined compile(const Region &region, PlanBuilder &b) const override {
     // A unit's epilogue may read the result of a later-anchored unit (a
     // residual branch), so steps go in the order of each unit's last node.
-    std::vector<Unit> units = region.units;
-    auto last = [](const Unit &u) { return *std::max_element(u.nodes.begin(), u.nodes.end()); };
-    std::sort(units.begin(), units.end(), [&](const Unit &x, const Unit &y) { return last(x) < last(y); });
-    std::vector<OnednnUnit> matched;
-    for (const Unit &unit : units) {
-      std::string why;
-      auto u = match_onednn_unit(ctx, unit.nodes.front(), &why);
-      DISCO_CHECK(u && u->nodes == unit.nodes, "internal: oneDNN unit at ", b.graph().nodes[unit.nodes.front()].where(),
-                  " no longer matches", why.empty() ? "" : ": " + why);
-      matched.push_back(std::move(*u));
-    }
-    const std::set<int> channels_last = channels_last_values(ctx, matched);
-    for (const OnednnUnit &u : matched) {
-      PlanStep step = unit_step(u, region, channels_last, b);
-      b.progress("onednn step " + step.extern_call + " (" + step.label + ")");
-      b.add_step(std::move(step));
-    }
+    std::vector<const OnednnUnit *> units;
+    for (const Unit &unit : region.units) units.push_back(&unit.payload_as<OnednnUnit>());
+    auto last = [](const OnednnUnit *u) { return *std::max_element(u->nodes.begin(), u->nodes.end()); };
+    std::stable_sort(units.begin(), units.end(), [&](auto *x, auto *y) { return last(x) < last(y); });
+    const std::set<int> channels_last = channels_last_values(MatchContext(b.graph(), b.store()), units);
+    for (const OnednnUnit *u : units) b.add_step(unit_step(*u, region, channels_last, b));
+    return {};
   }
 };
 

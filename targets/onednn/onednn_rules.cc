@@ -2,75 +2,30 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 
-#include "frontend/errors.h"
+#include "frontend/attributes.h"
 
 namespace disco {
 
 namespace {
 
-const Shape *shape_of(const MatchContext &ctx, int vid) {
-  if (vid < 0) return nullptr;
-  const Value &v = ctx.value(vid);
-  return v.shape ? &*v.shape : nullptr;
-}
-
-int rank_of(const MatchContext &ctx, int vid) {
-  const Shape *s = shape_of(ctx, vid);
-  return s ? static_cast<int>(s->size()) : -1;
-}
-
-bool is_f32(const MatchContext &ctx, int vid) { return vid >= 0 && ctx.value(vid).dtype == DType::F32; }
-
-// Why a unit with these values is declined for dtype: names the first one that is not float32.
-std::string dtype_reason(const MatchContext &ctx, const std::vector<int> &vids) {
-  for (int v : vids)
-    if (v >= 0 && !is_f32(ctx, v))
-      return "only float32 is supported; '" + ctx.value(v).name + "' is " + dtype_name(ctx.value(v).dtype);
-  return "";
-}
-
-bool is_default_domain(const Node &n) { return n.domain.empty() || n.domain == "ai.onnx"; }
-
-// True when a value of shape `small` broadcasts into `big` without growing
-// it: each of its dims (aligned right) is 1 or provably the same as big's.
-bool fits_into(const ShapeStore &store, const Shape &small, const Shape &big) {
-  if (small.size() > big.size()) return false;
-  const size_t off = big.size() - small.size();
-  for (size_t i = 0; i < small.size(); ++i)
-    if (!store.canonical(small[i]).is_const(1) && !store.same_dim(small[i], big[off + i])) return false;
-  return true;
-}
-
 // A one-element constant that does not raise the rank of a value of rank `rank`.
 bool scalar_operand(const MatchContext &ctx, int vid, int rank, double *v) {
-  return rank_of(ctx, vid) <= rank && ctx.scalar_constant(vid, v);
+  return ctx.rank_of(vid) <= rank && ctx.scalar_constant(vid, v);
 }
 
 bool near(double v, double want) { return std::fabs(v - want) <= 1e-4 * std::fabs(want); }
 
-// The node's only output that anyone reads is output 0.
-bool single_result(const MatchContext &ctx, const Node &n) {
-  for (size_t i = 1; i < n.outputs.size(); ++i)
-    if (n.outputs[i] >= 0 && (!ctx.consumers(n.outputs[i]).empty() || ctx.is_graph_output(n.outputs[i]))) return false;
-  return !n.outputs.empty() && n.outputs[0] >= 0;
-}
-
-// ---- anchors -----------------------------------------------------------
-
 // ---- views -------------------------------------------------------------------
-
-bool is_op(const MatchContext &ctx, int node, const char *op) {
-  return node >= 0 && ctx.node(node).op_type == op && is_default_domain(ctx.node(node));
-}
 
 // The perm of a Transpose with one data input and one read result, or {}.
 std::vector<int64_t> transpose_perm(const MatchContext &ctx, int node) {
   const Node &t = ctx.node(node);
-  if (!is_op(ctx, node, "Transpose") || t.inputs.size() != 1 || !single_result(ctx, t)) return {};
-  const int rank = rank_of(ctx, t.inputs[0]);
-  if (rank < 1 || rank > kOnednnMaxRank || !is_f32(ctx, t.inputs[0])) return {};
+  if (!ctx.is_op(node, "Transpose") || t.inputs.size() != 1 || !ctx.only_first_output_read(t)) return {};
+  const int rank = ctx.rank_of(t.inputs[0]);
+  if (rank < 1 || rank > kOnednnMaxRank || !ctx.is_f32(t.inputs[0])) return {};
   std::vector<int64_t> perm;
   for (int i = rank; i-- > 0;) perm.push_back(i);  // ONNX's default: the dims reversed
   perm = AttrReader(t.attrs, t.where()).get_ints_opt("perm").value_or(perm);
@@ -81,9 +36,9 @@ std::vector<int64_t> transpose_perm(const MatchContext &ctx, int node) {
 // an input dim it provably equals ("in<i>"), or at most one "rest".
 bool reshape_tokens(const MatchContext &ctx, int node, std::vector<std::string> *tokens) {
   const Node &r = ctx.node(node);
-  if (!is_op(ctx, node, "Reshape") || r.inputs.empty() || !single_result(ctx, r) || !is_f32(ctx, r.inputs[0]))
+  if (!ctx.is_op(node, "Reshape") || r.inputs.empty() || !ctx.only_first_output_read(r) || !ctx.is_f32(r.inputs[0]))
     return false;
-  const Shape *in = shape_of(ctx, r.inputs[0]), *out = shape_of(ctx, r.outputs[0]);
+  const Shape *in = ctx.shape_of(r.inputs[0]), *out = ctx.shape_of(r.outputs[0]);
   if (!in || !out) return false;
   bool rest = false;
   for (const Dim &d : *out) {
@@ -134,13 +89,13 @@ void match_output_view(const MatchContext &ctx, OnednnUnit &u) {
   if (perm.empty()) return;
   const int v = ctx.node(t).outputs[0];
   const int c = ctx.sole_consumer(v);
-  if (is_op(ctx, c, "MatMul")) return;
+  if (ctx.is_op(c, "MatMul")) return;
   u.nodes.push_back(t);
   u.out_perm = perm;
   u.output = v;
   // On the dense output any Reshape is free; its dims need no tokens.
-  if (!is_op(ctx, c, "Reshape") || ctx.node(c).inputs.empty() || ctx.node(c).inputs[0] != v ||
-      !single_result(ctx, ctx.node(c)) || is_op(ctx, ctx.sole_consumer(ctx.node(c).outputs[0]), "Transpose"))
+  if (!ctx.is_op(c, "Reshape") || ctx.node(c).inputs.empty() || ctx.node(c).inputs[0] != v ||
+      !ctx.only_first_output_read(ctx.node(c)) || ctx.is_op(ctx.sole_consumer(ctx.node(c).outputs[0]), "Transpose"))
     return;
   u.nodes.push_back(c);
   u.output = ctx.node(c).outputs[0];
@@ -149,11 +104,12 @@ void match_output_view(const MatchContext &ctx, OnednnUnit &u) {
 
 // ---- anchors -----------------------------------------------------------
 
-bool match_matmul(const MatchContext &ctx, int node, const Node &n, OnednnUnit &u, std::string *why) {
+bool match_matmul(const MatchContext &ctx, int node, OnednnUnit &u, std::string *why) {
+  const Node &n = ctx.node(node);
   if (n.inputs.size() != 2 || n.outputs.empty()) return *why = "MatMul needs two inputs", false;
   const int a = n.inputs[0], b = n.inputs[1];
-  if (*why = dtype_reason(ctx, {a, b, n.outputs[0]}); !why->empty()) return false;
-  const int ra = rank_of(ctx, a), rb = rank_of(ctx, b);
+  if (*why = ctx.dtype_reason({a, b, n.outputs[0]}); !why->empty()) return false;
+  const int ra = ctx.rank_of(a), rb = ctx.rank_of(b);
   if (ra < 2 || rb < 2) return *why = "1-D operands are left to the next backend", false;
   if (std::max(ra, rb) > kOnednnMaxRank)
     return *why = "rank " + std::to_string(std::max(ra, rb)) + " exceeds oneDNN's " + std::to_string(kOnednnMaxRank),
@@ -164,13 +120,14 @@ bool match_matmul(const MatchContext &ctx, int node, const Node &n, OnednnUnit &
   return true;
 }
 
-bool match_gemm(const MatchContext &ctx, const Node &n, OnednnUnit &u, std::string *why) {
+bool match_gemm(const MatchContext &ctx, int node, OnednnUnit &u, std::string *why) {
+  const Node &n = ctx.node(node);
   if (n.opset < 7) return *why = "Gemm before opset 7 (the broadcast attribute) is not supported", false;
   if (n.inputs.size() < 2 || n.outputs.empty()) return *why = "Gemm needs A and B", false;
   const int a = n.inputs[0], b = n.inputs[1], c = n.inputs.size() > 2 ? n.inputs[2] : -1;
   const int y = n.outputs[0];
-  if (*why = dtype_reason(ctx, {a, b, c, y}); !why->empty()) return false;
-  if (rank_of(ctx, a) != 2 || rank_of(ctx, b) != 2 || rank_of(ctx, y) != 2)
+  if (*why = ctx.dtype_reason({a, b, c, y}); !why->empty()) return false;
+  if (ctx.rank_of(a) != 2 || ctx.rank_of(b) != 2 || ctx.rank_of(y) != 2)
     return *why = "A, B and Y must be 2-D", false;
   AttrReader attrs(n.attrs, n.where());
   u.anchor = OnednnUnit::Gemm;
@@ -179,7 +136,7 @@ bool match_gemm(const MatchContext &ctx, const Node &n, OnednnUnit &u, std::stri
   u.trans_b = attrs.get_int("transB", 0) != 0;
   const double alpha = attrs.get_float("alpha", 1.0f), beta = attrs.get_float("beta", 1.0f);
   const bool use_c = c >= 0 && beta != 0;
-  if (use_c && !fits_into(ctx.store(), *shape_of(ctx, c), *shape_of(ctx, y)))
+  if (use_c && !ctx.broadcasts_into(*ctx.shape_of(c), *ctx.shape_of(y)))
     return *why = "C does not broadcast to [M, N]", false;
   // alpha*AB + beta*C as post-ops on AB: scale, add C; with beta != 1 the sum is
   // beta * ((alpha/beta) * AB + C), so that C needs no scaled copy.
@@ -200,14 +157,15 @@ bool match_gemm(const MatchContext &ctx, const Node &n, OnednnUnit &u, std::stri
   return true;
 }
 
-bool match_conv(const MatchContext &ctx, const Node &n, OnednnUnit &u, std::string *why) {
+bool match_conv(const MatchContext &ctx, int node, OnednnUnit &u, std::string *why) {
+  const Node &n = ctx.node(node);
   if (n.inputs.size() < 2 || n.outputs.empty()) return *why = "Conv needs X and W", false;
   const int x = n.inputs[0], w = n.inputs[1], bias = n.inputs.size() > 2 ? n.inputs[2] : -1;
-  if (*why = dtype_reason(ctx, {x, w, bias, n.outputs[0]}); !why->empty()) return false;
-  const int rank = rank_of(ctx, x);
+  if (*why = ctx.dtype_reason({x, w, bias, n.outputs[0]}); !why->empty()) return false;
+  const int rank = ctx.rank_of(x);
   if (rank < 3 || rank > 5) return *why = "only 1-D, 2-D and 3-D convolutions are supported", false;
-  if (rank_of(ctx, w) != rank) return *why = "W must have the rank of X", false;
-  if (bias >= 0 && rank_of(ctx, bias) != 1) return *why = "the bias must be 1-D", false;
+  if (ctx.rank_of(w) != rank) return *why = "W must have the rank of X", false;
+  if (bias >= 0 && ctx.rank_of(bias) != 1) return *why = "the bias must be 1-D", false;
   const size_t spatial = static_cast<size_t>(rank - 2);
   AttrReader attrs(n.attrs, n.where());
   u.group = attrs.get_int("group", 1);
@@ -232,18 +190,24 @@ bool match_conv(const MatchContext &ctx, const Node &n, OnednnUnit &u, std::stri
   return true;
 }
 
-bool match_pool(const MatchContext &ctx, const Node &n, OnednnUnit &u, std::string *why) {
+// The pools differ in their algorithm and window only.
+struct PoolKind {
+  bool max, global;
+};
+
+bool match_pool(const MatchContext &ctx, int node, PoolKind kind, OnednnUnit &u, std::string *why) {
+  const Node &n = ctx.node(node);
   if (n.inputs.empty() || n.outputs.empty()) return *why = n.op_type + " needs X", false;
   const int x = n.inputs[0];
-  if (*why = dtype_reason(ctx, {x, n.outputs[0]}); !why->empty()) return false;
-  if (!single_result(ctx, n)) return *why = "MaxPool's Indices output is left to the next backend", false;
-  const int rank = rank_of(ctx, x);
+  if (*why = ctx.dtype_reason({x, n.outputs[0]}); !why->empty()) return false;
+  if (!ctx.only_first_output_read(n)) return *why = "MaxPool's Indices output is left to the next backend", false;
+  const int rank = ctx.rank_of(x);
   if (rank < 3 || rank > 5) return *why = "only 1-D, 2-D and 3-D pooling is supported", false;
   const size_t spatial = static_cast<size_t>(rank - 2);
-  const bool max = n.op_type == "MaxPool" || n.op_type == "GlobalMaxPool";
+  const bool max = kind.max;
   u.anchor = OnednnUnit::Pool;
   u.anchor_inputs = {x};
-  if (n.op_type == "GlobalMaxPool" || n.op_type == "GlobalAveragePool") {
+  if (kind.global) {
     u.global_pool = true;
     u.pool_algorithm = max ? "max" : "avg_exclude";
     return true;
@@ -283,11 +247,11 @@ bool match_pool(const MatchContext &ctx, const Node &n, OnednnUnit &u, std::stri
 bool match_gelu(const MatchContext &ctx, int x, std::vector<int> *nodes, int *out) {
   const auto &cs = ctx.consumers(x);
   if (cs.size() != 2 || ctx.is_graph_output(x)) return false;
-  const int rank = rank_of(ctx, x);
+  const int rank = ctx.rank_of(x);
   auto other_input = [&](const Node &n, int v) { return n.inputs[0] == v ? n.inputs[1] : n.inputs[0]; };
   auto is_binary = [&](int node, const char *op, int v) {
     const Node &n = ctx.node(node);
-    return n.op_type == op && is_default_domain(n) && n.inputs.size() == 2 && n.outputs.size() == 1 &&
+    return n.op_type == op && MatchContext::is_default_domain(n) && n.inputs.size() == 2 && n.outputs.size() == 1 &&
            (n.inputs[0] == v || n.inputs[1] == v) && n.inputs[0] != n.inputs[1];
   };
   // Mul of v by a scalar near `want` (either order), or Div by 1/want (v first).
@@ -305,7 +269,7 @@ bool match_gelu(const MatchContext &ctx, int x, std::vector<int> *nodes, int *ou
     if (!is_scaling(scaled, x, inv_sqrt2)) continue;
     std::vector<int> found{scaled};
     const int erf = ctx.sole_consumer(ctx.node(scaled).outputs[0]);
-    if (erf < 0 || ctx.node(erf).op_type != "Erf" || !is_default_domain(ctx.node(erf))) continue;
+    if (erf < 0 || ctx.node(erf).op_type != "Erf" || !MatchContext::is_default_domain(ctx.node(erf))) continue;
     found.push_back(erf);
     const int erf_out = ctx.node(erf).outputs[0];
     const int plus = ctx.sole_consumer(erf_out);
@@ -339,7 +303,7 @@ bool match_gelu(const MatchContext &ctx, int x, std::vector<int> *nodes, int *ou
       found.push_back(h);
       result = ctx.node(h).outputs[0];
     }
-    if (!is_f32(ctx, result) || rank_of(ctx, result) != rank) continue;
+    if (!ctx.is_f32(result) || ctx.rank_of(result) != rank) continue;
     nodes->insert(nodes->end(), found.begin(), found.end());
     *out = result;
     return true;
@@ -367,7 +331,7 @@ bool match_arith(const MatchContext &ctx, int anchor, int cur, const Node &n, On
   const int other = cur_first ? n.inputs[1] : n.inputs[0];
   const std::string &op = n.op_type;
   double s = 0;
-  if (scalar_operand(ctx, other, rank_of(ctx, cur), &s)) {
+  if (scalar_operand(ctx, other, ctx.rank_of(cur), &s)) {
     if (op == "Add")
       append_linear(u, 1, s);
     else if (op == "Sub")
@@ -380,8 +344,8 @@ bool match_arith(const MatchContext &ctx, int anchor, int cur, const Node &n, On
       return false;
     return true;
   }
-  if (!is_f32(ctx, other) || !shape_of(ctx, other) ||
-      !fits_into(ctx.store(), *shape_of(ctx, other), *shape_of(ctx, cur)) || ctx.depends_on(other, anchor))
+  if (!ctx.is_f32(other) || !ctx.shape_of(other) ||
+      !ctx.broadcasts_into(*ctx.shape_of(other), *ctx.shape_of(cur)) || ctx.depends_on(other, anchor))
     return false;
   // Two chains can meet here (a residual block's two convolutions). The one
   // whose running value is computed last takes the node, so both rules agree
@@ -403,14 +367,14 @@ bool match_arith(const MatchContext &ctx, int anchor, int cur, const Node &n, On
 
 // Inference BatchNormalization over dim 1 with constant parameters.
 bool match_batchnorm(const MatchContext &ctx, int cur, const Node &n, OnednnUnit &u) {
-  if (n.opset < 9 || n.inputs.size() != 5 || n.inputs[0] != cur || rank_of(ctx, cur) < 2) return false;
+  if (n.opset < 9 || n.inputs.size() != 5 || n.inputs[0] != cur || ctx.rank_of(cur) < 2) return false;
   AttrReader attrs(n.attrs, n.where());
   if (attrs.get_int("training_mode", 0) != 0) return false;
-  const Dim channels = (*shape_of(ctx, cur))[1];
+  const Dim channels = (*ctx.shape_of(cur))[1];
   for (int i = 1; i < 5; ++i) {
     const int p = n.inputs[i];
-    if (!ctx.is_constant(p) || !is_f32(ctx, p) || rank_of(ctx, p) != 1 ||
-        !ctx.store().same_dim((*shape_of(ctx, p))[0], channels))
+    if (!ctx.is_constant(p) || !ctx.is_f32(p) || ctx.rank_of(p) != 1 ||
+        !ctx.store().same_dim((*ctx.shape_of(p))[0], channels))
       return false;
   }
   u.post_ops.push_back({OnednnPostOp::BatchNorm, attrs.get_float("epsilon", 1e-5f), 0});
@@ -428,7 +392,7 @@ bool clip_bounds(const MatchContext &ctx, int cur, const Node &n, double *lo, do
     *hi = attrs.get_float("max", std::numeric_limits<float>::infinity());
     return true;
   }
-  const int rank = rank_of(ctx, cur);
+  const int rank = ctx.rank_of(cur);
   if (n.inputs.size() > 1 && n.inputs[1] >= 0 && !scalar_operand(ctx, n.inputs[1], rank, lo)) return false;
   if (n.inputs.size() > 2 && n.inputs[2] >= 0 && !scalar_operand(ctx, n.inputs[2], rank, hi)) return false;
   return true;
@@ -437,7 +401,7 @@ bool clip_bounds(const MatchContext &ctx, int cur, const Node &n, double *lo, do
 // Appends the epilogue node that reads `cur`, if it is one the backend fuses.
 bool match_epilogue_node(const MatchContext &ctx, int anchor, int cur, int node, OnednnUnit &u) {
   const Node &n = ctx.node(node);
-  if (!is_default_domain(n) || !single_result(ctx, n) || !is_f32(ctx, n.outputs[0])) return false;
+  if (!MatchContext::is_default_domain(n) || !ctx.only_first_output_read(n) || !ctx.is_f32(n.outputs[0])) return false;
   if (n.inputs.empty() || n.inputs[0] < 0) return false;
   const std::string &op = n.op_type;
   if (op == "Relu" || op == "LeakyRelu") {
@@ -494,43 +458,35 @@ void match_epilogue(const MatchContext &ctx, int anchor, OnednnUnit &u) {
 
 }  // namespace
 
-std::optional<OnednnUnit> match_onednn_unit(const MatchContext &ctx, int node, std::string *why) {
-  const Node &n = ctx.node(node);
-  OnednnUnit u;
-  u.nodes = {node};
-  try {
-    bool ok = false;
-    if (n.op_type == "MatMul")
-      ok = match_matmul(ctx, node, n, u, why);
-    else if (n.op_type == "Gemm")
-      ok = match_gemm(ctx, n, u, why);
-    else if (n.op_type == "Conv")
-      ok = match_conv(ctx, n, u, why);
-    else if (n.op_type == "MaxPool" || n.op_type == "AveragePool" || n.op_type == "GlobalMaxPool" ||
-             n.op_type == "GlobalAveragePool")
-      ok = match_pool(ctx, n, u, why);
-    else
-      *why = "not an op the oneDNN backend anchors at";
-    if (!ok) return std::nullopt;
-    u.output = n.outputs[0];
-    if (u.anchor != OnednnUnit::Pool) match_epilogue(ctx, node, u);
-    if (u.anchor == OnednnUnit::MatMul) match_output_view(ctx, u);
-    std::sort(u.nodes.begin() + 1, u.nodes.end());
-  } catch (const Error &e) {
-    *why = e.what();  // a malformed attribute: the next backend reports it properly
-    return std::nullopt;
-  }
-  return u;
-}
-
 std::vector<SupportRule> onednn_rules() {
-  auto check = [](const MatchContext &ctx, int node, std::string *why) -> std::vector<int> {
-    auto u = match_onednn_unit(ctx, node, why);
-    return u ? u->nodes : std::vector<int>{};
+  using Anchor = std::function<bool(const MatchContext &, int, OnednnUnit &, std::string *)>;
+  // A rule for one anchor op: the anchor's match, then its epilogue (none
+  // after a pool) and, after a MatMul, the views of its result.
+  auto rule = [](const char *name, const char *op, Anchor match_anchor) -> SupportRule {
+    return {name, op, [match_anchor](const MatchContext &ctx, int node) {
+              OnednnUnit u;
+              u.nodes = {node};
+              std::string why;
+              if (!match_anchor(ctx, node, u, &why)) return decline(why);
+              u.output = ctx.node(node).outputs[0];
+              if (u.anchor != OnednnUnit::Pool) match_epilogue(ctx, node, u);
+              if (u.anchor == OnednnUnit::MatMul) match_output_view(ctx, u);
+              std::sort(u.nodes.begin() + 1, u.nodes.end());
+              return take_record(std::move(u));
+            }};
   };
-  return {{"onednn.matmul+epilogue", {"MatMul", "Gemm"}, check},
-          {"onednn.conv+epilogue", {"Conv"}, check},
-          {"onednn.pool", {"MaxPool", "AveragePool", "GlobalMaxPool", "GlobalAveragePool"}, check}};
+  auto pool = [](PoolKind kind) {
+    return [kind](const MatchContext &ctx, int node, OnednnUnit &u, std::string *why) {
+      return match_pool(ctx, node, kind, u, why);
+    };
+  };
+  return {rule("onednn.matmul+epilogue", "MatMul", match_matmul),
+          rule("onednn.matmul+epilogue", "Gemm", match_gemm),
+          rule("onednn.conv+epilogue", "Conv", match_conv),
+          rule("onednn.pool", "MaxPool", pool({true, false})),
+          rule("onednn.pool", "AveragePool", pool({false, false})),
+          rule("onednn.pool", "GlobalMaxPool", pool({true, true})),
+          rule("onednn.pool", "GlobalAveragePool", pool({false, true}))};
 }
 
 }  // namespace disco

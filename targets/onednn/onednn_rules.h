@@ -9,11 +9,10 @@
 // head split and merge) as strided operands and result: see onednn_view.h.
 //
 // Matching sees dtypes, attributes and the shape store's facts only; run-time
-// sizes are the glue's business (targets/onednn/onednn_kernels.h). The same
-// match serves the support rule (which nodes form the unit) and the codegen
-// (which post-ops and operands the step gets), so the two cannot disagree.
+// sizes are the glue's business (targets/onednn/onednn_kernels.h). Each rule's
+// match (an OnednnUnit) is the unit's payload: the codegen reads from it which
+// post-ops and operands the step gets, so the two cannot disagree.
 #pragma once
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,7 +27,7 @@ constexpr int kOnednnMaxRank = 12;
 // Longer epilogues stop here; the rest goes to the next backend.
 constexpr int kOnednnMaxPostOps = 16;
 
-struct OnednnUnit {
+struct OnednnUnit : MatchPayload {
   enum Anchor { MatMul, Gemm, Conv, Pool } anchor = MatMul;
   std::vector<int> nodes;          // anchor first, then the epilogue in graph order
   std::vector<int> anchor_inputs;  // MatMul/Gemm: A, B; Conv: X, W, bias (-1 when absent); Pool: X
@@ -52,9 +51,7 @@ struct OnednnUnit {
   std::vector<int64_t> kernel_shape;
 };
 
-// The unit anchored at `node`, or nullopt with the reason in `why`.
-std::optional<OnednnUnit> match_onednn_unit(const MatchContext &ctx, int node, std::string *why);
-
+// One rule per anchor op; each takes a unit with its OnednnUnit as the payload.
 std::vector<SupportRule> onednn_rules();
 
 }  // namespace disco

@@ -48,9 +48,8 @@ FoldedWeights fold_op_weights(const QOp &op, const std::function<ConstView(int)>
   return fold_gemm(get(0), !op.geom.empty() && op.geom[0] != 0, get(1), op.alpha, op.beta);
 }
 
-std::optional<BuiltRegion> build_region(const Graph &g, const ShapeStore &store, const Region &region,
+std::optional<BuiltRegion> build_region(const Graph &g, const Region &region,
                                         const Calibration &calib, std::string *why) {
-  const MatchContext ctx(g, store);
   BuiltRegion out;
   QProgram &p = out.program;
   std::map<int, int> slot_of;
@@ -82,12 +81,7 @@ std::optional<BuiltRegion> build_region(const Graph &g, const ShapeStore &store,
     return const_index[vid] = p.num_inputs + static_cast<int>(out.const_values.size()) - 1;
   };
   for (const Unit &unit : region.units) {
-    std::string reason;
-    const auto u = match_vitis_unit(ctx, unit.nodes.front(), &reason);
-    if (!u || u->nodes != unit.nodes) {
-      *why = "unit at '" + g.nodes[unit.nodes.front()].name + "' no longer matches: " + reason;
-      return std::nullopt;
-    }
+    const VitisUnit *u = &unit.payload_as<VitisUnit>();
     const Node &n = g.nodes[unit.nodes.front()];
     QOp op;
     op.kind = u->kind;

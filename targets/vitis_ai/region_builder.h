@@ -20,8 +20,8 @@ struct BuiltRegion {
 };
 
 // nullopt with `*why` when the region cannot be quantized (no calibration
-// data reaches one of its values, or a unit no longer matches).
-std::optional<BuiltRegion> build_region(const Graph &g, const ShapeStore &store, const Region &region,
+// data reaches one of its values). The units' payloads are VitisUnits.
+std::optional<BuiltRegion> build_region(const Graph &g, const Region &region,
                                         const Calibration &calib, std::string *why);
 
 // The folded weights of a conv or gemm op, from the step's constant tensors

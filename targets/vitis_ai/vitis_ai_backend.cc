@@ -1,8 +1,8 @@
 // The vitis_ai Backend. compile() calibrates the float model once (the first
 // region asks), turns each region into a QProgram run by one extern step,
 // and writes the region's quantized XIR graph next to the plan. A region
-// that cannot be quantized or expressed in XIR is compiled by the host
-// backend instead, with a message saying why.
+// that cannot be quantized or expressed in XIR is handed back whole, with the
+// reason: the partitioner gives it to the next backend (targets/partitioner.h).
 #include "targets/vitis_ai/vitis_ai_backend.h"
 
 #include <mutex>
@@ -10,7 +10,6 @@
 #include <sstream>
 
 #include "frontend/errors.h"
-#include "targets/host/host_backend.h"
 #include "targets/partitioner.h"
 #include "targets/plan_builder.h"
 #include "targets/vitis_ai/region_builder.h"
@@ -52,12 +51,12 @@ class VitisAiBackend : public Backend {
   std::string name() const override { return "vitis_ai"; }
   std::vector<SupportRule> rules() const override { return vitis_ai_rules(); }
 
-  void compile(const Region &region, PlanBuilder &b) const override {
+  Declined compile(const Region &region, PlanBuilder &b) const override {
     const Graph &g = b.graph();
     const Calibration &calib = calibration(g, b.store());
     const std::string rname = "r" + std::to_string(region.id);
     std::string why;
-    std::optional<BuiltRegion> built = build_region(g, b.store(), region, calib, &why);
+    std::optional<BuiltRegion> built = build_region(g, region, calib, &why);
     std::string xmodel;
     if (built && xir_available()) {
       const std::string file = plan_name(b) + "." + rname + ".xmodel";
@@ -73,11 +72,7 @@ class VitisAiBackend : public Backend {
       }
       if (xmodel.empty()) built.reset();
     }
-    if (!built) {
-      b.progress("vitis_ai: region " + rname + " falls back to the host: " + why);
-      make_host_backend()->compile(region, b);
-      return;
-    }
+    if (!built) return {region.nodes, why};
     PlanStep step;
     step.extern_call = "vitis_ai.region";
     step.label = "vitis_ai " + rname + " (" + g.nodes[region.nodes.front()].name + " .. " +
@@ -91,6 +86,7 @@ class VitisAiBackend : public Backend {
     b.progress("vitis_ai.region " + rname + ": " + std::to_string(built->program.ops.size()) + " int8 ops" +
                (xmodel.empty() ? "" : ", " + xmodel));
     b.add_step(std::move(step));
+    return {};
   }
 
   std::string describe(const Graph &g, const ShapeStore &store, const std::vector<Region> &regions) const override {
@@ -100,9 +96,9 @@ class VitisAiBackend : public Backend {
       const Calibration &calib = calibration(g, store);
       os << "vitis_ai region r" << region.id << " (int8, calibrated on " << calib.source << "):\n";
       std::string why;
-      const auto built = build_region(g, store, region, calib, &why);
+      const auto built = build_region(g, region, calib, &why);
       if (!built) {
-        os << "  falls back to the host: " << why << "\n";
+        os << "  goes back to the next backend: " << why << "\n";
         continue;
       }
       const QProgram &p = built->program;

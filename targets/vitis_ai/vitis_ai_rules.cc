@@ -6,7 +6,6 @@
 #include <cmath>
 
 #include "frontend/attributes.h"
-#include "frontend/errors.h"
 #include "targets/vitis_ai/dpu_limits.h"
 
 namespace disco::vitis_ai {
@@ -16,32 +15,19 @@ using Ints = std::vector<int64_t>;
 
 std::string str(int64_t v) { return std::to_string(v); }
 
-bool is_f32(const MatchContext &ctx, int vid) { return vid >= 0 && ctx.value(vid).dtype == DType::F32; }
-int rank_of(const MatchContext &ctx, int vid) {
-  const Value &v = ctx.value(vid);
-  return v.shape ? static_cast<int>(v.shape->size()) : -1;
-}
 bool is_one(const MatchContext &ctx, const Dim &d) { return ctx.store().same_dim(d, Dim(1)); }
 
 // Every data value the unit reads or writes is float32 with a known rank.
 bool f32_values(const MatchContext &ctx, const Node &n, std::string *why) {
   for (int vid : n.inputs)
-    if (vid >= 0 && !ctx.is_constant(vid) && (!is_f32(ctx, vid) || rank_of(ctx, vid) < 0)) {
+    if (vid >= 0 && !ctx.is_constant(vid) && (!ctx.is_f32(vid) || ctx.rank_of(vid) < 0)) {
       *why = "input '" + ctx.value(vid).name + "' is " + dtype_name(ctx.value(vid).dtype) + ", not float32";
       return false;
     }
-  if (n.outputs.empty() || !is_f32(ctx, n.outputs[0]) || rank_of(ctx, n.outputs[0]) < 0) {
+  if (n.outputs.empty() || !ctx.is_f32(n.outputs[0]) || ctx.rank_of(n.outputs[0]) < 0) {
     *why = "the output is not a float32 tensor of known rank";
     return false;
   }
-  return true;
-}
-
-// Other outputs of the node (MaxPool's Indices) must go unread.
-bool only_first_output_used(const MatchContext &ctx, const Node &n) {
-  for (size_t i = 1; i < n.outputs.size(); ++i)
-    if (n.outputs[i] >= 0 && (!ctx.consumers(n.outputs[i]).empty() || ctx.is_graph_output(n.outputs[i])))
-      return false;
   return true;
 }
 
@@ -97,7 +83,8 @@ void match_activation(const MatchContext &ctx, int cur, VitisUnit &u) {
   const int next = ctx.sole_consumer(cur);
   if (next < 0) return;
   const Node &n = ctx.node(next);
-  if (!n.domain.empty() || n.inputs.empty() || n.inputs[0] != cur || !is_f32(ctx, n.outputs[0])) return;
+  if (!MatchContext::is_default_domain(n) || n.inputs.empty() || n.inputs[0] != cur || !ctx.is_f32(n.outputs[0]))
+    return;
   if (n.op_type == "Relu") {
     u.act.kind = ActKind::Relu;
   } else if (n.op_type == "Clip") {
@@ -122,12 +109,12 @@ void match_batchnorm(const MatchContext &ctx, int cur, VitisUnit &u) {
   const int next = ctx.sole_consumer(cur);
   if (next < 0) return;
   const Node &n = ctx.node(next);
-  if (n.op_type != "BatchNormalization" || !n.domain.empty() || n.opset < 9 || n.inputs.size() != 5 ||
-      n.inputs[0] != cur || !only_first_output_used(ctx, n))
+  if (!ctx.is_op(next, "BatchNormalization") || n.opset < 9 || n.inputs.size() != 5 ||
+      n.inputs[0] != cur || !ctx.only_first_output_read(n))
     return;
   if (AttrReader(n.attrs, n.where()).get_int("training_mode", 0) != 0) return;
   for (int i = 1; i < 5; ++i)
-    if (!ctx.is_constant(n.inputs[i]) || !is_f32(ctx, n.inputs[i]) || rank_of(ctx, n.inputs[i]) != 1) return;
+    if (!ctx.is_constant(n.inputs[i]) || !ctx.is_f32(n.inputs[i]) || ctx.rank_of(n.inputs[i]) != 1) return;
   u.nodes.push_back(next);
   u.batchnorm = next;
   u.output = n.outputs[0];
@@ -135,9 +122,9 @@ void match_batchnorm(const MatchContext &ctx, int cur, VitisUnit &u) {
 
 bool check_conv(const MatchContext &ctx, const Node &n, VitisUnit &u, std::string *why) {
   const int x = n.inputs[0], w = n.inputs[1], b = n.inputs.size() > 2 ? n.inputs[2] : -1;
-  if (rank_of(ctx, x) != 4) return *why = "not a 2-D conv (X has rank " + str(rank_of(ctx, x)) + ")", false;
-  if (!ctx.is_constant(w) || !is_f32(ctx, w)) return *why = "weights are not a float32 constant", false;
-  if (b >= 0 && (!ctx.is_constant(b) || !is_f32(ctx, b))) return *why = "bias is not a float32 constant", false;
+  if (ctx.rank_of(x) != 4) return *why = "not a 2-D conv (X has rank " + str(ctx.rank_of(x)) + ")", false;
+  if (!ctx.is_constant(w) || !ctx.is_f32(w)) return *why = "weights are not a float32 constant", false;
+  if (b >= 0 && (!ctx.is_constant(b) || !ctx.is_f32(b))) return *why = "bias is not a float32 constant", false;
   const Ints &ws = ctx.value(w).constant->shape;
   const AttrReader a(n.attrs, n.where());
   Window win;
@@ -161,26 +148,18 @@ bool check_conv(const MatchContext &ctx, const Node &n, VitisUnit &u, std::strin
   return true;
 }
 
-// Gemm(A, B, C) or MatMul(A, B): A [M, K] from the graph, B a constant.
-bool check_gemm(const MatchContext &ctx, const Node &n, VitisUnit &u, std::string *why) {
+// A [M, K] from the graph, B a 2-D float32 constant: MatMul(A, B) and Gemm(A, B, C).
+bool fc_operands(const MatchContext &ctx, const Node &n, std::string *why) {
   const int a = n.inputs[0], b = n.inputs[1];
-  if (rank_of(ctx, a) != 2) return *why = "A has rank " + str(rank_of(ctx, a)) + ", not 2", false;
-  if (!ctx.is_constant(b) || !is_f32(ctx, b) || rank_of(ctx, b) != 2)
+  if (ctx.rank_of(a) != 2) return *why = "A has rank " + str(ctx.rank_of(a)) + ", not 2", false;
+  if (!ctx.is_constant(b) || !ctx.is_f32(b) || ctx.rank_of(b) != 2)
     return *why = "weights are not a 2-D float32 constant", false;
-  const Ints &bs = ctx.value(b).constant->shape;
-  if (n.op_type == "Gemm") {
-    const AttrReader at(n.attrs, n.where());
-    if (at.get_int("transA", 0) != 0) return *why = "transA (A must be [M, K])", false;
-    const int c = n.inputs.size() > 2 ? n.inputs[2] : -1;
-    if (c >= 0) {
-      if (!ctx.is_constant(c) || !is_f32(ctx, c)) return *why = "C is not a float32 constant", false;
-      const Ints &cs = ctx.value(c).constant->shape;
-      const int64_t N = at.get_int("transB", 0) ? bs[0] : bs[1];
-      const bool per_column = (cs.size() == 1 && (cs[0] == N || cs[0] == 1)) ||
-                              (cs.size() == 2 && cs[0] == 1 && (cs[1] == N || cs[1] == 1)) || cs.empty();
-      if (!per_column) return *why = "C is not a bias per output column", false;
-    }
-  }
+  return true;
+}
+
+// The DPU's size limit on the weights, then the activation that follows.
+bool fc_unit(const MatchContext &ctx, const Node &n, VitisUnit &u, std::string *why) {
+  const Ints &bs = ctx.value(n.inputs[1]).constant->shape;
   if (bs[0] > kMaxChannels || bs[1] > kMaxChannels)
     return *why = "features exceed " + str(kMaxChannels) + " (DPU limit)", false;
   u.kind = UnitKind::Gemm;
@@ -188,25 +167,60 @@ bool check_gemm(const MatchContext &ctx, const Node &n, VitisUnit &u, std::strin
   return true;
 }
 
-bool check_pool(const MatchContext &ctx, const Node &n, VitisUnit &u, std::string *why) {
-  if (rank_of(ctx, n.inputs[0]) != 4) return *why = "not a 2-D pool", false;
-  if (n.op_type == "GlobalAveragePool") return u.kind = UnitKind::GlobalAvgPool, true;
+bool check_matmul(const MatchContext &ctx, const Node &n, VitisUnit &u, std::string *why) {
+  return fc_operands(ctx, n, why) && fc_unit(ctx, n, u, why);
+}
+
+// Gemm as a MatMul with B maybe transposed, and C a constant bias per output column.
+bool check_gemm(const MatchContext &ctx, const Node &n, VitisUnit &u, std::string *why) {
+  if (!fc_operands(ctx, n, why)) return false;
+  const Ints &bs = ctx.value(n.inputs[1]).constant->shape;
+  const AttrReader at(n.attrs, n.where());
+  if (at.get_int("transA", 0) != 0) return *why = "transA (A must be [M, K])", false;
+  const int c = n.inputs.size() > 2 ? n.inputs[2] : -1;
+  if (c >= 0) {
+    if (!ctx.is_constant(c) || !ctx.is_f32(c)) return *why = "C is not a float32 constant", false;
+    const Ints &cs = ctx.value(c).constant->shape;
+    const int64_t N = at.get_int("transB", 0) ? bs[0] : bs[1];
+    const bool per_column = (cs.size() == 1 && (cs[0] == N || cs[0] == 1)) ||
+                            (cs.size() == 2 && cs[0] == 1 && (cs[1] == N || cs[1] == 1)) || cs.empty();
+    if (!per_column) return *why = "C is not a bias per output column", false;
+  }
+  return fc_unit(ctx, n, u, why);
+}
+
+bool check_global_avg_pool(const MatchContext &ctx, const Node &n, VitisUnit &u, std::string *why) {
+  if (ctx.rank_of(n.inputs[0]) != 4) return *why = "not a 2-D pool", false;
+  return u.kind = UnitKind::GlobalAvgPool, true;
+}
+
+// What MaxPool and AveragePool share: a 2-D window the DPU's pooling takes.
+bool pool_window(const MatchContext &ctx, const Node &n, Window *win, std::string *why) {
+  if (ctx.rank_of(n.inputs[0]) != 4) return *why = "not a 2-D pool", false;
   const AttrReader a(n.attrs, n.where());
-  if (!only_first_output_used(ctx, n)) return *why = "MaxPool's Indices are read", false;
+  if (!ctx.only_first_output_read(n)) return *why = "MaxPool's Indices are read", false;
   if (a.get_int("ceil_mode", 0) != 0) return *why = "ceil_mode 1", false;
   if (a.get_int("storage_order", 0) != 0) return *why = "storage_order 1", false;
+  if (!read_window(n, a.get_ints("kernel_shape"), win, why)) return false;
+  if (!in_range(win->dilations, 1, 1)) return *why = "dilated pooling", false;
+  if (!in_range(win->strides, 1, kMaxPoolStride)) return *why = "stride outside [1, 8] (DPU limit)", false;
+  return true;
+}
+
+bool check_max_pool(const MatchContext &ctx, const Node &n, VitisUnit &u, std::string *why) {
   Window win;
-  if (!read_window(n, a.get_ints("kernel_shape"), &win, why)) return false;
-  if (!in_range(win.dilations, 1, 1)) return *why = "dilated pooling", false;
-  if (!in_range(win.strides, 1, kMaxPoolStride)) return *why = "stride outside [1, 8] (DPU limit)", false;
-  if (n.op_type == "MaxPool") {
-    if (!in_range(win.kernel, 1, kMaxPoolKernel)) return *why = "kernel outside [1, 8] (DPU limit)", false;
-    return u.kind = UnitKind::MaxPool, true;
-  }
+  if (!pool_window(ctx, n, &win, why)) return false;
+  if (!in_range(win.kernel, 1, kMaxPoolKernel)) return *why = "kernel outside [1, 8] (DPU limit)", false;
+  return u.kind = UnitKind::MaxPool, true;
+}
+
+bool check_avg_pool(const MatchContext &ctx, const Node &n, VitisUnit &u, std::string *why) {
+  Window win;
+  if (!pool_window(ctx, n, &win, why)) return false;
   if (win.kernel[0] != win.kernel[1] || !in_range(win.kernel, kMinAvgPoolKernel, kMaxAvgPoolKernel))
     return *why = "average pool kernel not square in [2, 8] (DPU limit)", false;
   const bool padded = win.pads != Ints{0, 0, 0, 0};
-  if (padded && a.get_int("count_include_pad", 0) == 0)
+  if (padded && AttrReader(n.attrs, n.where()).get_int("count_include_pad", 0) == 0)
     return *why = "padded average pool that excludes pads (the DPU divides by the window size)", false;
   return u.kind = UnitKind::AvgPool, true;
 }
@@ -227,7 +241,7 @@ bool check_add(const MatchContext &ctx, const Node &n, VitisUnit &u, std::string
 bool check_concat(const MatchContext &ctx, const Node &n, VitisUnit &u, std::string *why) {
   for (int v : n.inputs)
     if (v < 0 || ctx.is_constant(v)) return *why = "a constant operand", false;
-  const int rank = rank_of(ctx, n.inputs[0]);
+  const int rank = ctx.rank_of(n.inputs[0]);
   const int64_t axis = AttrReader(n.attrs, n.where()).get_int("axis");
   if (rank != 4 || (axis != 1 && axis != -3)) return *why = "not a channel concat of 4-D tensors", false;
   return u.kind = UnitKind::Concat, true;
@@ -237,7 +251,7 @@ bool check_concat(const MatchContext &ctx, const Node &n, VitisUnit &u, std::str
 // scales, in a coordinate mode where output pixel o reads input o / s.
 bool check_resize(const MatchContext &ctx, const Node &n, VitisUnit &u, std::string *why) {
   if (n.opset < 11) return *why = "Resize before opset 11", false;
-  if (rank_of(ctx, n.inputs[0]) != 4) return *why = "not a 4-D Resize", false;
+  if (ctx.rank_of(n.inputs[0]) != 4) return *why = "not a 4-D Resize", false;
   const AttrReader a(n.attrs, n.where());
   if (a.get_string("mode", "nearest") != "nearest") return *why = "mode is not nearest", false;
   const std::string ctm = a.get_string("coordinate_transformation_mode", "half_pixel");
@@ -261,7 +275,7 @@ bool check_resize(const MatchContext &ctx, const Node &n, VitisUnit &u, std::str
 // Flatten of [N, C, 1, 1] to [N, C]: the same bytes in NCHW and NHWC.
 bool check_flatten(const MatchContext &ctx, const Node &n, VitisUnit &u, std::string *why) {
   const int x = n.inputs[0];
-  if (rank_of(ctx, x) != 4 || AttrReader(n.attrs, n.where()).get_int("axis", 1) != 1)
+  if (ctx.rank_of(x) != 4 || AttrReader(n.attrs, n.where()).get_int("axis", 1) != 1)
     return *why = "not a Flatten of a 4-D tensor at axis 1", false;
   const Shape &s = *ctx.value(x).shape;
   if (!is_one(ctx, s[2]) || !is_one(ctx, s[3])) return *why = "H and W are not 1", false;
@@ -285,44 +299,30 @@ const char *unit_kind_name(UnitKind k) {
   return "?";
 }
 
-std::optional<VitisUnit> match_vitis_unit(const MatchContext &ctx, int node, std::string *why) {
-  const Node &n = ctx.node(node);
-  VitisUnit u;
-  u.nodes = {node};
-  u.output = n.outputs.empty() ? -1 : n.outputs[0];
-  try {
-    if (!n.domain.empty()) return *why = "not an ONNX op", std::nullopt;
-    if (!f32_values(ctx, n, why)) return std::nullopt;
-    bool ok = false;
-    const std::string &op = n.op_type;
-    if (op == "Conv") ok = check_conv(ctx, n, u, why);
-    else if (op == "Gemm" || op == "MatMul") ok = check_gemm(ctx, n, u, why);
-    else if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool") ok = check_pool(ctx, n, u, why);
-    else if (op == "Add") ok = check_add(ctx, n, u, why);
-    else if (op == "Concat") ok = check_concat(ctx, n, u, why);
-    else if (op == "Resize") ok = check_resize(ctx, n, u, why);
-    else if (op == "Flatten") ok = check_flatten(ctx, n, u, why);
-    else *why = "not an op the DPU runs";
-    if (!ok) return std::nullopt;
-  } catch (const Error &e) {
-    *why = e.what();  // a malformed attribute: the host reports it properly
-    return std::nullopt;
-  }
-  return u;
-}
-
 std::vector<SupportRule> vitis_ai_rules() {
-  auto check = [](const MatchContext &ctx, int node, std::string *why) -> std::vector<int> {
-    auto u = match_vitis_unit(ctx, node, why);
-    return u ? u->nodes : std::vector<int>{};
+  using Check = bool (*)(const MatchContext &, const Node &, VitisUnit &, std::string *);
+  // A rule for one anchor op: every value float32, then the op's own limits.
+  auto rule = [](const char *name, const char *op, Check check) -> SupportRule {
+    return {name, op, [check](const MatchContext &ctx, int node) {
+              const Node &n = ctx.node(node);
+              VitisUnit u;
+              u.nodes = {node};
+              u.output = n.outputs.empty() ? -1 : n.outputs[0];
+              std::string why;
+              if (!f32_values(ctx, n, &why) || !check(ctx, n, u, &why)) return decline(why);
+              return take_record(std::move(u));
+            }};
   };
-  return {{"conv[+bn][+act]", {"Conv"}, check},
-          {"fc[+act]", {"Gemm", "MatMul"}, check},
-          {"pool", {"MaxPool", "AveragePool", "GlobalAveragePool"}, check},
-          {"eltwise-add[+relu]", {"Add"}, check},
-          {"concat", {"Concat"}, check},
-          {"resize-nearest", {"Resize"}, check},
-          {"flatten", {"Flatten"}, check}};
+  return {rule("conv[+bn][+act]", "Conv", check_conv),
+          rule("fc[+act]", "Gemm", check_gemm),
+          rule("fc[+act]", "MatMul", check_matmul),
+          rule("pool", "MaxPool", check_max_pool),
+          rule("pool", "AveragePool", check_avg_pool),
+          rule("pool", "GlobalAveragePool", check_global_avg_pool),
+          rule("eltwise-add[+relu]", "Add", check_add),
+          rule("concat", "Concat", check_concat),
+          rule("resize-nearest", "Resize", check_resize),
+          rule("flatten", "Flatten", check_flatten)};
 }
 
 }  // namespace disco::vitis_ai

@@ -1,9 +1,8 @@
 // What the vitis_ai backend takes: the patterns a DPU runs, each as one unit
 // of nodes (anchor first), within the documented limits of dpu_limits.h.
-// The same matcher serves the partitioner (through the SupportRules) and
-// compile(), which turns a matched unit into an int8 op.
+// Each rule's match (a VitisUnit) is the unit's payload, which compile()
+// turns into an int8 op.
 #pragma once
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,7 +14,7 @@ namespace disco::vitis_ai {
 enum class UnitKind { Conv, Gemm, MaxPool, AvgPool, GlobalAvgPool, Add, Concat, Resize, Flatten };
 const char *unit_kind_name(UnitKind k);
 
-struct VitisUnit {
+struct VitisUnit : MatchPayload {
   UnitKind kind = UnitKind::Conv;
   std::vector<int> nodes;  // anchor first, then BatchNormalization and activation nodes
   int batchnorm = -1;      // a BatchNormalization folded into the conv's weights, or -1
@@ -24,8 +23,8 @@ struct VitisUnit {
   int output = -1;         // the value the unit writes (its last node's output)
 };
 
-// The unit anchored at `node`, or nullopt with `*why` naming the limit at fault.
-std::optional<VitisUnit> match_vitis_unit(const MatchContext &ctx, int node, std::string *why);
+// One rule per anchor op; each takes a unit with its VitisUnit as the payload,
+// or declines with the limit at fault.
 std::vector<SupportRule> vitis_ai_rules();
 
 }  // namespace disco::vitis_ai

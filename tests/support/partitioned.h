@@ -36,6 +36,14 @@ struct Partitioned {
   }
 };
 
+// A graph that breaks one limit of a backend: the node of `op` must go to the
+// next backend, and the partition's notes carry `reason`.
+struct DeclineCase {
+  const char *what;
+  Graph graph;
+  const char *op, *reason;
+};
+
 inline Partitioned partition_for(Graph g, const std::vector<std::string> &backend_names,
                                  const PartitionOptions &opts = {}) {
   Partitioned p;

@@ -1,0 +1,118 @@
+// The oneDNN backend's Conv steps (strides, pads, dilations, groups, bias,
+// 1-D and run-time SAME pads) against scalar references at several run-time
+// shapes of one compile.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "frontend/graph_builder.h"
+#include "driver/session.h"
+#include "tests/support/jit_eval.h"
+#include "tests/support/onednn_cases.h"
+#include "tests/support/onednn_references.h"
+#include "tests/support/partitioned.h"
+#include "tests/support/tensors.h"
+
+namespace disco {
+namespace {
+
+using namespace testing;  // disco::testing: the tests' shared helpers
+
+// ---- Conv ---------------------------------------------------------------------
+
+TEST(OnednnConv, StridesPadsDilationsGroupsAndBiasMatchTheReference) {
+  GraphBuilder b;
+  auto x = b.input("x", DType::F32, {sym("n"), 4, sym("h"), sym("w")});
+  TensorData w = tensor({6, 2, 3, 2}, 0.25f, 1), bias = tensor({6}, 0.5f, 2);
+  auto y = b.op("Conv", {x, b.constant("w", w), b.constant("bias", bias)},
+                testing::attrs({{"group", attr_int(2)},
+                                {"strides", attr_ints({2, 1})},
+                                {"pads", attr_ints({1, 0, 2, 1})},
+                                {"dilations", attr_ints({1, 2})}}));
+  b.output(b.op("Relu", {y}));
+  Session s(b.build(), "conv_geom", "", onednn_first());
+  for (Dims xs : {Dims{1, 4, 5, 6}, Dims{2, 4, 8, 3}, Dims{3, 4, 1, 4}}) {
+    TensorData tx = tensor(xs);
+    auto out = s.run({tx});
+    Dims os;
+    auto want = ref_conv2d(values(tx), xs, values(w), w.shape, values(bias), {2, 1}, {1, 2}, {1, 0, 2, 1}, 2, &os);
+    for (auto &v : want) v = std::max(v, 0.0f);
+    expect_near_all(
+        out[0], os, want,
+        "X [" + std::to_string(xs[0]) + ", 4, " + std::to_string(xs[2]) + ", " + std::to_string(xs[3]) + "]");
+  }
+  const StepCount c = count_steps(s.last_compile().plan);
+  EXPECT_EQ(c.onednn, 1);
+  EXPECT_EQ(c.other, 0);
+}
+
+TEST(OnednnConv, DepthwiseSameUpperPadsFollowTheRunTimeShape) {
+  GraphBuilder b;
+  auto x = b.input("x", DType::F32, {1, 3, sym("h"), sym("w")});
+  TensorData w = tensor({3, 1, 3, 3}, 0.5f, 4);
+  b.output(
+      b.op("Conv", {x, b.constant("w", w)},
+           testing::attrs(
+               {{"group", attr_int(3)}, {"strides", attr_ints({2, 2})}, {"auto_pad", attr_string("SAME_UPPER")}})));
+  Session s(b.build(), "conv_dw", "", onednn_first());
+  for (Dims xs : {Dims{1, 3, 7, 6}, Dims{1, 3, 4, 9}}) {
+    TensorData tx = tensor(xs);
+    auto out = s.run({tx});
+    // SAME_UPPER: out = ceil(in / 2), the odd pad goes at the end.
+    Dims pads(4);
+    for (int d = 0; d < 2; ++d) {
+      const int64_t in = xs[2 + d], o = (in + 1) / 2, total = std::max<int64_t>(0, (o - 1) * 2 + 3 - in);
+      pads[d] = total / 2;
+      pads[d + 2] = total - total / 2;
+    }
+    Dims os;
+    auto want = ref_conv2d(values(tx), xs, values(w), w.shape, {}, {2, 2}, {1, 1}, pads, 3, &os);
+    expect_near_all(out[0], os, want, "h " + std::to_string(xs[2]) + " w " + std::to_string(xs[3]));
+  }
+  EXPECT_EQ(count_steps(s.last_compile().plan).onednn, 1);
+}
+
+TEST(OnednnConv, OneDimensionalConvWithInputWeightsAndResidualMatchesTheReference) {
+  GraphBuilder b;
+  auto x = b.input("x", DType::F32, {sym("n"), 2, sym("l")});
+  auto w = b.input("w", DType::F32, {3, 2, 3});
+  auto r = b.input("r", DType::F32, {sym("n"), 3, sym("l")});
+  auto y = b.op("Conv", {x, w}, testing::attrs({{"pads", attr_ints({1, 1})}}));
+  b.output(b.op("Add", {y, r}));
+  Session s(b.build(), "conv1d", "", onednn_first());
+  for (Dims xs : {Dims{1, 2, 5}, Dims{2, 2, 11}}) {
+    TensorData tx = tensor(xs), tw = tensor({3, 2, 3}, 0.5f, 5), tr = tensor({xs[0], 3, xs[2]}, 0.25f, 9);
+    auto out = s.run({tx, tw, tr});
+    // A 1-D conv is a 2-D conv of height 1.
+    Dims os;
+    auto want = ref_conv2d(values(tx), {xs[0], 2, 1, xs[2]}, values(tw), {3, 2, 1, 3}, {}, {1, 1}, {1, 1}, {0, 1, 0, 1},
+                           1, &os);
+    for (size_t i = 0; i < want.size(); ++i) want[i] += tr.as<float>()[i];
+    expect_near_all(out[0], {xs[0], 3, xs[2]}, want, "l = " + std::to_string(xs[2]));
+  }
+  const StepCount c = count_steps(s.last_compile().plan);
+  EXPECT_EQ(c.onednn, 1);
+  EXPECT_EQ(c.other, 0);
+}
+
+TEST(OnednnConv, OneChannelInAndOnePositionOutNeedNoLayoutCopies) {
+  // X with one channel and Y with one position read the same in NCHW and NHWC.
+  GraphBuilder b;
+  auto x = b.input("x", DType::F32, {sym("n"), 1, 5, 5});
+  auto r = b.input("r", DType::F32, {sym("n"), 3, 1, 1});
+  TensorData w = tensor({3, 1, 5, 5}, 0.25f, 2);
+  b.output(b.op("Sigmoid", {b.op("Add", {b.op("Conv", {x, b.constant("w", w)}), r})}));
+  Session s(b.build(), "conv_1x1_out", "", onednn_first());
+  for (int64_t n : {1, 4}) {
+    TensorData tx = tensor({n, 1, 5, 5}), tr = tensor({n, 3, 1, 1}, 0.5f, 3);
+    auto out = s.run({tx, tr});
+    Dims os;
+    auto want = ref_conv2d(values(tx), tx.shape, values(w), w.shape, {}, {1, 1}, {1, 1}, {0, 0, 0, 0}, 1, &os);
+    for (size_t i = 0; i < want.size(); ++i) want[i] = 1 / (1 + std::exp(-(want[i] + tr.as<float>()[i])));
+    expect_near_all(out[0], os, want, "n = " + std::to_string(n));
+  }
+  EXPECT_EQ(count_steps(s.last_compile().plan).other, 0);
+}
+
+}  // namespace
+}  // namespace disco

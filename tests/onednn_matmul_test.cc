@@ -1,0 +1,272 @@
+// The oneDNN backend's MatMul and Gemm steps, and every epilogue fused into
+// them, against scalar references written here, at several run-time shapes
+// of one compile.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+
+#include "frontend/graph_builder.h"
+#include "driver/session.h"
+#include "tests/support/jit_eval.h"
+#include "tests/support/onednn_cases.h"
+#include "tests/support/onednn_references.h"
+#include "tests/support/partitioned.h"
+#include "tests/support/tensors.h"
+
+namespace disco {
+namespace {
+
+using namespace testing;  // disco::testing: the tests' shared helpers
+
+// ---- MatMul and Gemm ----------------------------------------------------------
+
+TEST(OnednnMatMul, BatchBroadcastOfBothOperandsMatchesTheReference) {
+  GraphBuilder b;
+  auto a = b.input("a", DType::F32, {sym("p"), 1, sym("m"), 4});
+  auto w = b.input("b", DType::F32, {1, sym("q"), 4, 3});
+  b.output(b.op("MatMul", {a, w}));
+  Session s(b.build(), "mm_bcast", "", onednn_first());
+  for (Dims sa : {Dims{2, 1, 3, 4}, Dims{1, 1, 5, 4}, Dims{3, 1, 1, 4}}) {
+    const Dims sb{1, 2, 4, 3};
+    TensorData ta = tensor(sa), tb = tensor(sb, 0.5f, 4);
+    auto out = s.run({ta, tb});
+    Dims os;
+    auto want = ref_matmul(values(ta), sa, values(tb), sb, &os);
+    expect_near_all(out[0], os, want, "A " + std::to_string(sa[0]) + "x" + std::to_string(sa[2]));
+  }
+  EXPECT_EQ(count_steps(s.last_compile().plan).onednn, 1);
+  EXPECT_EQ(s.compiles(), 1);
+}
+
+TEST(OnednnMatMul, ConstantWeightsWithBiasAndResidualServeManyShapesFromOneCompile) {
+  // [batch, seq, 6] x [6, 5] + bias + residual, as in a transformer layer.
+  GraphBuilder b;
+  auto x = b.input("x", DType::F32, {sym("batch"), sym("seq"), 6});
+  auto res = b.input("res", DType::F32, {sym("batch"), sym("seq"), 5});
+  TensorData w = tensor({6, 5}, 0.125f, 2), bias = tensor({5}, 0.5f, 1);
+  auto y = b.op("MatMul", {x, b.constant("w", w)});
+  y = b.op("Add", {b.constant("bias", bias), y});
+  b.output(b.op("Add", {y, res}));
+  const int before = compile_count();
+  Session s(b.build(), "mm_bias_res", "", onednn_first());
+  for (Dims shape : {Dims{1, 1}, Dims{2, 7}, Dims{3, 1}, Dims{4, 33}}) {
+    const Dims sx{shape[0], shape[1], 6}, sr{shape[0], shape[1], 5};
+    TensorData tx = tensor(sx), tr = tensor(sr, 0.75f, 5);
+    auto out = s.run({tx, tr});
+    Dims os;
+    auto want = ref_matmul(values(tx), sx, values(w), {6, 5}, &os);
+    const auto eb = expand(values(bias), {5}, os);
+    for (size_t i = 0; i < want.size(); ++i) want[i] += eb[i] + tr.as<float>()[i];
+    expect_near_all(out[0], os, want, "batch " + std::to_string(shape[0]) + " seq " + std::to_string(shape[1]));
+  }
+  const StepCount c = count_steps(s.last_compile().plan);
+  EXPECT_EQ(c.onednn, 1);
+  EXPECT_EQ(c.other, 0);
+  EXPECT_EQ(compile_count(), before + 1);
+}
+
+TEST(OnednnGemm, TransposesAlphaBetaAndBiasMatchTheReference) {
+  // Y = 0.5 * A^T B^T + 2 * C, A [4, m], B [3, 4], C [3].
+  GraphBuilder b;
+  auto a = b.input("a", DType::F32, {4, sym("m")});
+  TensorData w = tensor({3, 4}, 0.5f, 1), c = tensor({3}, 0.25f, 6);
+  b.output(b.op("Gemm", {a, b.constant("b", w), b.constant("c", c)},
+                testing::attrs({{"transA", attr_int(1)},
+                                {"transB", attr_int(1)},
+                                {"alpha", attr_float(0.5f)},
+                                {"beta", attr_float(2.0f)}})));
+  Session s(b.build(), "gemm_t", "", onednn_first());
+  for (int64_t m : {1, 5, 16}) {
+    TensorData ta = tensor({4, m});
+    auto out = s.run({ta});
+    std::vector<float> want(m * 3);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < 3; ++j) {
+        double acc = 0;
+        for (int64_t k = 0; k < 4; ++k) acc += double(ta.as<float>()[k * m + i]) * w.as<float>()[j * 4 + k];
+        want[i * 3 + j] = static_cast<float>(0.5 * acc + 2.0 * c.as<float>()[j]);
+      }
+    expect_near_all(out[0], {m, 3}, want, "m = " + std::to_string(m));
+  }
+  EXPECT_EQ(count_steps(s.last_compile().plan).onednn, 1);
+}
+
+TEST(OnednnGemm, ColumnBroadcastCAndAlphaWithoutCMatchTheReference) {
+  // Y1 = A B + C with C [m, 1] an input; Y2 = 2 * A B with no C.
+  GraphBuilder b;
+  auto a = b.input("a", DType::F32, {sym("m"), 4});
+  auto c = b.input("c", DType::F32, {sym("m"), 1});
+  TensorData w = tensor({4, 3}, 0.5f, 2);
+  auto wc = b.constant("w", w);
+  b.output(b.op("Gemm", {a, wc, c}));
+  b.output(b.op("Gemm", {a, wc}, testing::attrs({{"alpha", attr_float(2.0f)}})));
+  Session s(b.build(), "gemm_c", "", onednn_first());
+  for (int64_t m : {1, 6}) {
+    TensorData ta = tensor({m, 4}), tc = tensor({m, 1}, 1.0f, 3);
+    auto out = s.run({ta, tc});
+    Dims os;
+    auto ab = ref_matmul(values(ta), {m, 4}, values(w), {4, 3}, &os);
+    std::vector<float> y1(ab.size()), y2(ab.size());
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < 3; ++j) {
+        y1[i * 3 + j] = ab[i * 3 + j] + tc.as<float>()[i];
+        y2[i * 3 + j] = 2 * ab[i * 3 + j];
+      }
+    expect_near_all(out[0], os, y1, "A B + C");
+    expect_near_all(out[1], os, y2, "2 A B");
+  }
+  EXPECT_EQ(count_steps(s.last_compile().plan).onednn, 2);
+}
+
+// ---- epilogues ----------------------------------------------------------------
+
+// y = x [m, 6] x W [6, 5], then one epilogue; every node must land in one onednn step.
+struct EpilogueCase {
+  std::string name;
+  // Builds the epilogue on `y`; may add the input "r" [m, 5] or "s" [m, 1].
+  std::function<std::string(GraphBuilder &, const std::string &y)> build;
+  // The reference, per element: y, row i, column j, and the inputs r and s.
+  std::function<double(double y, int64_t i, int64_t j, const TensorData &r, const TensorData &s)> ref;
+  bool uses_r = false, uses_s = false;
+};
+
+std::string scalar(GraphBuilder &b, float v) {
+  static int count = 0;
+  return b.constant("k" + std::to_string(count++), testing::f32({}, {v}));
+}
+
+std::vector<EpilogueCase> epilogue_cases() {
+  const TensorData bias = tensor({5}, 0.5f, 1);
+  const TensorData bn_scale = tensor({5}, 0.25f, 2), bn_b = tensor({5}, 0.5f, 3), bn_mean = tensor({5}, 0.5f, 4);
+  const TensorData bn_var = testing::f32({5}, {0.5f, 1.0f, 2.0f, 0.25f, 4.0f});
+  auto bn_ref = [=](double y, int64_t j) {
+    return (y - bn_mean.as<float>()[j]) / std::sqrt(bn_var.as<float>()[j] + 1e-3) * bn_scale.as<float>()[j] +
+           bn_b.as<float>()[j];
+  };
+  return {
+      {"ConstantBias",
+       [=](GraphBuilder &b, const std::string &y) {
+         return b.op("Add", {y, b.constant("bias", bias)});
+       },
+       [=](double y, int64_t, int64_t j, const TensorData &, const TensorData &) { return y + bias.as<float>()[j]; }},
+      {"Residual",
+       [](GraphBuilder &b, const std::string &y) {
+         return b.op("Add", {"r", y});
+       },
+       [](double y, int64_t i, int64_t j, const TensorData &r, const TensorData &) {
+         return y + r.as<float>()[i * 5 + j];
+       },
+       true},
+      {"RowScaleAndSubtract",
+       [](GraphBuilder &b, const std::string &y) {
+         return b.op("Sub", {b.op("Mul", {"s", y}), "s"});
+       },
+       [](double y, int64_t i, int64_t, const TensorData &, const TensorData &s) {
+         return y * s.as<float>()[i] - s.as<float>()[i];
+       },
+       false, true},
+      {"DivideByRows",
+       [](GraphBuilder &b, const std::string &y) {
+         return b.op("Div", {y, "s"});
+       },
+       [](double y, int64_t i, int64_t, const TensorData &, const TensorData &s) { return y / s.as<float>()[i]; },
+       false, true},
+      {"Relu", [](GraphBuilder &b, const std::string &y) { return b.op("Relu", {y}); },
+       [](double y, int64_t, int64_t, const TensorData &, const TensorData &) { return y > 0 ? y : 0; }},
+      {"LeakyRelu",
+       [](GraphBuilder &b, const std::string &y) {
+         return b.op("LeakyRelu", {y}, testing::attrs({{"alpha", attr_float(0.125f)}}));
+       },
+       [](double y, int64_t, int64_t, const TensorData &, const TensorData &) { return y > 0 ? y : 0.125 * y; }},
+      {"Sigmoid", [](GraphBuilder &b, const std::string &y) { return b.op("Sigmoid", {y}); },
+       [](double y, int64_t, int64_t, const TensorData &, const TensorData &) { return 1 / (1 + std::exp(-y)); }},
+      {"Tanh", [](GraphBuilder &b, const std::string &y) { return b.op("Tanh", {y}); },
+       [](double y, int64_t, int64_t, const TensorData &, const TensorData &) { return std::tanh(y); }},
+      {"Clip",
+       [](GraphBuilder &b, const std::string &y) {
+         return b.op("Clip", {y, scalar(b, -0.5f), scalar(b, 1.0f)});
+       },
+       [](double y, int64_t, int64_t, const TensorData &, const TensorData &) {
+         return std::min(std::max(y, -0.5), 1.0);
+       }},
+      {"GeluAsPyTorchExportsIt",
+       [](GraphBuilder &b, const std::string &y) {
+         auto e = b.op("Erf", {b.op("Div", {y, scalar(b, 1.4142135f)})});
+         auto f = b.op("Add", {e, scalar(b, 1.0f)});
+         return b.op("Mul", {b.op("Mul", {y, f}), scalar(b, 0.5f)});
+       },
+       [](double y, int64_t, int64_t, const TensorData &, const TensorData &) { return gelu(y); }},
+      {"GeluHalvedFirst",
+       [](GraphBuilder &b, const std::string &y) {
+         auto h = b.op("Mul", {scalar(b, 0.5f), y});
+         auto e = b.op("Erf", {b.op("Mul", {y, scalar(b, 0.70710678f)})});
+         return b.op("Mul", {b.op("Add", {scalar(b, 1.0f), e}), h});
+       },
+       [](double y, int64_t, int64_t, const TensorData &, const TensorData &) { return gelu(y); }},
+      {"ScalarArithmetic",
+       [](GraphBuilder &b, const std::string &y) {
+         auto v = b.op("Div", {b.op("Mul", {scalar(b, 2.0f), b.op("Sub", {y, scalar(b, 1.5f)})}), scalar(b, 4.0f)});
+         return b.op("Sub", {scalar(b, 3.0f), b.op("Add", {v, scalar(b, 0.25f)})});
+       },
+       [](double y, int64_t, int64_t, const TensorData &, const TensorData &) {
+         return 3.0 - ((2.0 * (y - 1.5)) / 4.0 + 0.25);
+       }},
+      {"BatchNormalization",
+       [=](GraphBuilder &b, const std::string &y) {
+         return b.op("BatchNormalization",
+                     {y, b.constant("bn_s", bn_scale), b.constant("bn_b", bn_b), b.constant("bn_m", bn_mean),
+                      b.constant("bn_v", bn_var)},
+                     testing::attrs({{"epsilon", attr_float(1e-3f)}}));
+       },
+       [=](double y, int64_t, int64_t j, const TensorData &, const TensorData &) { return bn_ref(y, j); }},
+      {"BiasGeluResidualChain",
+       [=](GraphBuilder &b, const std::string &y) {
+         auto v = b.op("Add", {y, b.constant("bias", bias)});
+         auto e = b.op("Erf", {b.op("Div", {v, scalar(b, 1.4142135f)})});
+         auto g = b.op("Mul", {b.op("Mul", {v, b.op("Add", {e, scalar(b, 1.0f)})}), scalar(b, 0.5f)});
+         return b.op("Relu", {b.op("Add", {g, "r"})});
+       },
+       [=](double y, int64_t i, int64_t j, const TensorData &r, const TensorData &) {
+         return std::max(0.0, gelu(y + bias.as<float>()[j]) + r.as<float>()[i * 5 + j]);
+       },
+       true},
+  };
+}
+
+class OnednnEpilogue : public ::testing::TestWithParam<EpilogueCase> {};
+
+TEST_P(OnednnEpilogue, FusesIntoTheMatMulStepAndMatchesTheReference) {
+  const EpilogueCase &ec = GetParam();
+  GraphBuilder b;
+  auto x = b.input("x", DType::F32, {sym("m"), 6});
+  if (ec.uses_r) b.input("r", DType::F32, {sym("m"), 5});
+  if (ec.uses_s) b.input("s", DType::F32, {sym("m"), 1});
+  TensorData w = tensor({6, 5}, 0.25f, 3);
+  b.output(ec.build(b, b.op("MatMul", {x, b.constant("w", w)})));
+  Session s(b.build(), "epilogue", "", onednn_first());
+  const StepCount c = count_steps(s.last_compile().plan);
+  EXPECT_EQ(c.onednn, 1);
+  EXPECT_EQ(c.other, 0) << "every epilogue node belongs to the oneDNN step";
+  for (int64_t m : {1, 4, 9}) {
+    TensorData tx = tensor({m, 6}), tr = tensor({m, 5}, 0.5f, 7);
+    TensorData ts = testing::f32({m, 1}, std::vector<float>(m));
+    for (int64_t i = 0; i < m; ++i) ts.mutable_as<float>()[i] = 0.5f + 0.25f * static_cast<float>(i);
+    std::vector<TensorData> in{tx};
+    if (ec.uses_r) in.push_back(tr);
+    if (ec.uses_s) in.push_back(ts);
+    auto out = s.run(in);
+    Dims os;
+    auto y = ref_matmul(values(tx), {m, 6}, values(w), {6, 5}, &os);
+    std::vector<float> want(y.size());
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < 5; ++j) want[i * 5 + j] = static_cast<float>(ec.ref(y[i * 5 + j], i, j, tr, ts));
+    expect_near_all(out[0], os, want, ec.name + " at m = " + std::to_string(m));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Epilogues, OnednnEpilogue, ::testing::ValuesIn(epilogue_cases()),
+                         [](const ::testing::TestParamInfo<EpilogueCase> &i) { return i.param.name; });
+
+}  // namespace
+}  // namespace disco
