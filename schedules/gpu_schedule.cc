@@ -1,4 +1,4 @@
-#include "targets/gpu/gpu_schedule.h"
+#include "schedules/gpu_schedule.h"
 
 #include <cctype>
 #include <map>
