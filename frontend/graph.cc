@@ -54,4 +54,10 @@ void Graph::sort_nodes() {
     for (int out : nodes[n].outputs) values[out].producer = static_cast<int>(n);
 }
 
+bool node_is_folded(const Graph &g, const Node &n) {
+  for (int o : n.outputs)
+    if (o >= 0 && !g.value(o).constant && !g.value(o).sym_value) return false;
+  return true;
+}
+
 }  // namespace disco

@@ -51,4 +51,8 @@ struct Graph {
   void sort_nodes();
 };
 
+// True when every output of the node is known at compile time (constants and
+// shape values), so the node needs no kernel.
+bool node_is_folded(const Graph &g, const Node &n);
+
 }  // namespace disco

@@ -1,6 +1,7 @@
 #include "schedules/fusion.h"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <set>
 
@@ -9,29 +10,10 @@
 namespace disco {
 
 const char *group_kind_name(GroupKind k) {
-  switch (k) {
-    case GroupKind::Loop:
-      return "loop";
-    case GroupKind::Input:
-      return "input";
-    case GroupKind::Stitch:
-      return "stitch";
-    case GroupKind::Dot:
-      return "dot";
-    case GroupKind::Host:
-      return "host";
-    case GroupKind::Opaque:
-      return "opaque";
-    case GroupKind::Copy:
-      return "copy";
-  }
-  return "?";
-}
-
-bool node_is_folded(const Graph &g, const Node &n) {
-  for (int o : n.outputs)
-    if (o >= 0 && !g.value(o).constant && !g.value(o).sym_value) return false;
-  return true;
+  static constexpr const char *kNames[] = {"loop", "input", "stitch", "dot", "host", "opaque", "copy"};  // in order
+  static_assert(std::size(kNames) == static_cast<size_t>(GroupKind::Copy) + 1, "a GroupKind without a name");
+  const auto i = static_cast<size_t>(k);
+  return i < std::size(kNames) ? kNames[i] : "?";
 }
 
 namespace {

@@ -38,10 +38,6 @@ struct FusionGroup {
   std::vector<int> outputs;  // value ids that leave the group
 };
 
-// True when every output of the node is known at compile time (constants and
-// shape values), so the node needs no kernel.
-bool node_is_folded(const Graph &g, const Node &n);
-
 // The first of the trailing axes that a Softmax, LogSoftmax or
 // LayerNormalization normalizes (a row reduction that keeps its input's
 // shape), or -1 for any other node.

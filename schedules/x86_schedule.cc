@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include "schedules/schedule_parts.h"
-
 namespace disco {
 
 namespace {
@@ -11,7 +9,6 @@ namespace {
 using Halide::Expr;
 using Halide::Func;
 using Halide::LoopLevel;
-using Halide::RVar;
 using Halide::TailStrategy;
 using Halide::Var;
 using Halide::VarOrRVar;
@@ -58,16 +55,12 @@ void schedule_updates(Func f, int lanes, bool parallel) {
 // split by kAccumulators vectors, the partial results live in an
 // intermediate computed at `at`, then reduced across lanes.
 void vectorize_fold(Func f, const LoopLevel &at, int lanes) {
-  auto rv = f.rvars(0);
-  if (rv.empty()) return;
+  if (f.rvars(0).empty()) return;
   const int width = lanes * kAccumulators;
-  RVar ro(f.name() + "_ro"), ri(f.name() + "_ri");
-  Var u(f.name() + "_u");
-  f.update(0).split(rv[0], ro, ri, width, TailStrategy::GuardWithIf);
-  Func partial = f.update(0).rfactor(ri, u);
-  partial.compute_at(at).vectorize(u, width);
-  partial.update(0).vectorize(u, width);
-  f.update(0).atomic().vectorize(ri, width);
+  SplitFold fold = split_fold(f, width);
+  fold.partials.compute_at(at).vectorize(fold.lane, width);
+  fold.partials.update(0).vectorize(fold.lane, width);
+  f.update(0).atomic().vectorize(fold.inner, width);
 }
 
 Expr product(const std::vector<Expr> &es) {
@@ -76,64 +69,27 @@ Expr product(const std::vector<Expr> &es) {
   return p;
 }
 
-class KernelScheduler {
+class X86Scheduler : public Scheduler {
  public:
-  KernelScheduler(LoweredKernel &k, const ShapeStore &store, const Halide::Target &target)
-      : k_(k), store_(store), target_(target) {}
-
-  ScheduleReport run(GroupKind kind);
+  X86Scheduler(LoweredKernel &k, const ShapeStore &store, const Halide::Target &target)
+      : Scheduler(k, store), target_(target) {}
 
  private:
-  Expr extent(const Dim &d) { return k_.syms.expr(store_.canonical(d)); }
-  const Shape &output_shape(size_t i) const { return k_.tensors.at(k_.output_values.at(i)).shape; }
-  void bound_outputs();
-  bool stitch(ScheduleReport &rep);
-  bool loop(ScheduleReport &rep);
-  void generic(ScheduleReport &rep);
+  ScheduleReport stitch(int row_dims) override;
+  ScheduleReport loop() override;
+  ScheduleReport generic(GroupKind kind) override;
   void fold_at_root(const Stage &s, int lanes);
   std::vector<ScheduleBranch> speculate(const Shape &out, int lanes, bool *serial);
   void specialize(Func root, const VarOrRVar &par, const std::vector<ScheduleBranch> &branches, bool serial);
 
-  LoweredKernel &k_;
-  const ShapeStore &store_;
   const Halide::Target &target_;
 };
 
-// Outputs are allocated at exactly their symbolic shapes: saying so lets
-// Halide size per-row storage from the shape (768, not "whatever the buffer
-// says") and drop checks.
-void KernelScheduler::bound_outputs() {
-  for (size_t i = 0; i < k_.outputs.size(); ++i) {
-    Func f = k_.outputs[i];
-    const Shape &s = output_shape(i);
-    const int r = static_cast<int>(s.size());
-    // Not for outputs with updates: a known min makes Halide take their loads of the output as
-    // vector-aligned, which the caller's buffer need not be (an aligned masked load faults).
-    if (f.outputs() != 1 || f.dimensions() != r || f.has_update_definition()) continue;
-    for (int d = 0; d < r; ++d) f.output_buffer().dim(d).set_bounds(0, extent(s[r - 1 - d]));
-  }
-}
-
-// Halide's simplifier learns the facts of a branch condition of the form
-// !(a || b || ...) one by one (each a is false inside the branch), while it
-// loses them from a && b once it has folded that into min()s. So every
-// predicate is built as "none of these fails".
-Expr none_of(const std::vector<Expr> &failures) {
-  Expr any;
-  for (const auto &f : failures) any = any.defined() ? (any || f) : f;
-  return !any;
-}
-
 // The predicates of the branches worth having for a root of shape `out`.
 // *serial: the shape is static and small, so no branch runs in parallel.
-std::vector<ScheduleBranch> KernelScheduler::speculate(const Shape &out, int lanes, bool *serial) {
+std::vector<ScheduleBranch> X86Scheduler::speculate(const Shape &out, int lanes, bool *serial) {
   std::vector<ScheduleBranch> branches;
-  std::vector<Expr> unlikely;
-  for (const auto &[name, param] : k_.syms.used()) {
-    if (!store_.has_symbol(name) || store_.facts(name).likely.empty()) continue;
-    unlikely.push_back(param != static_cast<int32_t>(store_.facts(name).likely[0]));
-  }
-  if (!unlikely.empty()) branches.push_back({"hint", none_of(unlikely)});
+  if (Expr hint = hint_condition(); hint.defined()) branches.push_back({"hint", hint});
 
   bool all_const = true;
   int64_t elements = 1;
@@ -149,18 +105,14 @@ std::vector<ScheduleBranch> KernelScheduler::speculate(const Shape &out, int lan
   *serial = all_const && elements <= kSerialElements;
   if (!all_const) branches.push_back({"small", product(extents) <= kSerialElements});
 
-  std::vector<Expr> sparse;  // a broadcast dim that is 1, or a tail
-  for (const auto &d : k_.maybe_broadcast) sparse.push_back(extent(d) == 1);
-  if (!out.empty() && lanes > 1 && !store_.is_divisible(out.back(), lanes))
-    sparse.push_back(extent(out.back()) % lanes != 0);
-  if (!sparse.empty()) branches.push_back({"dense", none_of(sparse)});
+  if (Expr dense = dense_condition(out, lanes); dense.defined()) branches.push_back({"dense", dense});
   return branches;
 }
 
 // The branches copy the root's schedule so far; each but "small" runs `par`
 // in parallel, and so does the generic one unless the kernel is `serial`.
-void KernelScheduler::specialize(Func root, const VarOrRVar &par, const std::vector<ScheduleBranch> &branches,
-                                 bool serial) {
+void X86Scheduler::specialize(Func root, const VarOrRVar &par, const std::vector<ScheduleBranch> &branches,
+                              bool serial) {
   for (const auto &b : branches) {
     Halide::Stage s = root.specialize(b.condition);
     if (b.name != "small" && !serial) s.parallel(par);
@@ -168,11 +120,10 @@ void KernelScheduler::specialize(Func root, const VarOrRVar &par, const std::vec
   if (!serial) root.parallel(par);
 }
 
-// Row by row (see x86_schedule.h). Applies when the kernel has one output
-// and its stages are row reductions over the output's rows and RowValues.
-bool KernelScheduler::stitch(ScheduleReport &rep) {
-  const int row_dims = stitch_row_dims(k_);
-  if (row_dims == 0) return false;
+// Row by row (see x86_schedule.h): one output, its stages row reductions
+// over its rows and RowValues.
+ScheduleReport X86Scheduler::stitch(int row_dims) {
+  ScheduleReport rep;
   Func y = k_.outputs[0];
   const int rank = y.dimensions();
   const Shape &out = output_shape(0);
@@ -214,14 +165,12 @@ bool KernelScheduler::stitch(ScheduleReport &rep) {
   rep.branches = speculate(out, lanes, &serial);
   specialize(y, par, rep.branches, serial);
   rep.template_name = "stitch";
-  return true;
+  return rep;
 }
 
 // Elementwise outputs: vectors along the innermost dim, tasks of rows.
-bool KernelScheduler::loop(ScheduleReport &rep) {
-  for (auto &f : k_.outputs)
-    if (f.outputs() != 1 || f.has_update_definition() || f.dimensions() == 0) return false;
-  if (!k_.stages.empty()) return false;
+ScheduleReport X86Scheduler::loop() {
+  ScheduleReport rep;
   for (size_t i = 0; i < k_.outputs.size(); ++i) {
     Func f = k_.outputs[i];
     const Shape &out = output_shape(i);
@@ -248,12 +197,12 @@ bool KernelScheduler::loop(ScheduleReport &rep) {
     if (i == 0) rep.branches = branches;
   }
   rep.template_name = "loop";
-  return true;
+  return rep;
 }
 
 // A row fold materialized at root: rows in parallel tasks, each row's fold
 // vector-wide.
-void KernelScheduler::fold_at_root(const Stage &s, int lanes) {
+void X86Scheduler::fold_at_root(const Stage &s, int lanes) {
   Func f = s.f;
   f.compute_root();
   std::vector<Var> kept = f.args();
@@ -271,7 +220,7 @@ void KernelScheduler::fold_at_root(const Stage &s, int lanes) {
 }
 
 // Input, dot and opaque kernels: stages at root, vectorized and parallel.
-void KernelScheduler::generic(ScheduleReport &rep) {
+ScheduleReport X86Scheduler::generic(GroupKind) {
   for (auto &s : k_.stages) {
     if (s.kind == StageKind::RowValues) continue;  // inlined: read where it is used
     const int lanes = vector_lanes(s.f.output_types()[0], target_);
@@ -291,30 +240,13 @@ void KernelScheduler::generic(ScheduleReport &rep) {
     schedule_pure(f, lanes, true);
     schedule_updates(f, lanes, true);
   }
-  rep.template_name = "generic";
-}
-
-ScheduleReport KernelScheduler::run(GroupKind kind) {
-  ScheduleReport rep;
-  bound_outputs();
-  if (kind == GroupKind::Stitch && stitch(rep)) return rep;
-  if (kind == GroupKind::Loop && loop(rep)) return rep;
-  generic(rep);
-  return rep;
+  return {"generic", {}};
 }
 
 }  // namespace
 
-std::string ScheduleReport::describe() const {
-  std::string s = template_name;
-  if (branches.empty()) return s;
-  s += ", branches:";
-  for (const auto &b : branches) s += " " + b.name;
-  return s;
-}
-
 ScheduleReport schedule_x86(LoweredKernel &k, GroupKind kind, const ShapeStore &store, const Halide::Target &target) {
-  return KernelScheduler(k, store, target).run(kind);
+  return X86Scheduler(k, store, target).run(kind);
 }
 
 }  // namespace disco

@@ -26,30 +26,13 @@
 // A branch is only added when the store cannot decide its predicate at
 // compile time, so static shapes get one straight-line schedule.
 #pragma once
-#include <string>
-#include <vector>
-
 #include "Halide.h"
-#include "lowering/lower_graph.h"
-#include "lowering/shape_store.h"
-#include "schedules/fusion.h"
+#include "schedules/scheduler.h"
 
 namespace disco {
 
 constexpr int kTaskElements = 16384;    // per parallel task: 64 KiB of float32
 constexpr int kSerialElements = 32768;  // kernels this small run on the calling thread
-
-// A specialize() branch of a kernel's root, for tests and --verbose.
-struct ScheduleBranch {
-  std::string name;  // "hint", "small" or "dense"
-  Halide::Expr condition;
-};
-
-struct ScheduleReport {
-  std::string template_name;             // "loop", "stitch" or "generic"
-  std::vector<ScheduleBranch> branches;  // in the order they are tried; the generic branch follows
-  std::string describe() const;          // "stitch, branches: small, dense"
-};
 
 ScheduleReport schedule_x86(LoweredKernel &k, GroupKind kind, const ShapeStore &store, const Halide::Target &target);
 

@@ -1,5 +1,5 @@
 #include "targets/backend.h"
-#include "schedules/fusion.h"
+#include "frontend/graph.h"
 
 namespace disco {
 

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "frontend/errors.h"
-#include "schedules/fusion.h"
+#include "frontend/graph.h"
 #include "targets/plan_builder.h"
 
 namespace disco {

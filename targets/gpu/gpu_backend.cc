@@ -2,7 +2,7 @@
 
 #include "frontend/errors.h"
 #include "lowering/op_registry.h"
-#include "targets/gpu/gpu_schedule.h"
+#include "schedules/gpu_schedule.h"
 #include "targets/host/host_backend.h"
 #include "targets/host/host_codegen.h"
 #include "targets/plan_builder.h"

@@ -1,6 +1,6 @@
 // The GPU backends, `opencl` and `cuda`: they take every node the host
 // backend takes, lower it the same way and differ only in schedules
-// (gpu_schedule.h). Host-side work stays on the CPU: shape computation,
+// (schedules/gpu_schedule.h). Host-side work stays on the CPU: shape computation,
 // data-dependent host ops and graph-output copies. They need a GPU target
 // (gpu_target.h), which `--target opencl` or `--target cuda` selects.
 #pragma once

@@ -1,10 +1,8 @@
-#include "targets/gpu/gpu_schedule.h"
+#include "schedules/gpu_schedule.h"
 
 #include <cctype>
 #include <map>
 #include <sstream>
-
-#include "schedules/schedule_parts.h"
 
 namespace disco {
 
@@ -56,18 +54,18 @@ Var tile_func(Func f) {
   return inner;
 }
 
+// A fold's partials computed at `block`, one per thread of the block.
+void partials_on_threads(SplitFold fold, const LoopLevel &block) {
+  fold.partials.compute_at(block).gpu_threads(fold.lane);
+  fold.partials.update(0).gpu_threads(fold.lane);
+}
+
 // A fold (fold_extent set; update 0 over an RDom whose first dim is the
 // innermost axis) as a block-level reduction: the innermost RVar is split
 // across kGpuReduceThreads partials, one per thread; one thread folds them.
 // `block` is where the fold is computed; it runs once per block there.
 void block_fold(Func f, const LoopLevel &block) {
-  auto rv = f.rvars(0);
-  RVar ro(f.name() + "_ro"), ri(f.name() + "_ri");
-  Var u(f.name() + "_u");
-  f.update(0).split(rv[0], ro, ri, kGpuReduceThreads, TailStrategy::GuardWithIf);
-  Func partial = f.update(0).rfactor(ri, u);
-  partial.compute_at(block).gpu_threads(u);
-  partial.update(0).gpu_threads(u);
+  partials_on_threads(split_fold(f, kGpuReduceThreads), block);
 }
 
 bool is_fold(const Stage &s) {
@@ -75,69 +73,19 @@ bool is_fold(const Stage &s) {
          !s.f.rvars(0).empty();
 }
 
-class GpuScheduler {
+class GpuScheduler : public Scheduler {
  public:
-  GpuScheduler(LoweredKernel &k, const ShapeStore &store) : k_(k), store_(store) {}
-
-  ScheduleReport run(GroupKind kind) {
-    ScheduleReport rep;
-    bound_outputs();
-    if (kind == GroupKind::Stitch && stitch(rep)) return rep;
-    if (kind == GroupKind::Loop && loop(rep)) return rep;
-    generic(rep, kind == GroupKind::Dot);
-    return rep;
-  }
+  GpuScheduler(LoweredKernel &k, const ShapeStore &store) : Scheduler(k, store) {}
 
  private:
-  Expr extent(const Dim &d) { return k_.syms.expr(store_.canonical(d)); }
-  const Shape &output_shape(size_t i) const { return k_.tensors.at(k_.output_values.at(i)).shape; }
-
-  // As on x86: outputs have exactly their symbolic shapes.
-  void bound_outputs() {
-    for (size_t i = 0; i < k_.outputs.size(); ++i) {
-      Func f = k_.outputs[i];
-      const Shape &s = output_shape(i);
-      const int r = static_cast<int>(s.size());
-      if (f.outputs() != 1 || f.dimensions() != r || f.has_update_definition()) continue;
-      for (int d = 0; d < r; ++d) f.output_buffer().dim(d).set_bounds(0, extent(s[r - 1 - d]));
-    }
-  }
-
-  // "none of these fails" (see x86_schedule.cc: the simplifier learns each fact).
-  static Expr none_of(const std::vector<Expr> &failures) {
-    Expr any;
-    for (const auto &f : failures) any = any.defined() ? (any || f) : f;
-    return !any;
-  }
-
-  Expr hint_condition() {
-    std::vector<Expr> unlikely;
-    for (const auto &[name, param] : k_.syms.used()) {
-      if (!store_.has_symbol(name) || store_.facts(name).likely.empty()) continue;
-      unlikely.push_back(param != static_cast<int32_t>(store_.facts(name).likely[0]));
-    }
-    return unlikely.empty() ? Expr() : none_of(unlikely);
-  }
-
-  // No broadcast dim is 1 and the innermost extent fills whole warps.
-  Expr dense_condition(const Shape &out) {
-    std::vector<Expr> sparse;
-    for (const auto &d : k_.maybe_broadcast) sparse.push_back(extent(d) == 1);
-    if (!out.empty() && !store_.is_divisible(out.back(), kGpuTileX))
-      sparse.push_back(extent(out.back()) % kGpuTileX != 0);
-    return sparse.empty() ? Expr() : none_of(sparse);
-  }
-
-  bool loop(ScheduleReport &rep) {
-    for (auto &f : k_.outputs)
-      if (f.outputs() != 1 || f.has_update_definition() || f.dimensions() == 0) return false;
-    if (!k_.stages.empty()) return false;
+  ScheduleReport loop() override {
+    ScheduleReport rep;
     for (size_t i = 0; i < k_.outputs.size(); ++i) {
       Func f = k_.outputs[i];
       const Shape &out = output_shape(i);
       std::vector<ScheduleBranch> branches;
       if (Expr h = hint_condition(); h.defined()) branches.push_back({"hint", h});
-      if (Expr d = dense_condition(out); d.defined()) branches.push_back({"dense", d});
+      if (Expr d = dense_condition(out, kGpuTileX); d.defined()) branches.push_back({"dense", d});
       for (const auto &b : branches) {
         // In the dense branch the innermost extent is a multiple of the tile: no guard.
         const bool aligned = b.name == "dense" && !out.empty();
@@ -147,14 +95,12 @@ class GpuScheduler {
       if (i == 0) rep.branches = branches;
     }
     rep.template_name = "gpu-loop";
-    return true;
+    return rep;
   }
 
-  // Applies when, as on x86, the one output's stages are row reductions over
-  // its rows and row values.
-  bool stitch(ScheduleReport &rep) {
-    const int row_dims = stitch_row_dims(k_);
-    if (row_dims == 0) return false;
+  // As on x86: one output, its stages row reductions over its rows and row values.
+  ScheduleReport stitch(int row_dims) override {
+    ScheduleReport rep;
     Func y = k_.outputs[0];
     std::vector<Var> args = y.args();
     Var row = fuse_range(y, args, 0, row_dims);
@@ -174,11 +120,13 @@ class GpuScheduler {
       y.specialize(h);
     }
     rep.template_name = "gpu-stitch";
-    return true;
+    return rep;
   }
 
   // Input, dot and opaque kernels: stages at root, each its own GPU loop.
-  void generic(ScheduleReport &rep, bool dot) {
+  ScheduleReport generic(GroupKind kind) override {
+    ScheduleReport rep;
+    const bool dot = kind == GroupKind::Dot;
     // The dot product of a dot kernel with an epilogue: per output element, in the thread that writes it.
     int product = -1;
     Func out0 = k_.outputs.empty() ? Func() : k_.outputs[0];
@@ -214,7 +162,7 @@ class GpuScheduler {
     }
     if (dot && k_.outputs.size() == 1 && out0.has_update_definition() && direct_shared_dot(out0)) {
       rep.template_name = "gpu-dot-shared";
-      return;
+      return rep;
     }
     for (size_t o = 0; o < k_.outputs.size(); ++o) {
       if (o == 0 && inner_product.defined() && shared_dot(out0, inner_product)) {
@@ -228,6 +176,7 @@ class GpuScheduler {
       }
     }
     rep.template_name = dot ? (shared ? "gpu-dot-shared" : "gpu-dot") : "gpu-generic";
+    return rep;
   }
 
   // A 2-D dot product over one reduction axis k (MatMul, Gemm) with tiles in
@@ -315,33 +264,20 @@ class GpuScheduler {
   void root_block_fold(Func f) {
     std::vector<Var> kept = f.args();
     tile_stage(f, kept);
+    // rfactor first: it replaces the update, whose loops are then the kept vars and the partials.
+    SplitFold fold = split_fold(f, kGpuReduceThreads);
     if (kept.empty()) {
       // One result: the partials on one block, folded by one thread.
-      auto rv = f.rvars(0);
-      RVar ro(f.name() + "_ro"), ri(f.name() + "_ri");
-      Var u(f.name() + "_u");
-      f.update(0).split(rv[0], ro, ri, kGpuReduceThreads, TailStrategy::GuardWithIf);
-      Func partial = f.update(0).rfactor(ri, u);
-      partial.compute_root();
-      tile_stage(partial, {u});
-      tile_stage(partial.update(0), {u});
+      fold.partials.compute_root();
+      tile_stage(fold.partials, {fold.lane});
+      tile_stage(fold.partials.update(0), {fold.lane});
       f.update(0).gpu_single_thread();
       return;
     }
-    // rfactor first: it replaces the update, whose loops are then the kept vars and the partials.
-    auto rv = f.rvars(0);
-    RVar ro(f.name() + "_ro"), ri(f.name() + "_ri");
-    Var u(f.name() + "_u");
-    f.update(0).split(rv[0], ro, ri, kGpuReduceThreads, TailStrategy::GuardWithIf);
-    Func partial = f.update(0).rfactor(ri, u);
     Var blk = fuse_range(f.update(0), kept, 0, kept.size());
     f.update(0).gpu_blocks(blk);
-    partial.compute_at(f, blk).gpu_threads(u);
-    partial.update(0).gpu_threads(u);
+    partials_on_threads(fold, LoopLevel(f, blk));
   }
-
-  LoweredKernel &k_;
-  const ShapeStore &store_;
 };
 
 }  // namespace

@@ -23,10 +23,7 @@
 //           host CPU; Halide copies buffers between host and device.
 #pragma once
 #include "Halide.h"
-#include "lowering/lower_graph.h"
-#include "lowering/shape_store.h"
-#include "schedules/fusion.h"
-#include "schedules/x86_schedule.h"
+#include "schedules/scheduler.h"
 
 namespace disco {
 

@@ -1,0 +1,115 @@
+#include "schedules/scheduler.h"
+
+#include <sstream>
+
+namespace disco {
+
+namespace {
+
+// Halide's simplifier learns the facts of a branch condition of the form
+// !(a || b || ...) one by one (each a is false inside the branch), while it
+// loses them from a && b once it has folded that into min()s. So every
+// predicate is built as "none of these fails".
+Halide::Expr none_of(const std::vector<Halide::Expr> &failures) {
+  Halide::Expr any;
+  for (const auto &f : failures) any = any.defined() ? (any || f) : f;
+  return !any;
+}
+
+}  // namespace
+
+std::string ScheduleReport::describe() const {
+  std::string s = template_name;
+  if (branches.empty()) return s;
+  s += ", branches:";
+  for (const auto &b : branches) s += " " + b.name;
+  return s;
+}
+
+ScheduleReport Scheduler::run(GroupKind kind) {
+  bound_outputs();
+  if (kind == GroupKind::Stitch)
+    if (const int row_dims = stitch_row_dims()) return stitch(row_dims);
+  if (kind == GroupKind::Loop && elementwise_outputs()) return loop();
+  return generic(kind);
+}
+
+// Outputs are allocated at exactly their symbolic shapes: saying so lets
+// Halide size per-row storage from the shape (768, not "whatever the buffer
+// says") and drop checks.
+void Scheduler::bound_outputs() {
+  for (size_t i = 0; i < k_.outputs.size(); ++i) {
+    Halide::Func f = k_.outputs[i];
+    const Shape &s = output_shape(i);
+    const int r = static_cast<int>(s.size());
+    // Not for outputs with updates: a known min makes Halide take their loads of the output as
+    // vector-aligned, which the caller's buffer need not be (an aligned masked load faults).
+    if (f.outputs() != 1 || f.dimensions() != r || f.has_update_definition()) continue;
+    for (int d = 0; d < r; ++d) f.output_buffer().dim(d).set_bounds(0, extent(s[r - 1 - d]));
+  }
+}
+
+// For a kernel with one output whose stages are row reductions over the
+// output's trailing dims and RowValues of the output's rank: the number of
+// those trailing (row) dims. 0 when the kernel is not such a stitch, or has
+// one row only or no rows, where going row by row gains nothing.
+int Scheduler::stitch_row_dims() const {
+  if (k_.outputs.size() != 1) return 0;
+  const Halide::Func &y = k_.outputs[0];
+  if (y.outputs() != 1 || y.has_update_definition()) return 0;
+  const int rank = y.dimensions();
+  int kept = -1;
+  for (const auto &s : k_.stages) {
+    if (s.kind == StageKind::RowValues && s.rank == rank) continue;
+    if (s.kind != StageKind::RowReduction || (kept >= 0 && s.rank != kept)) return 0;
+    kept = s.rank;
+  }
+  if (kept < 1 || kept >= rank) return 0;
+  return rank - kept;
+}
+
+// Outputs that are pure definitions of rank 1 or more, and no stages.
+bool Scheduler::elementwise_outputs() const {
+  for (auto &f : k_.outputs)
+    if (f.outputs() != 1 || f.has_update_definition() || f.dimensions() == 0) return false;
+  return k_.stages.empty();
+}
+
+Halide::Expr Scheduler::hint_condition() const {
+  std::vector<Halide::Expr> unlikely;
+  for (const auto &[name, param] : k_.syms.used()) {
+    if (!store_.has_symbol(name) || store_.facts(name).likely.empty()) continue;
+    unlikely.push_back(param != static_cast<int32_t>(store_.facts(name).likely[0]));
+  }
+  return unlikely.empty() ? Halide::Expr() : none_of(unlikely);
+}
+
+Halide::Expr Scheduler::dense_condition(const Shape &out, int width) const {
+  std::vector<Halide::Expr> sparse;  // a broadcast dim that is 1, or a tail
+  for (const auto &d : k_.maybe_broadcast) sparse.push_back(extent(d) == 1);
+  if (!out.empty() && width > 1 && !store_.is_divisible(out.back(), width))
+    sparse.push_back(extent(out.back()) % width != 0);
+  return sparse.empty() ? Halide::Expr() : none_of(sparse);
+}
+
+bool update_writes_pure_vars(const Halide::Func &f, int u) {
+  auto lhs = f.update_args(u);
+  auto pure = f.args();
+  if (lhs.size() != pure.size()) return false;
+  for (size_t i = 0; i < lhs.size(); ++i) {
+    std::ostringstream os;
+    os << lhs[i];
+    if (os.str() != pure[i].name()) return false;
+  }
+  return true;
+}
+
+SplitFold split_fold(Halide::Func f, int width) {
+  SplitFold s{Halide::Func(), Halide::Var(f.name() + "_u"), Halide::RVar(f.name() + "_ri")};
+  Halide::RVar outer(f.name() + "_ro");
+  f.update(0).split(f.rvars(0)[0], outer, s.inner, width, Halide::TailStrategy::GuardWithIf);
+  s.partials = f.update(0).rfactor(s.inner, s.lane);
+  return s;
+}
+
+}  // namespace disco
