@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "frontend/graph.h"
@@ -55,5 +56,18 @@ class PlanBuilder {
   std::vector<std::string> objects_;
   int kernels_ = 0;
 };
+
+// The compile() loop of a backend that emits one extern step per unit: for
+// each unit, in the order given (an order in which every step reads only
+// values already written), make_step(unit) builds the step; it is announced on
+// the progress line as "<what><extern_call> (<label>)" and appended.
+template <class Units, class MakeStep>
+void add_unit_steps(const Units &units, PlanBuilder &b, const std::string &what, MakeStep make_step) {
+  for (const auto &unit : units) {
+    PlanStep step = make_step(unit);
+    b.progress(what + step.extern_call + " (" + step.label + ")");
+    b.add_step(std::move(step));
+  }
+}
 
 }  // namespace disco

@@ -31,7 +31,6 @@ PlanStep unit_step(const CublasUnit &u, const Region &region, PlanBuilder &b) {
   for (const auto &op : u.epilogue)
     if (op.kind == CublasEpilogueOp::Add) step.inputs.push_back(b.input_buffer(op.operand));
   step.outputs.push_back(b.output_buffer(u.output));
-  b.progress("cublas step " + step.extern_call + " (" + step.label + ")");
   return step;
 }
 
@@ -45,7 +44,8 @@ class CublasBackend : public Backend {
   // its constant or Gemm-C operands read from outside it, so this order writes
   // every value before a step reads it.
   Declined compile(const Region &region, PlanBuilder &b) const override {
-    for (const Unit &unit : region.units) b.add_step(unit_step(unit.payload_as<CublasUnit>(), region, b));
+    add_unit_steps(region.units, b, "cublas step ",
+                   [&](const Unit &unit) { return unit_step(unit.payload_as<CublasUnit>(), region, b); });
     return {};
   }
 };

@@ -28,7 +28,6 @@ PlanStep unit_step(const ExampleUnit &u, const Region &region, PlanBuilder &b) {
   }
   for (int vid : g.nodes[u.nodes.front()].inputs) step.inputs.push_back(vid < 0 ? -1 : b.input_buffer(vid));
   step.outputs.push_back(b.output_buffer(g.nodes[u.nodes.back()].outputs[0]));
-  b.progress(step.extern_call + " (" + step.label + ")");
   return step;
 }
 
@@ -48,7 +47,8 @@ class ExampleBackend : public Backend {
   // codegen finds) returns their nodes instead, adding no steps: the
   // partitioner gives them to the next backend.
   Declined compile(const Region &region, PlanBuilder &b) const override {
-    for (const Unit &unit : region.units) b.add_step(unit_step(unit.payload_as<ExampleUnit>(), region, b));
+    add_unit_steps(region.units, b, "",
+                   [&](const Unit &unit) { return unit_step(unit.payload_as<ExampleUnit>(), region, b); });
     return {};
   }
 };

@@ -106,7 +106,6 @@ PlanStep unit_step(const OnednnUnit &u, const Region &region, const std::set<int
   for (int vid : u.anchor_inputs) step.inputs.push_back(vid < 0 ? -1 : b.input_buffer(vid));
   for (int vid : u.operands) step.inputs.push_back(b.input_buffer(vid));
   step.outputs.push_back(b.output_buffer(u.output));
-  b.progress("onednn step " + step.extern_call + " (" + step.label + ")");
   return step;
 }
 
@@ -124,7 +123,8 @@ class OnednnBackend : public Backend {
     auto last = [](const OnednnUnit *u) { return *std::max_element(u->nodes.begin(), u->nodes.end()); };
     std::stable_sort(units.begin(), units.end(), [&](auto *x, auto *y) { return last(x) < last(y); });
     const std::set<int> channels_last = channels_last_values(MatchContext(b.graph(), b.store()), units);
-    for (const OnednnUnit *u : units) b.add_step(unit_step(*u, region, channels_last, b));
+    add_unit_steps(units, b, "onednn step ",
+                   [&](const OnednnUnit *u) { return unit_step(*u, region, channels_last, b); });
     return {};
   }
 };
