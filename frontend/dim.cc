@@ -326,6 +326,12 @@ std::string shape_str(const Shape &s) {
   return out + "]";
 }
 
+std::string dims_str(const std::vector<int64_t> &dims) {
+  std::string out = "[";
+  for (size_t i = 0; i < dims.size(); ++i) out += (i ? ", " : "") + std::to_string(dims[i]);
+  return out + "]";
+}
+
 Dim num_elements(const Shape &s) {
   Dim n(1);
   for (const auto &d : s) n = n * d;

@@ -88,6 +88,7 @@ struct AtomNode {
 
 using Shape = std::vector<Dim>;
 std::string shape_str(const Shape &s);  // "[batch, seq, 768]"
+std::string dims_str(const std::vector<int64_t> &dims);  // "[2, 3, 768]", a concrete shape
 Dim num_elements(const Shape &s);
 // Evaluates every dim; the result is in ONNX order. (A run evaluates shapes
 // compiled over symbol slots instead: runtime/symbol_slots.h.)

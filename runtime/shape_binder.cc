@@ -4,14 +4,6 @@
 
 namespace disco {
 
-namespace {
-std::string shape_text(const std::vector<int64_t> &s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + "]";
-}
-}  // namespace
-
 ShapeBinder::ShapeBinder(std::vector<InputSpec> inputs, std::vector<RuntimeCheck> checks, SymbolTable &table)
     : inputs_(std::move(inputs)), checks_(std::move(checks)) {
   // A symbol is bound where it is first declared (inputs and dims in order)
@@ -57,7 +49,7 @@ void ShapeBinder::bind_input(size_t i, const std::vector<int64_t> &shape, DType 
   DISCO_CHECK(dtype == in.dtype, "input '", in.name, "' has dtype ", dtype_name(dtype), ", expected ",
               dtype_name(in.dtype));
   DISCO_CHECK(shape.size() == in.shape.size(), "input '", in.name, "' has rank ", shape.size(), " (shape ",
-              shape_text(shape), "), expected rank ", in.shape.size(), " ", shape_str(in.shape));
+              dims_str(shape), "), expected rank ", in.shape.size(), " ", shape_str(in.shape));
   for (size_t d = 0; d < shape.size(); ++d) {
     const int64_t actual = shape[d];
     const DeclaredDim &dd = dims_[i][d];

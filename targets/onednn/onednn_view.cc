@@ -2,17 +2,12 @@
 
 #include <cstdlib>
 
+#include "frontend/dim.h"
 #include "frontend/errors.h"
 
 namespace disco {
 
 namespace {
-
-std::string dims_text(const std::vector<int64_t> &s) {
-  std::string t = "[";
-  for (size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
-  return t + "]";
-}
 
 // "in3" -> 3; -1 for any other token.
 int64_t input_dim(const std::string &token) {
@@ -62,7 +57,7 @@ void validate_view(const OperandView &v, const std::string &where) {
     DISCO_CHECK(v.reshape.empty(), where, ": a Reshape view without a Transpose");
     return;
   }
-  DISCO_CHECK(is_permutation(v.perm), where, ": view perm ", dims_text(v.perm), " is not a permutation");
+  DISCO_CHECK(is_permutation(v.perm), where, ": view perm ", dims_str(v.perm), " is not a permutation");
   DISCO_CHECK(v.reshape.empty() || v.reshape.size() == v.perm.size(), where, ": the view's Reshape has ",
               v.reshape.size(), " dims, its Transpose ", v.perm.size());
   int rest = 0;
@@ -89,7 +84,7 @@ StridedDims OperandView::apply(const std::vector<int64_t> &shape, const std::str
       }
       const int64_t i = input_dim(t);
       if (i >= 0)
-        DISCO_CHECK(i < static_cast<int64_t>(shape.size()), what, " ", dims_text(shape), " has no dim ", i,
+        DISCO_CHECK(i < static_cast<int64_t>(shape.size()), what, " ", dims_str(shape), " has no dim ", i,
                     " for its view");
       dims[j] = i >= 0 ? shape[static_cast<size_t>(i)] : constant(t);
       known *= dims[j];
@@ -97,9 +92,9 @@ StridedDims OperandView::apply(const std::vector<int64_t> &shape, const std::str
     if (rest >= 0) dims[static_cast<size_t>(rest)] = known != 0 ? total / known : 0;
     int64_t got = 1;
     for (int64_t d : dims) got *= d;
-    DISCO_CHECK(got == total, what, " ", dims_text(shape), " cannot be viewed as ", dims_text(dims));
+    DISCO_CHECK(got == total, what, " ", dims_str(shape), " cannot be viewed as ", dims_str(dims));
   }
-  DISCO_CHECK(dims.size() == perm.size(), what, " ", dims_text(dims), " has rank ", dims.size(),
+  DISCO_CHECK(dims.size() == perm.size(), what, " ", dims_str(dims), " has rank ", dims.size(),
               ", its view's Transpose ", perm.size());
   const StridedDims r = dense_layout(dims);
   return {permuted(r.dims, perm), permuted(r.strides, perm)};
