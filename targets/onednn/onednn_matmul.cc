@@ -107,9 +107,12 @@ class MatmulKernel : public OnednnStep {
   bool make_panel(const ExternTensor &b, const Layout &l, const Epilogue &e, Entry &en);
   void run_panel(Entry &en, const Epilogue &e, const float *a, float *y, int64_t rows) const;
   void make_matmul(const ExternTensor &b, const Layout &l, const Epilogue &e, Entry &en);
-  // The bias (when en.bias is set, laid out as `bias_desc`) and the binary
-  // post-ops' operands as execution arguments; their data is set per run.
-  static void bind_epilogue(Entry &en, const Layout &l, const Epilogue::Lowered &post, const memory::desc &bias_desc);
+  // The primitive's execution arguments, their data set per run: A, Y and B
+  // (laid out as `user_wei`; constant weights the primitive wants as
+  // `primitive_wei` instead are reordered once), the bias (when en.bias is set,
+  // laid out as `bias_desc`) and the binary post-ops' operands.
+  void bind_args(Entry &en, const Layout &l, const ExternTensor &b, const memory::desc &user_wei,
+                 const memory::desc &primitive_wei, const Epilogue::Lowered &post, const memory::desc &bias_desc);
   void clear_cache() override { cache_.clear(); }
 
   bool trans_a_ = false, trans_b_ = false;
@@ -199,13 +202,7 @@ bool MatmulKernel::make_inner_product(const ExternTensor &b, const Layout &l, co
   made_primitive(pd);
   en.prim = dnnl::inner_product_forward(pd);
   en.impl = std::string("inner_product ") + pd.impl_info_str();
-  const auto &eng = onednn_engine();
-  en.src = memory(l.src, eng, nullptr);
-  en.dst = memory(l.dst, eng, nullptr);
-  en.wei = memory(user_wei, eng, nullptr);
-  if (pd.weights_desc() != user_wei) en.packed = packed_weights(user_wei, b.data, pd.weights_desc());
-  en.args = {{DNNL_ARG_SRC, en.src}, {DNNL_ARG_WEIGHTS, en.packed ? *en.packed : en.wei}, {DNNL_ARG_DST, en.dst}};
-  bind_epilogue(en, l, post, bias_desc);
+  bind_args(en, l, b, user_wei, pd.weights_desc(), post, bias_desc);
   return true;
 }
 
@@ -323,9 +320,15 @@ void MatmulKernel::run_panel(Entry &en, const Epilogue &e, const float *a, float
   }
 }
 
-void MatmulKernel::bind_epilogue(Entry &en, const Layout &l, const Epilogue::Lowered &post,
-                                 const memory::desc &bias_desc) {
+void MatmulKernel::bind_args(Entry &en, const Layout &l, const ExternTensor &b, const memory::desc &user_wei,
+                             const memory::desc &primitive_wei, const Epilogue::Lowered &post,
+                             const memory::desc &bias_desc) {
   const auto &eng = onednn_engine();
+  en.src = memory(l.src, eng, nullptr);
+  en.dst = memory(l.dst, eng, nullptr);
+  en.wei = memory(user_wei, eng, nullptr);
+  if (b.constant && primitive_wei != user_wei) en.packed = packed_weights(user_wei, b.data, primitive_wei);
+  en.args = {{DNNL_ARG_SRC, en.src}, {DNNL_ARG_WEIGHTS, en.packed ? *en.packed : en.wei}, {DNNL_ARG_DST, en.dst}};
   if (en.bias >= 0) {
     en.bias_mem = memory(bias_desc, eng, nullptr);
     en.args[DNNL_ARG_BIAS] = en.bias_mem;
@@ -365,13 +368,7 @@ void MatmulKernel::make_matmul(const ExternTensor &b, const Layout &l, const Epi
   made_primitive(pd);
   en.prim = dnnl::matmul(pd);
   en.impl = std::string("matmul ") + pd.impl_info_str();
-  const auto &eng = onednn_engine();
-  en.src = memory(l.src, eng, nullptr);
-  en.dst = memory(l.dst, eng, nullptr);
-  en.wei = memory(l.wei, eng, nullptr);
-  if (b.constant && pd.weights_desc() != l.wei) en.packed = packed_weights(l.wei, b.data, pd.weights_desc());
-  en.args = {{DNNL_ARG_SRC, en.src}, {DNNL_ARG_WEIGHTS, en.packed ? *en.packed : en.wei}, {DNNL_ARG_DST, en.dst}};
-  bind_epilogue(en, l, post, plain_desc(bias_dims));
+  bind_args(en, l, b, l.wei, pd.weights_desc(), post, plain_desc(bias_dims));
 }
 
 MatmulKernel::Entry MatmulKernel::make_entry(const ExternTensor &b, const Layout &l, const Epilogue &e) {
