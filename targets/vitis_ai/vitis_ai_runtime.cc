@@ -27,21 +27,20 @@ std::vector<int64_t> nhwc(const std::vector<int64_t> &s) {
   return s.size() == 4 ? std::vector<int64_t>{s[0], s[2], s[3], s[1]} : s;
 }
 
-// NCHW <-> NHWC copies (rank 2 tensors are copied as they are).
-void to_nhwc(const float *src, const std::vector<int64_t> &s, float *dst) {
+// NCHW <-> NHWC copies of a tensor of NCHW shape `s` (rank 2 tensors are
+// copied as they are).
+void copy_nhwc(const float *src, const std::vector<int64_t> &s, float *dst, bool to_nhwc) {
   if (s.size() != 4) return (void)std::memcpy(dst, src, sizeof(float) * ExternTensor{nullptr, DType::F32, s}.num_elements());
   const int64_t N = s[0], C = s[1], HW = s[2] * s[3];
   for (int64_t n = 0; n < N; ++n)
     for (int64_t c = 0; c < C; ++c)
-      for (int64_t p = 0; p < HW; ++p) dst[(n * HW + p) * C + c] = src[(n * C + c) * HW + p];
-}
-
-void from_nhwc(const float *src, const std::vector<int64_t> &s, float *dst) {
-  if (s.size() != 4) return (void)std::memcpy(dst, src, sizeof(float) * ExternTensor{nullptr, DType::F32, s}.num_elements());
-  const int64_t N = s[0], C = s[1], HW = s[2] * s[3];
-  for (int64_t n = 0; n < N; ++n)
-    for (int64_t c = 0; c < C; ++c)
-      for (int64_t p = 0; p < HW; ++p) dst[(n * C + c) * HW + p] = src[(n * HW + p) * C + c];
+      for (int64_t p = 0; p < HW; ++p) {
+        const int64_t nchw = (n * C + c) * HW + p, nhwc = (n * HW + p) * C + c;
+        if (to_nhwc)
+          dst[nhwc] = src[nchw];
+        else
+          dst[nchw] = src[nhwc];
+      }
 }
 
 // The compiled DPU model for this step, when one is installed.
@@ -103,7 +102,7 @@ class VitisRegionKernel : public ExternKernel {
     std::vector<float *> out_p;
     for (int i = 0; i < p.num_inputs; ++i) {
       in[i].resize(call.inputs[i].num_elements());
-      to_nhwc(static_cast<const float *>(call.inputs[i].data), call.inputs[i].shape, in[i].data());
+      copy_nhwc(static_cast<const float *>(call.inputs[i].data), call.inputs[i].shape, in[i].data(), true);
       in_p.push_back(in[i].data());
     }
     for (size_t k = 0; k < outs.size(); ++k) {
@@ -112,7 +111,7 @@ class VitisRegionKernel : public ExternKernel {
     }
     dpu_->run(in_p, out_p);
     for (size_t k = 0; k < outs.size(); ++k)
-      from_nhwc(out[k].data(), call.outputs[k].shape, static_cast<float *>(call.outputs[k].data));
+      copy_nhwc(out[k].data(), call.outputs[k].shape, static_cast<float *>(call.outputs[k].data), false);
     return true;
   }
 
