@@ -16,8 +16,7 @@
 namespace disco {
 namespace {
 
-// convnet_bn has convnet's weights with BatchNormalization kept; same references.
-using testing::reference_name;
+using testing::reference_name;  // convnet_bn uses convnet's references
 
 class OpenclModelTest : public ::testing::TestWithParam<std::string> {};
 

@@ -48,10 +48,12 @@ TEST(VitisAiBackend, TakesConvWithBatchNormAndActivationAsOneUnit) {
   GraphBuilder b;
   auto x = b.input("x", DType::F32, {sym("n"), 4, sym("h"), sym("w")});
   auto c = b.op("Conv", {x, b.constant("w", random_f32({8, 4, 3, 3}, 1))}, {{"pads", attr_ints({1, 1, 1, 1})}});
-  auto bn = b.op("BatchNormalization", {c, b.constant("s", random_f32({8}, 2)), b.constant("o", random_f32({8}, 3)),
-                                        b.constant("m", random_f32({8}, 4)), b.constant("v", random_f32({8}, 5, 0.2f))});
+  auto bn =
+      b.op("BatchNormalization", {c, b.constant("s", random_f32({8}, 2)), b.constant("o", random_f32({8}, 3)),
+                                  b.constant("m", random_f32({8}, 4)), b.constant("v", random_f32({8}, 5, 0.2f))});
   // Clip to [0, 6] is Relu6.
-  b.output(b.op("Clip", {bn, b.constant("lo", TensorData::scalar_f32(0)), b.constant("hi", TensorData::scalar_f32(6))}));
+  b.output(
+      b.op("Clip", {bn, b.constant("lo", TensorData::scalar_f32(0)), b.constant("hi", TensorData::scalar_f32(6))}));
   Partitioned p = partition_vitis(b.build());
   EXPECT_EQ(p.backend_of("Conv"), "vitis_ai") << p.notes();
   EXPECT_EQ(p.backend_of("BatchNormalization"), "vitis_ai");
@@ -188,8 +190,10 @@ TEST(VitisAiBackend, MixedDpuOpsRunInOneRegionCloseToTheFloatResult) {
   auto build = [] {
     GraphBuilder b;
     auto x = b.input("x", DType::F32, {sym("n"), 4, 8, 8});
-    auto dw = b.op("Conv", {x, b.constant("dw_w", random_f32({4, 1, 3, 3}, 11, 0.5f)), b.constant("dw_b", random_f32({4}, 12, 0.1f))},
-                   {{"group", attr_int(4)}, {"pads", attr_ints({1, 1, 1, 1})}, {"strides", attr_ints({1, 1})}});
+    auto dw =
+        b.op("Conv",
+             {x, b.constant("dw_w", random_f32({4, 1, 3, 3}, 11, 0.5f)), b.constant("dw_b", random_f32({4}, 12, 0.1f))},
+             {{"group", attr_int(4)}, {"pads", attr_ints({1, 1, 1, 1})}, {"strides", attr_ints({1, 1})}});
     auto leaky = b.op("LeakyRelu", {dw}, {{"alpha", attr_float(0.1f)}});
     auto cat = b.op("Concat", {leaky, x}, {{"axis", attr_int(1)}});
     auto pool = b.op("AveragePool", {cat}, {{"kernel_shape", attr_ints({3, 3})}, {"strides", attr_ints({2, 2})},
@@ -200,10 +204,13 @@ TEST(VitisAiBackend, MixedDpuOpsRunInOneRegionCloseToTheFloatResult) {
     auto up = b.op("Resize", {pool, "", b.constant("scales", scales)},
                    {{"mode", attr_string("nearest")}, {"coordinate_transformation_mode", attr_string("asymmetric")},
                     {"nearest_mode", attr_string("floor")}});
-    auto c = b.op("Conv", {up, b.constant("w", random_f32({6, 8, 1, 1}, 13, 0.5f)), b.constant("b", random_f32({6}, 14, 0.2f))});
-    auto r6 = b.op("Clip", {c, b.constant("lo", TensorData::scalar_f32(0)), b.constant("hi", TensorData::scalar_f32(6))});
+    auto c = b.op(
+        "Conv", {up, b.constant("w", random_f32({6, 8, 1, 1}, 13, 0.5f)), b.constant("b", random_f32({6}, 14, 0.2f))});
+    auto r6 =
+        b.op("Clip", {c, b.constant("lo", TensorData::scalar_f32(0)), b.constant("hi", TensorData::scalar_f32(6))});
     auto gap = b.op("Flatten", {b.op("GlobalAveragePool", {r6})}, {{"axis", attr_int(1)}});
-    b.output(b.op("Gemm", {gap, b.constant("fc", random_f32({5, 6}, 15, 0.5f)), b.constant("fcb", random_f32({5}, 16, 0.1f))},
+    b.output(b.op("Gemm",
+                  {gap, b.constant("fc", random_f32({5, 6}, 15, 0.5f)), b.constant("fcb", random_f32({5}, 16, 0.1f))},
                   {{"transB", attr_int(1)}}));
     return b.build();
   };
@@ -246,8 +253,9 @@ TEST(VitisAiBackend, ARegionThatCannotBeQuantizedGoesToTheNextBackendWithAMessag
   o.progress = [&](const std::string &l) { lines.push_back(l); };
   Session s(b.build(), "fallback", "", o);
   bool said = false;
-  for (const auto &l : lines) said = said || (l.find("vitis_ai hands back 1 node(s)") != std::string::npos &&
-                                              l.find("no calibration data reaches") != std::string::npos);
+  for (const auto &l : lines)
+    said = said || (l.find("vitis_ai hands back 1 node(s)") != std::string::npos &&
+                    l.find("no calibration data reaches") != std::string::npos);
   EXPECT_TRUE(said) << "expected a hand-back message in the compile progress";
   for (const auto &st : s.last_compile().plan.steps) EXPECT_NE(st.extern_call, "vitis_ai.region");
   int host_kernels = 0;
