@@ -17,7 +17,7 @@ inline std::string reference_name(const std::string &model) { return model == "c
 inline void expect_close(const TensorData &got, const TensorData &want, const std::string &what, double rtol = 1e-4,
                          double atol = 1e-5) {
   ASSERT_EQ(got.shape, want.shape) << what;
-  EXPECT_LE(closeness(got, want, rtol, atol), 1.0) << what << ": outside rtol " << rtol << ", atol " << atol;
+  EXPECT_LE(testing::closeness(got, want, rtol, atol), 1.0) << what << ": outside rtol " << rtol << ", atol " << atol;
 }
 
 }  // namespace disco::testing
