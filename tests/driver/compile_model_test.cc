@@ -13,20 +13,17 @@
 #include "driver/compile_cache.h"
 #include "frontend/graph_builder.h"
 #include "runtime/executor.h"
+#include "tests/support/tensors.h"
 
 namespace disco {
 namespace {
 
-TensorData f32(std::vector<int64_t> shape, float start) {
-  TensorData t(DType::F32, std::move(shape));
-  for (int64_t i = 0; i < t.num_elements(); ++i) t.mutable_as<float>()[i] = start + static_cast<float>(i);
-  return t;
-}
+using testing::iota_f32;  // start, start + 1, ...
 
 Graph relu_add_graph() {
   GraphBuilder b;
   auto x = b.input("x", DType::F32, {Dim::symbol("n"), Dim::symbol("m")});
-  auto bias = b.constant("bias", f32({3}, -2));  // -2, -1, 0
+  auto bias = b.constant("bias", iota_f32({3}, -2));  // -2, -1, 0
   auto s = b.op("Add", {x, bias});
   auto r = b.op("Relu", {s});
   b.output(b.op("Mul", {r, r}));
@@ -45,7 +42,7 @@ TEST(CompileModel, OneCompileServesSeveralShapes) {
   EXPECT_EQ(compile_count(), before + 1);
   Executor exec(m.plan, m.dir);
   for (int64_t rows : {1, 2, 7}) {
-    TensorData x = f32({rows, 3}, -1);
+    TensorData x = iota_f32({rows, 3}, -1);
     auto out = exec.run({x});
     ASSERT_EQ(out[0].shape, (std::vector<int64_t>{rows, 3}));
     for (int64_t i = 0; i < x.num_elements(); ++i) {
@@ -61,7 +58,7 @@ TEST(CompileModel, WrongInnerDimNamesTheInputAndDim) {
   CompiledModel m = compile_graph(relu_add_graph(), "relu_add", "", no_cache());
   Executor exec(m.plan, m.dir);
   try {
-    exec.run({f32({2, 4}, 0)});
+    exec.run({iota_f32({2, 4}, 0)});
     FAIL() << "expected a shape error";
   } catch (const Error &e) {
     std::string msg = e.what();
@@ -88,7 +85,7 @@ TEST(CompileModel, SecondCompileOfTheSameKeyComesFromTheCache) {
   EXPECT_TRUE(b.cache_hit);
   EXPECT_EQ(compile_count(), count);
   Executor exec(b.plan, b.dir);
-  auto out = exec.run({f32({1, 3}, 2)});  // 0, 2, 4 -> relu -> squares
+  auto out = exec.run({iota_f32({1, 3}, 2)});  // 0, 2, 4 -> relu -> squares
   EXPECT_FLOAT_EQ(out[0].as<float>()[2], 16.0f);
   std::system(("rm -rf " + std::string(tmpl)).c_str());
 }

@@ -41,8 +41,7 @@ TEST_P(ModelTest, MatchesReferencesAtFourShapesWithOneCompile) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, ModelTest,
-                         ::testing::Values("mlp", "bert_layer", "bert_small4", "convnet", "convnet_bn",
-                                           "layernorm_softmax"));
+                         ::testing::ValuesIn(testing::benchmark_models()));
 
 }  // namespace
 }  // namespace disco

@@ -8,26 +8,14 @@
 
 #include "frontend/errors.h"
 #include "onnx/onnx_pb.h"
+#include "tests/support/onnx_protos.h"
 
 namespace disco {
 namespace {
 
-onnx::ValueInfoProto *add_input(onnx::GraphProto *g, const std::string &name, std::vector<std::string> dims) {
-  auto *in = g->add_input();
-  in->set_name(name);
-  auto *tt = in->mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(onnx::TensorProto::FLOAT);
-  auto *shape = tt->mutable_shape();
-  for (const auto &d : dims) {
-    auto *dim = shape->add_dim();
-    if (d.empty()) continue;  // unknown
-    if (std::isdigit(static_cast<unsigned char>(d[0])))
-      dim->set_dim_value(std::stoll(d));
-    else
-      dim->set_dim_param(d);
-  }
-  return in;
-}
+using testing::add_initializer;
+using testing::add_input;
+using testing::add_node;
 
 onnx::ModelProto add_model() {
   onnx::ModelProto m;
@@ -36,11 +24,7 @@ onnx::ModelProto add_model() {
   auto *g = m.mutable_graph();
   add_input(g, "a", {"batch", "", "4"});
   add_input(g, "b", {"batch", "7", "4"});
-  auto *n = g->add_node();
-  n->set_op_type("Add");
-  n->add_input("a");
-  n->add_input("b");
-  n->add_output("c");
+  add_node(g, "Add", {"a", "b"}, {"c"});
   g->add_output()->set_name("c");
   return m;
 }
@@ -59,15 +43,9 @@ TEST(OnnxImporter, DimParamsBecomeSharedSymbolsAndUnknownDimsFreshOnes) {
 
 TEST(OnnxImporter, ReadsInitializersFromRawAndTypedFields) {
   onnx::ModelProto m = add_model();
-  auto *w = m.mutable_graph()->add_initializer();
-  w->set_name("w");
-  w->set_data_type(onnx::TensorProto::INT64);
-  w->add_dims(3);
+  auto *w = add_initializer(m.mutable_graph(), "w", onnx::TensorProto::INT64, {3});
   for (int64_t v : {5, -6, 7}) w->add_int64_data(v);
-  auto *r = m.mutable_graph()->add_initializer();
-  r->set_name("r");
-  r->set_data_type(onnx::TensorProto::FLOAT);
-  r->add_dims(2);
+  auto *r = add_initializer(m.mutable_graph(), "r", onnx::TensorProto::FLOAT, {2});
   float vals[2] = {1.5f, -2.5f};
   r->set_raw_data(std::string(reinterpret_cast<char *>(vals), sizeof vals));
   Graph g = load_onnx_bytes(m.SerializeAsString(), ".", "init");
@@ -87,10 +65,7 @@ TEST(OnnxImporter, ReadsExternalDataNextToTheModel) {
     f.write(reinterpret_cast<char *>(vals), sizeof vals);
   }
   onnx::ModelProto m = add_model();
-  auto *w = m.mutable_graph()->add_initializer();
-  w->set_name("w");
-  w->set_data_type(onnx::TensorProto::FLOAT);
-  w->add_dims(4);
+  auto *w = add_initializer(m.mutable_graph(), "w", onnx::TensorProto::FLOAT, {4});
   w->set_data_location(onnx::TensorProto::EXTERNAL);
   for (auto [k, v] : {std::pair<const char *, std::string>{"location", "weights.bin"}, {"offset", "8"}, {"length", "16"}}) {
     auto *e = w->add_external_data();
@@ -104,10 +79,7 @@ TEST(OnnxImporter, ReadsExternalDataNextToTheModel) {
 
 TEST(OnnxImporter, MissingExternalFileNamesTheTensor) {
   onnx::ModelProto m = add_model();
-  auto *w = m.mutable_graph()->add_initializer();
-  w->set_name("w");
-  w->set_data_type(onnx::TensorProto::FLOAT);
-  w->add_dims(4);
+  auto *w = add_initializer(m.mutable_graph(), "w", onnx::TensorProto::FLOAT, {4});
   w->set_data_location(onnx::TensorProto::EXTERNAL);
   auto *e = w->add_external_data();
   e->set_key("location");

@@ -11,7 +11,6 @@
 namespace disco {
 namespace {
 
-using Shape64 = std::vector<int64_t>;
 using namespace testing;
 
 const Dim n = Dim::symbol("n");

@@ -56,6 +56,15 @@ struct Pool2D {
   bool ceil_mode = false, is_max = true, include_pad = false;
 };
 
+// A k x k window moving by `stride`, padded by `pad` on every side.
+Pool2D square_pool(int64_t k, int64_t stride, int64_t pad = 0) {
+  Pool2D p;
+  p.kh = p.kw = k;
+  p.sh = p.sw = stride;
+  p.pt = p.pl = p.pb = p.pr = pad;
+  return p;
+}
+
 int64_t pool_out(int64_t in, int64_t k, int64_t s, int64_t d, int64_t pb, int64_t pe, bool ceil_mode) {
   double size = static_cast<double>(in + pb + pe - d * (k - 1) - 1) / s + 1;
   int64_t out = static_cast<int64_t>(ceil_mode ? std::ceil(size) : std::floor(size));
@@ -262,17 +271,11 @@ void run_pool(const std::string &op, const Pool2D &p, std::vector<int64_t> xs, s
 }
 
 TEST(MaxPool, PaddedAndStrided) {
-  Pool2D p;
-  p.kh = p.kw = 3;
-  p.sh = p.sw = 2;
-  p.pt = p.pl = p.pb = p.pr = 1;
-  run_pool("MaxPool", p, {2, 3, 7, 6}, {2, 3, 4, 3});
+  run_pool("MaxPool", square_pool(3, 2, 1), {2, 3, 7, 6}, {2, 3, 4, 3});
 }
 
 TEST(MaxPool, CeilModeAddsAWindowButNeverOneStartingInThePad) {
-  Pool2D p;
-  p.kh = p.kw = 3;
-  p.sh = p.sw = 2;
+  Pool2D p = square_pool(3, 2);
   p.pb = 2;  // h: 4 rows, floor and ceil agree on 2 once the pad-only window is dropped
   p.ceil_mode = true;
   // w: 6 columns, (6 - 3) / 2 = 1.5 -> 3 windows, the last one overhanging.
@@ -313,11 +316,8 @@ TEST(MaxPool, MissingKernelShapeNamesTheNode) {
 }
 
 TEST(AveragePool, ExcludesPadByDefault) {
-  Pool2D p;
+  Pool2D p = square_pool(3, 2, 1);
   p.is_max = false;
-  p.kh = p.kw = 3;
-  p.sh = p.sw = 2;
-  p.pt = p.pl = p.pb = p.pr = 1;
   run_pool("AveragePool", p, {1, 2, 5, 6}, {1, 2, 3, 3});
 }
 
@@ -334,11 +334,9 @@ TEST(AveragePool, CountIncludePad) {
 }
 
 TEST(AveragePool, CeilModeOverhangIsNotCountedEvenWithPad) {
-  Pool2D p;
+  Pool2D p = square_pool(3, 2);
   p.is_max = false;
   p.include_pad = true;
-  p.kh = p.kw = 3;
-  p.sh = p.sw = 2;
   p.ceil_mode = true;
   run_pool("AveragePool", p, {1, 1, 6, 6}, {1, 1, 3, 3});
 }

@@ -219,38 +219,28 @@ TEST(Gemm, TransBWithColumnC) { run_gemm({false, true, 1.0f, -1.0f, {3, 1}, true
 TEST(Gemm, ScalarCAtOpset9) { run_gemm({true, false, 2.0f, 1.0f, {1}, true}, 9); }
 TEST(Gemm, NoCFromOpset11) { run_gemm({false, true, 1.5f, 1.0f, {}, false}, 11); }
 
+// Inferring Gemm over inputs of these shapes (and attributes, opset) fails,
+// naming Gemm_0 and, when given, saying `why`.
+void expect_gemm_inference_fails(Shape a, Shape b_shape, Shape c, Attributes attrs, const std::string &why,
+                                 int opset = 17) {
+  GraphBuilder b(opset);
+  std::vector<std::string> ins = {b.input("a", DType::F32, a), b.input("b", DType::F32, b_shape)};
+  if (!c.empty()) ins.push_back(b.input("c", DType::F32, c));
+  b.output(b.op("Gemm", ins, attrs));
+  expect_error_naming([&] { inferred(b.build()); }, "Gemm_0", why);
+}
+
 TEST(GemmInference, MissingCBeforeOpset11IsAnError) {
-  GraphBuilder b(9);
-  auto x = b.input("a", DType::F32, {2, 3});
-  auto y = b.input("b", DType::F32, {3, 4});
-  b.output(b.op("Gemm", {x, y}));
-  expect_error_naming([&] { inferred(b.build()); }, "Gemm_0", "opset 11");
+  expect_gemm_inference_fails({2, 3}, {3, 4}, {}, {}, "opset 11", 9);
 }
 
 TEST(GemmInference, KMismatchAndBadRankAreErrors) {
-  {
-    GraphBuilder b;
-    auto x = b.input("a", DType::F32, {Dim::symbol("m"), 3});
-    auto y = b.input("b", DType::F32, {4, 3});
-    b.output(b.op("Gemm", {x, y}, {{"transB", attr_int(0)}}));
-    expect_error_naming([&] { inferred(b.build()); }, "Gemm_0", "inner dims");
-  }
-  {
-    GraphBuilder b;
-    auto x = b.input("a", DType::F32, {2, 2, 3});
-    auto y = b.input("b", DType::F32, {3, 4});
-    b.output(b.op("Gemm", {x, y}));
-    expect_error_naming([&] { inferred(b.build()); }, "Gemm_0", "2-D");
-  }
+  expect_gemm_inference_fails({Dim::symbol("m"), 3}, {4, 3}, {}, {{"transB", attr_int(0)}}, "inner dims");
+  expect_gemm_inference_fails({2, 2, 3}, {3, 4}, {}, {}, "2-D");
 }
 
 TEST(GemmInference, CThatCannotBroadcastIsAnError) {
-  GraphBuilder b;
-  auto x = b.input("a", DType::F32, {Dim::symbol("m"), 3});
-  auto y = b.input("b", DType::F32, {3, 4});
-  auto c = b.input("c", DType::F32, {2});
-  b.output(b.op("Gemm", {x, y, c}));
-  expect_error_naming([&] { inferred(b.build()); }, "Gemm_0");
+  expect_gemm_inference_fails({Dim::symbol("m"), 3}, {3, 4}, {2}, {}, "");
 }
 
 }  // namespace

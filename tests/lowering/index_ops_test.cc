@@ -4,8 +4,6 @@
 // operator spec. Inputs use symbolic dims wherever the op allows.
 #include <gtest/gtest.h>
 
-#include <limits>
-
 #include "frontend/graph_builder.h"
 #include "tests/support/jit_eval.h"
 #include "tests/support/tensors.h"
@@ -13,12 +11,9 @@
 namespace disco {
 namespace {
 
-using Shape64 = std::vector<int64_t>;
 using namespace testing;
 
 const Dim n = Dim::symbol("n"), m = Dim::symbol("m"), k = Dim::symbol("k");
-constexpr int64_t kIntMax = std::numeric_limits<int64_t>::max();
-constexpr int64_t kIntMin = std::numeric_limits<int64_t>::min();
 
 // ---- Gather -----------------------------------------------------------------
 
@@ -53,21 +48,19 @@ TEST(IndexOps, GatherWithAScalarIndexDropsTheAxis) {
   EXPECT_EQ(floats(out[0]), (std::vector<double>{3, 6}));
 }
 
-TEST(IndexOps, GatherAxisOutOfRangeFailsNamingTheNode) {
+// Gathering x [n, 3] by the constant scalar `index` along `axis` fails,
+// naming Gather_0 and saying `why`.
+void expect_gather_fails(int64_t index, int64_t axis, const std::string &why) {
   GraphBuilder b;
   auto x = b.input("x", DType::F32, {n, 3});
-  auto idx = b.constant("idx", i64({}, {0}));
-  b.output(b.op("Gather", {x, idx}, attrs({{"axis", attr_int(2)}})));
-  testing::expect_run_error(b.build(), {iota_f32({2, 3})}, "Gather_0", "axis 2 is out of range");
+  auto idx = b.constant("idx", i64({}, {index}));
+  b.output(b.op("Gather", {x, idx}, attrs({{"axis", attr_int(axis)}})));
+  testing::expect_run_error(b.build(), {iota_f32({2, 3})}, "Gather_0", why);
 }
 
-TEST(IndexOps, GatherConstantIndexBeyondAFixedDimFails) {
-  GraphBuilder b;
-  auto x = b.input("x", DType::F32, {n, 3});
-  auto idx = b.constant("idx", i64({}, {3}));
-  b.output(b.op("Gather", {x, idx}, attrs({{"axis", attr_int(1)}})));
-  testing::expect_run_error(b.build(), {iota_f32({2, 3})}, "Gather_0", "index 3 is out of range");
-}
+TEST(IndexOps, GatherAxisOutOfRangeFailsNamingTheNode) { expect_gather_fails(0, 2, "axis 2 is out of range"); }
+
+TEST(IndexOps, GatherConstantIndexBeyondAFixedDimFails) { expect_gather_fails(3, 1, "index 3 is out of range"); }
 
 // ---- Concat -----------------------------------------------------------------
 
@@ -277,13 +270,17 @@ TEST(IndexOps, PadReflectAndEdge) {
   EXPECT_EQ(floats(out[1]), (std::vector<double>{1, 1, 1, 2, 3, 3}));
 }
 
-TEST(IndexOps, PadReflectNeedsMoreElementsThanThePad) {
+// Padding x [n] (opset 13) by `before` and `after` in `mode` fails on an
+// input of `len` elements, naming Pad_0 and saying `why`.
+void expect_pad_fails(int64_t before, int64_t after, const std::string &mode, int64_t len, const std::string &why) {
   GraphBuilder b(13);
   auto x = b.input("x", DType::F32, {n});
-  auto pads = b.constant("pads", i64({2}, {2, 0}));
-  b.output(b.op("Pad", {x, pads}, attrs({{"mode", attr_string("reflect")}})));
-  testing::expect_run_error(b.build(), {iota_f32({2})}, "Pad_0", "at least 3");
+  auto pads = b.constant("pads", i64({2}, {before, after}));
+  b.output(b.op("Pad", {x, pads}, attrs({{"mode", attr_string(mode)}})));
+  testing::expect_run_error(b.build(), {iota_f32({len})}, "Pad_0", why);
 }
+
+TEST(IndexOps, PadReflectNeedsMoreElementsThanThePad) { expect_pad_fails(2, 0, "reflect", 2, "at least 3"); }
 
 TEST(IndexOps, PadBeforeOpset11TakesAttributesAndCropsWithNegativePads) {
   GraphBuilder b(2);
@@ -304,13 +301,7 @@ TEST(IndexOps, PadAtOpset18PadsOnlyTheGivenAxes) {
   EXPECT_EQ(floats(out[0]), (std::vector<double>{0, 1, 2, 0, 3, 4}));
 }
 
-TEST(IndexOps, PadWrapModeIsRejected) {
-  GraphBuilder b(13);
-  auto x = b.input("x", DType::F32, {n});
-  auto pads = b.constant("pads", i64({2}, {1, 1}));
-  b.output(b.op("Pad", {x, pads}, attrs({{"mode", attr_string("wrap")}})));
-  testing::expect_run_error(b.build(), {iota_f32({3})}, "Pad_0", "'wrap' is not supported");
-}
+TEST(IndexOps, PadWrapModeIsRejected) { expect_pad_fails(1, 1, "wrap", 3, "'wrap' is not supported"); }
 
 }  // namespace
 }  // namespace disco

@@ -21,6 +21,19 @@ using namespace testing;
 
 using Reducer = std::function<double(const std::vector<double> &)>;
 
+// The row-major index, among the kept (not reduced) dims, of element `flat`.
+int64_t group_of(int64_t flat, const std::vector<int64_t> &shape, const std::set<int> &axes) {
+  std::vector<int64_t> idx(shape.size());
+  for (size_t i = shape.size(); i-- > 0;) {
+    idx[i] = flat % shape[i];
+    flat /= shape[i];
+  }
+  int64_t g = 0;
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (!axes.count(static_cast<int>(i))) g = g * shape[i] + idx[i];
+  return g;
+}
+
 // Reduces `axes` of a row-major tensor: every output element gets the list of
 // the input values that fold into it.
 TensorData reduce_ref(const std::vector<float> &x, const std::vector<int64_t> &shape, const std::set<int> &axes,
@@ -32,18 +45,7 @@ TensorData reduce_ref(const std::vector<float> &x, const std::vector<int64_t> &s
     if (!reduced || keepdims) out_shape.push_back(reduced ? 1 : shape[i]);
   }
   std::vector<std::vector<double>> groups(numel(kept_shape));
-  std::vector<int64_t> idx(shape.size(), 0);
-  for (int64_t flat = 0; flat < numel(shape); ++flat) {
-    int64_t rem = flat;
-    for (size_t i = shape.size(); i-- > 0;) {
-      idx[i] = rem % shape[i];
-      rem /= shape[i];
-    }
-    int64_t g = 0;
-    for (size_t i = 0; i < shape.size(); ++i)
-      if (!axes.count(static_cast<int>(i))) g = g * shape[i] + idx[i];
-    groups[g].push_back(x[flat]);
-  }
+  for (int64_t flat = 0; flat < numel(shape); ++flat) groups[group_of(flat, shape, axes)].push_back(x[flat]);
   std::vector<float> out;
   for (const auto &g : groups) out.push_back(static_cast<float>(fn(g)));
   return f32(out_shape, out);
@@ -60,21 +62,10 @@ double max_of(const std::vector<double> &v) { return *std::max_element(v.begin()
 std::vector<float> softmax_ref(const std::vector<float> &x, const std::vector<int64_t> &shape,
                                const std::set<int> &axes, bool log) {
   std::vector<float> out(x.size());
-  std::vector<int64_t> idx(shape.size());
-  auto group_of = [&](int64_t flat) {
-    for (size_t i = shape.size(); i-- > 0;) {
-      idx[i] = flat % shape[i];
-      flat /= shape[i];
-    }
-    int64_t g = 0;
-    for (size_t i = 0; i < shape.size(); ++i)
-      if (!axes.count(static_cast<int>(i))) g = g * shape[i] + idx[i];
-    return g;
-  };
   std::map<int64_t, std::vector<double>> groups;
-  for (int64_t f = 0; f < static_cast<int64_t>(x.size()); ++f) groups[group_of(f)].push_back(x[f]);
+  for (int64_t f = 0; f < static_cast<int64_t>(x.size()); ++f) groups[group_of(f, shape, axes)].push_back(x[f]);
   for (int64_t f = 0; f < static_cast<int64_t>(x.size()); ++f) {
-    const auto &g = groups[group_of(f)];
+    const auto &g = groups[group_of(f, shape, axes)];
     double m = max_of(g), s = 0;
     for (double v : g) s += std::exp(v - m);
     out[f] = static_cast<float>(log ? x[f] - m - std::log(s) : std::exp(x[f] - m) / s);

@@ -4,8 +4,6 @@
 // shape_store_test.cc.
 #include <gtest/gtest.h>
 
-#include <limits>
-
 #include "frontend/errors.h"
 #include "frontend/graph_builder.h"
 #include "lowering/infer_context.h"
@@ -18,8 +16,6 @@ namespace {
 using namespace testing;
 
 const Dim b = Dim::symbol("b"), s = Dim::symbol("s"), n = Dim::symbol("n");
-constexpr int64_t kIntMax = std::numeric_limits<int64_t>::max();
-constexpr int64_t kIntMin = std::numeric_limits<int64_t>::min();
 
 struct Inferred {
   Graph g;

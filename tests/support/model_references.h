@@ -1,5 +1,5 @@
 // How the model tests compare with the PyTorch references: which reference
-// set a model uses, and the tolerance (rtol 1e-4, atol 1e-5).
+// set a model uses, and the tolerance (by default rtol 1e-4, atol 1e-5).
 #pragma once
 #include <gtest/gtest.h>
 
@@ -13,9 +13,11 @@ namespace disco::testing {
 // convnet_bn has convnet's weights with BatchNormalization kept; same references.
 inline std::string reference_name(const std::string &model) { return model == "convnet_bn" ? "convnet" : model; }
 
-inline void expect_close(const TensorData &got, const TensorData &want, const std::string &what) {
+// `got` has `want`'s shape and every element within atol + rtol * |want|.
+inline void expect_close(const TensorData &got, const TensorData &want, const std::string &what, double rtol = 1e-4,
+                         double atol = 1e-5) {
   ASSERT_EQ(got.shape, want.shape) << what;
-  EXPECT_LE(closeness(got, want, 1e-4, 1e-5), 1.0) << what << ": outside rtol 1e-4, atol 1e-5";
+  EXPECT_LE(testing::closeness(got, want, rtol, atol), 1.0) << what << ": outside rtol " << rtol << ", atol " << atol;
 }
 
 }  // namespace disco::testing

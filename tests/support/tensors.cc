@@ -26,6 +26,21 @@ TensorData f32(std::vector<int64_t> shape, std::vector<float> values) {
   return filled(DType::F32, std::move(shape), values);
 }
 
+TensorData f32(std::vector<int64_t> shape, float scale, int offset) {
+  const int64_t n = numel(shape);
+  return f32(std::move(shape), ramp(n, scale, offset));
+}
+
+TensorData random_f32(std::vector<int64_t> shape, uint32_t seed, float scale) {
+  TensorData t(DType::F32, std::move(shape));
+  uint32_t s = seed * 2654435761u + 1;
+  for (int64_t i = 0; i < t.num_elements(); ++i) {
+    s = s * 1664525u + 1013904223u;
+    t.mutable_as<float>()[i] = scale * (static_cast<float>(s >> 8) / 16777216.0f * 2 - 1);
+  }
+  return t;
+}
+
 TensorData i64(std::vector<int64_t> shape, std::vector<int64_t> values) {
   return TensorData::from_int64(values, std::move(shape));
 }
@@ -38,9 +53,9 @@ TensorData boolean(std::vector<int64_t> shape, std::vector<uint8_t> values) {
   return filled(DType::Bool, std::move(shape), values);
 }
 
-TensorData iota_f32(std::vector<int64_t> shape) {
+TensorData iota_f32(std::vector<int64_t> shape, float start) {
   TensorData t(DType::F32, std::move(shape));
-  for (int64_t i = 0; i < t.num_elements(); ++i) t.mutable_as<float>()[i] = static_cast<float>(i);
+  for (int64_t i = 0; i < t.num_elements(); ++i) t.mutable_as<float>()[i] = start + static_cast<float>(i);
   return t;
 }
 

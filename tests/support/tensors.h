@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -16,12 +17,24 @@ namespace disco::testing {
 // A float32 tensor of `shape` holding `values`; a count that does not fill
 // the shape fails the test.
 TensorData f32(std::vector<int64_t> shape, std::vector<float> values);
+// A float32 tensor of `shape` holding ramp(numel(shape), scale, offset).
+TensorData f32(std::vector<int64_t> shape, float scale, int offset);
+// A float32 tensor of `shape` holding pseudo-random values in [-scale, scale),
+// the same for the same `seed` (a linear congruential generator).
+TensorData random_f32(std::vector<int64_t> shape, uint32_t seed, float scale = 1.0f);
+
+// The extremes of int64, as ONNX models write "to the end" in Slice bounds.
+constexpr int64_t kIntMax = std::numeric_limits<int64_t>::max();
+constexpr int64_t kIntMin = std::numeric_limits<int64_t>::min();
+
+// A shape or an index list of int64 (ONNX's shape tensors).
+using Shape64 = std::vector<int64_t>;
 
 TensorData i64(std::vector<int64_t> shape, std::vector<int64_t> values);
 TensorData i32(std::vector<int64_t> shape, std::vector<int32_t> values);
 TensorData boolean(std::vector<int64_t> shape, std::vector<uint8_t> values);
-// A float32 tensor holding 0, 1, 2, ... in row-major order.
-TensorData iota_f32(std::vector<int64_t> shape);
+// A float32 tensor holding start, start + 1, start + 2, ... in row-major order.
+TensorData iota_f32(std::vector<int64_t> shape, float start = 0);
 
 // Every element as a double, whatever the dtype.
 std::vector<double> floats(const TensorData &t);

@@ -20,13 +20,14 @@
 #include "tests/support/partitioned.h"
 #include "tests/support/jit_eval.h"
 #include "tests/support/model_files.h"
+#include "tests/support/model_references.h"
+#include "tests/support/plan_steps.h"
 #include "tests/support/tensors.h"
 
 namespace disco {
 namespace {
 
-using testing::ramp;
-using testing::sym;
+using namespace testing;  // f32, ramp, sym, count_steps, expect_close
 
 // ---- helpers ----------------------------------------------------------------
 
@@ -36,23 +37,11 @@ Partitioned partition_for_example(Graph g, const PartitionOptions &opts = {}) {
   return testing::partition_for(std::move(g), {"example", "host"}, opts);
 }
 
-TensorData f32(std::vector<int64_t> shape, float scale, int offset) {
-  TensorData t(DType::F32, std::move(shape));
-  std::vector<float> v = ramp(t.num_elements(), scale, offset);
-  std::copy(v.begin(), v.end(), t.mutable_as<float>());
-  return t;
-}
-
 CompileOptions example_options() {
   CompileOptions o;
   o.backends = {"example", "host"};
   o.use_cache = false;
   return o;
-}
-
-int count_steps(const Plan &plan, const std::string &call) {
-  return static_cast<int>(
-      std::count_if(plan.steps.begin(), plan.steps.end(), [&](const PlanStep &s) { return s.extern_call == call; }));
 }
 
 // Conv geometry for the scalar reference.
@@ -90,11 +79,6 @@ TensorData reference_conv(const TensorData &x, const TensorData &w, const Tensor
           out[((n * M + m) * OH + oh) * OW + ow] = static_cast<float>(relu && sum < 0 ? 0.0 : sum);
         }
   return y;
-}
-
-void expect_close(const TensorData &got, const TensorData &want, const std::string &what) {
-  ASSERT_EQ(got.shape, want.shape) << what;
-  EXPECT_LE(testing::closeness(got, want, 1e-4, 1e-5), 1.0) << what << ": outside rtol 1e-4, atol 1e-5";
 }
 
 // X [n, C, h, w] -> Conv (constant W, B) -> Relu, with the given attributes.

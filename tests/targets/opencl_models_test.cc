@@ -11,12 +11,12 @@
 #include "targets/gpu/gpu_target.h"
 #include "driver/session.h"
 #include "tests/support/model_files.h"
+#include "tests/support/model_references.h"
 
 namespace disco {
 namespace {
 
-// convnet_bn has convnet's weights with BatchNormalization kept; same references.
-std::string reference_name(const std::string &model) { return model == "convnet_bn" ? "convnet" : model; }
+using testing::reference_name;  // convnet_bn uses convnet's references
 
 class OpenclModelTest : public ::testing::TestWithParam<std::string> {};
 
@@ -57,8 +57,7 @@ TEST_P(OpenclModelTest, MatchesPyTorchAtThreeShapesWithOneCompile) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, OpenclModelTest,
-                         ::testing::Values("mlp", "bert_layer", "bert_small4", "convnet", "convnet_bn",
-                                           "layernorm_softmax"));
+                         ::testing::ValuesIn(testing::benchmark_models()));
 
 }  // namespace
 }  // namespace disco

@@ -13,6 +13,7 @@
 #include "runtime/npy.h"
 #include "tests/support/command.h"
 #include "tests/support/model_files.h"
+#include "tests/support/onnx_protos.h"
 
 namespace disco {
 namespace {
@@ -111,15 +112,8 @@ TEST(Cli, UnknownOpNamesTheNodeAndOp) {
   m.add_opset_import()->set_version(17);
   auto *g = m.mutable_graph();
   g->set_name("g");
-  auto *in = g->add_input();
-  in->set_name("x");
-  in->mutable_type()->mutable_tensor_type()->set_elem_type(1);
-  in->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_param("n");
-  auto *node = g->add_node();
-  node->set_op_type("FrobnicateOp");
-  node->set_name("frob_1");
-  node->add_input("x");
-  node->add_output("y");
+  testing::add_input(g, "x", {"n"});
+  testing::add_node(g, "FrobnicateOp", {"x"}, {"y"}, "frob_1");
   g->add_output()->set_name("y");
   std::string dir = temp_dir();
   std::ofstream(dir + "/m.onnx", std::ios::binary) << m.SerializeAsString();

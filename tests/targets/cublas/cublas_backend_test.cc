@@ -23,23 +23,17 @@
 #include "tests/support/command.h"
 #include "tests/support/jit_eval.h"
 #include "tests/support/model_files.h"
+#include "tests/support/model_references.h"
 #include "tests/support/partitioned.h"
+#include "tests/support/plan_steps.h"
 #include "tests/support/tensors.h"
 
 namespace disco {
 namespace {
 
-using testing::ramp;
-using testing::sym;
+using namespace testing;  // f32, ramp, sym, count_steps, expect_close
 
 // ---- helpers ----------------------------------------------------------------
-
-TensorData f32(std::vector<int64_t> shape, float scale, int offset) {
-  TensorData t(DType::F32, std::move(shape));
-  std::vector<float> v = ramp(t.num_elements(), scale, offset);
-  std::copy(v.begin(), v.end(), t.mutable_as<float>());
-  return t;
-}
 
 testing::Partitioned partition_for_cublas(Graph g) { return testing::partition_for(std::move(g), {"cublas", "host"}); }
 
@@ -102,17 +96,6 @@ void column_major_sgemm(const CublasGemmArgs &g, float alpha, const float *first
                at(second + b * g.stride_second, g.op_second, g.ld_second, l, j);
         c[b * g.stride_c + i + j * g.ldc] = static_cast<float>(alpha * s);
       }
-}
-
-void expect_close(const TensorData &got, const TensorData &want, const std::string &what, double rtol = 1e-4,
-                  double atol = 1e-5) {
-  ASSERT_EQ(got.shape, want.shape) << what;
-  EXPECT_LE(testing::closeness(got, want, rtol, atol), 1.0) << what << ": outside rtol " << rtol << ", atol " << atol;
-}
-
-int count_steps(const Plan &plan, const std::string &call) {
-  return static_cast<int>(
-      std::count_if(plan.steps.begin(), plan.steps.end(), [&](const PlanStep &s) { return s.extern_call == call; }));
 }
 
 // x [b, s, 8] -> MatMul(W [8, 16]) -> Add(bias [16]) -> Relu -> y [b, s, 16]

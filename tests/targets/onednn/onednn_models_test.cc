@@ -54,8 +54,7 @@ TEST_P(OnednnModelTest, MatchesPyTorchAndTheHostAtFourShapesWithOneCompile) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, OnednnModelTest,
-                         ::testing::Values("mlp", "bert_layer", "bert_small4", "convnet", "convnet_bn",
-                                           "layernorm_softmax"));
+                         ::testing::ValuesIn(testing::benchmark_models()));
 
 }  // namespace
 }  // namespace disco

@@ -12,6 +12,7 @@
 #include "driver/session.h"
 #include "tests/support/jit_eval.h"
 #include "tests/support/onednn_cases.h"
+#include "tests/support/onednn_references.h"
 #include "tests/support/partitioned.h"
 #include "tests/support/tensors.h"
 
@@ -25,13 +26,8 @@ using testing::tensor;
 using testing::values;
 using testing::ramp;
 using testing::sym;
-using Dims = std::vector<int64_t>;
-
-void expect_near_all(const TensorData &got, const Dims &shape, const std::vector<float> &want, const std::string &what) {
-  ASSERT_EQ(got.shape, shape) << what;
-  for (size_t i = 0; i < want.size(); ++i)
-    ASSERT_NEAR(got.as<float>()[i], want[i], 1e-5 + 1e-4 * std::fabs(want[i])) << what << " element " << i;
-}
+using testing::Dims;
+using testing::expect_near_all;
 
 // ---- pooling ---------------------------------------------------------------------
 

@@ -14,6 +14,7 @@
 #include "driver/session.h"
 #include "tests/support/jit_eval.h"
 #include "tests/support/onednn_cases.h"
+#include "tests/support/onednn_references.h"
 #include "tests/support/partitioned.h"
 #include "tests/support/tensors.h"
 
@@ -26,7 +27,7 @@ using testing::onednn_first;
 using testing::tensor;
 using testing::ramp;
 using testing::sym;
-using Dims = std::vector<int64_t>;
+using testing::Dims;
 
 // ---- the layouts ------------------------------------------------------------------
 
@@ -205,7 +206,7 @@ std::unique_ptr<OnednnKernel> make_matmul(std::map<std::string, std::string> par
   return std::unique_ptr<OnednnKernel>(dynamic_cast<OnednnKernel *>(k.release()));
 }
 
-ExternTensor view(TensorData &t) { return {t.mutable_data(), t.dtype, t.shape, false}; }
+using testing::view;  // an ExternTensor over a TensorData
 
 TEST(OnednnView, ARunTimeShapeThatDoesNotFitTheViewIsAnErrorNamingTheStep) {
   auto k = make_matmul({{"post_ops", ""}, {"a_perm", "0,2,1,3"}, {"a_reshape", "in0,in1,2,3"}});

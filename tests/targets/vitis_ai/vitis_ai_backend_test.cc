@@ -22,19 +22,10 @@ namespace disco {
 namespace {
 
 using testing::Partitioned;
+using testing::random_f32;  // f32(shape, seed, scale)
 using testing::sym;
 
 Partitioned partition_vitis(Graph g) { return testing::partition_for(std::move(g), {"vitis_ai", "host"}, {}); }
-
-TensorData f32(std::vector<int64_t> shape, uint32_t seed, float scale = 1.0f) {
-  TensorData t(DType::F32, std::move(shape));
-  uint32_t s = seed * 2654435761u + 1;
-  for (int64_t i = 0; i < t.num_elements(); ++i) {
-    s = s * 1664525u + 1013904223u;
-    t.mutable_as<float>()[i] = scale * (static_cast<float>(s >> 8) / 16777216.0f * 2 - 1);
-  }
-  return t;
-}
 
 CompileOptions vitis_options() {
   CompileOptions o;
@@ -47,8 +38,8 @@ CompileOptions vitis_options() {
 Graph conv_graph(int64_t channels, std::vector<int64_t> w_shape, Attributes attrs) {
   GraphBuilder b;
   auto x = b.input("x", DType::F32, {sym("n"), channels, sym("h"), sym("w")});
-  auto w = b.constant("w", f32(w_shape, 1, 0.3f));
-  auto bias = b.constant("b", f32({w_shape[0]}, 2, 0.1f));
+  auto w = b.constant("w", random_f32(w_shape, 1, 0.3f));
+  auto bias = b.constant("b", random_f32({w_shape[0]}, 2, 0.1f));
   b.output(b.op("Relu", {b.op("Conv", {x, w, bias}, std::move(attrs))}));
   return b.build();
 }
@@ -56,11 +47,13 @@ Graph conv_graph(int64_t channels, std::vector<int64_t> w_shape, Attributes attr
 TEST(VitisAiBackend, TakesConvWithBatchNormAndActivationAsOneUnit) {
   GraphBuilder b;
   auto x = b.input("x", DType::F32, {sym("n"), 4, sym("h"), sym("w")});
-  auto c = b.op("Conv", {x, b.constant("w", f32({8, 4, 3, 3}, 1))}, {{"pads", attr_ints({1, 1, 1, 1})}});
-  auto bn = b.op("BatchNormalization", {c, b.constant("s", f32({8}, 2)), b.constant("o", f32({8}, 3)),
-                                        b.constant("m", f32({8}, 4)), b.constant("v", f32({8}, 5, 0.2f))});
+  auto c = b.op("Conv", {x, b.constant("w", random_f32({8, 4, 3, 3}, 1))}, {{"pads", attr_ints({1, 1, 1, 1})}});
+  auto bn =
+      b.op("BatchNormalization", {c, b.constant("s", random_f32({8}, 2)), b.constant("o", random_f32({8}, 3)),
+                                  b.constant("m", random_f32({8}, 4)), b.constant("v", random_f32({8}, 5, 0.2f))});
   // Clip to [0, 6] is Relu6.
-  b.output(b.op("Clip", {bn, b.constant("lo", TensorData::scalar_f32(0)), b.constant("hi", TensorData::scalar_f32(6))}));
+  b.output(
+      b.op("Clip", {bn, b.constant("lo", TensorData::scalar_f32(0)), b.constant("hi", TensorData::scalar_f32(6))}));
   Partitioned p = partition_vitis(b.build());
   EXPECT_EQ(p.backend_of("Conv"), "vitis_ai") << p.notes();
   EXPECT_EQ(p.backend_of("BatchNormalization"), "vitis_ai");
@@ -122,7 +115,7 @@ TEST(VitisAiBackend, DeclinesWhatTheDpuCannotRunAndTheHostTakesIt) {
   {
     GraphBuilder b;
     auto x = b.input("x", DType::F32, {sym("n"), 4, sym("h"), sym("w")});
-    b.output(b.op("Add", {x, b.constant("c", f32({1, 4, 1, 1}, 3))}));
+    b.output(b.op("Add", {x, b.constant("c", random_f32({1, 4, 1, 1}, 3))}));
     cases.push_back({"add of a constant", b.build(), "Add", "a constant operand"});
   }
   {
@@ -197,8 +190,10 @@ TEST(VitisAiBackend, MixedDpuOpsRunInOneRegionCloseToTheFloatResult) {
   auto build = [] {
     GraphBuilder b;
     auto x = b.input("x", DType::F32, {sym("n"), 4, 8, 8});
-    auto dw = b.op("Conv", {x, b.constant("dw_w", f32({4, 1, 3, 3}, 11, 0.5f)), b.constant("dw_b", f32({4}, 12, 0.1f))},
-                   {{"group", attr_int(4)}, {"pads", attr_ints({1, 1, 1, 1})}, {"strides", attr_ints({1, 1})}});
+    auto dw =
+        b.op("Conv",
+             {x, b.constant("dw_w", random_f32({4, 1, 3, 3}, 11, 0.5f)), b.constant("dw_b", random_f32({4}, 12, 0.1f))},
+             {{"group", attr_int(4)}, {"pads", attr_ints({1, 1, 1, 1})}, {"strides", attr_ints({1, 1})}});
     auto leaky = b.op("LeakyRelu", {dw}, {{"alpha", attr_float(0.1f)}});
     auto cat = b.op("Concat", {leaky, x}, {{"axis", attr_int(1)}});
     auto pool = b.op("AveragePool", {cat}, {{"kernel_shape", attr_ints({3, 3})}, {"strides", attr_ints({2, 2})},
@@ -209,10 +204,13 @@ TEST(VitisAiBackend, MixedDpuOpsRunInOneRegionCloseToTheFloatResult) {
     auto up = b.op("Resize", {pool, "", b.constant("scales", scales)},
                    {{"mode", attr_string("nearest")}, {"coordinate_transformation_mode", attr_string("asymmetric")},
                     {"nearest_mode", attr_string("floor")}});
-    auto c = b.op("Conv", {up, b.constant("w", f32({6, 8, 1, 1}, 13, 0.5f)), b.constant("b", f32({6}, 14, 0.2f))});
-    auto r6 = b.op("Clip", {c, b.constant("lo", TensorData::scalar_f32(0)), b.constant("hi", TensorData::scalar_f32(6))});
+    auto c = b.op(
+        "Conv", {up, b.constant("w", random_f32({6, 8, 1, 1}, 13, 0.5f)), b.constant("b", random_f32({6}, 14, 0.2f))});
+    auto r6 =
+        b.op("Clip", {c, b.constant("lo", TensorData::scalar_f32(0)), b.constant("hi", TensorData::scalar_f32(6))});
     auto gap = b.op("Flatten", {b.op("GlobalAveragePool", {r6})}, {{"axis", attr_int(1)}});
-    b.output(b.op("Gemm", {gap, b.constant("fc", f32({5, 6}, 15, 0.5f)), b.constant("fcb", f32({5}, 16, 0.1f))},
+    b.output(b.op("Gemm",
+                  {gap, b.constant("fc", random_f32({5, 6}, 15, 0.5f)), b.constant("fcb", random_f32({5}, 16, 0.1f))},
                   {{"transB", attr_int(1)}}));
     return b.build();
   };
@@ -248,27 +246,28 @@ TEST(VitisAiBackend, MixedDpuOpsRunInOneRegionCloseToTheFloatResult) {
 TEST(VitisAiBackend, ARegionThatCannotBeQuantizedGoesToTheNextBackendWithAMessage) {
   GraphBuilder b;
   auto x = b.input("x", DType::F32, {1, 2, 5, 5});
-  auto w = b.constant("w", f32({3, 2, 1, 1}, 4));
+  auto w = b.constant("w", random_f32({3, 2, 1, 1}, 4));
   b.output(b.op("Conv", {b.op("Sigmoid", {x}), w}));
   CompileOptions o = vitis_options();
   std::vector<std::string> lines;
   o.progress = [&](const std::string &l) { lines.push_back(l); };
   Session s(b.build(), "fallback", "", o);
   bool said = false;
-  for (const auto &l : lines) said = said || (l.find("vitis_ai hands back 1 node(s)") != std::string::npos &&
-                                              l.find("no calibration data reaches") != std::string::npos);
+  for (const auto &l : lines)
+    said = said || (l.find("vitis_ai hands back 1 node(s)") != std::string::npos &&
+                    l.find("no calibration data reaches") != std::string::npos);
   EXPECT_TRUE(said) << "expected a hand-back message in the compile progress";
   for (const auto &st : s.last_compile().plan.steps) EXPECT_NE(st.extern_call, "vitis_ai.region");
   int host_kernels = 0;
   for (const auto &st : s.last_compile().plan.steps) host_kernels += !st.kernel.empty();
   EXPECT_GE(host_kernels, 1) << "the host compiles the conv";
-  TensorData in = f32({1, 2, 5, 5}, 9);
+  TensorData in = random_f32({1, 2, 5, 5}, 9);
   const TensorData out = s.run({in})[0];
   for (int m = 0; m < 3; ++m)
     for (int p = 0; p < 25; ++p) {
       double acc = 0;
       for (int c = 0; c < 2; ++c)
-        acc += 1.0 / (1.0 + std::exp(-in.as<float>()[c * 25 + p])) * f32({3, 2, 1, 1}, 4).as<float>()[m * 2 + c];
+        acc += 1.0 / (1.0 + std::exp(-in.as<float>()[c * 25 + p])) * random_f32({3, 2, 1, 1}, 4).as<float>()[m * 2 + c];
       EXPECT_NEAR(out.as<float>()[m * 25 + p], acc, 1e-5);
     }
 }

@@ -27,7 +27,7 @@ namespace {
 #if DISCO_VITIS_AI_XIR
 
 using vitis_ai::VartRegionRunner;
-using Shape64 = std::vector<int64_t>;
+using testing::Shape64;
 
 constexpr const char *kDummy = "libvart-dummy-runner.so";
 
