@@ -55,7 +55,8 @@ struct CompareMath {
 };
 
 // Reduce*: y = finalize(update(...update(init, element(x0))..., element(xn)), n)
-// over the reduced elements, in the accumulation type.
+// over the reduced elements, in the accumulation type. The variadic Min, Max,
+// Sum and Mean fold over their inputs with it too (no init: input 0 starts).
 struct ReduceMath {
   const char *stage = "";  // the name of the fold's Func
   Halide::Expr (*init)(const Halide::Type &t) = nullptr;

@@ -183,14 +183,12 @@ void lower_variadic(LowerContext &c) {
   const Shape &os = c.out_shape(0);
   auto v = c.vars(static_cast<int>(os.size()));
   auto oi = c.exprs(v);
-  const std::string &op = c.node().op_type;
-  int n = static_cast<int>(c.node().inputs.size());
+  // A fold over the inputs instead of an axis: the op's ReduceMath, from input 0 on (no init).
+  const ReduceMath &m = c.math<ReduceMath>();
+  const int n = static_cast<int>(c.node().inputs.size());
   Expr acc = c.broadcast_read(0, oi, os);
-  for (int i = 1; i < n; ++i) {
-    Expr x = c.broadcast_read(i, oi, os);
-    acc = op == "Min" ? Halide::min(acc, x) : op == "Max" ? Halide::max(acc, x) : acc + x;
-  }
-  if (op == "Mean") acc = acc / Halide::cast(acc.type(), n);
+  for (int i = 1; i < n; ++i) acc = m.update(acc, c.broadcast_read(i, oi, os));
+  if (m.finalize) acc = m.finalize(acc, n);
   c.define_output(0, v, acc);
 }
 
@@ -236,8 +234,11 @@ void register_elementwise_ops(OpRegistry &r) {
   r.add("Cast", 6, OpKind::Elementwise, infer_cast, lower_cast);
   r.add("Identity", 1, OpKind::Elementwise, infer_identity, lower_identity);
   r.add("Clip", 1, OpKind::Elementwise, infer_clip, lower_clip);
-  for (const char *op : {"Min", "Max", "Sum", "Mean"})
-    r.add(op, 1, OpKind::Elementwise, infer_variadic, lower_variadic);
+  r.add("Min", 1, OpKind::Elementwise, infer_variadic, lower_variadic, ReduceMath{"", nullptr, min_of});
+  r.add("Max", 1, OpKind::Elementwise, infer_variadic, lower_variadic, ReduceMath{"", nullptr, max_of});
+  r.add("Sum", 1, OpKind::Elementwise, infer_variadic, lower_variadic, ReduceMath{"", nullptr, sum_of});
+  r.add("Mean", 1, OpKind::Elementwise, infer_variadic, lower_variadic,
+        ReduceMath{"", nullptr, sum_of, nullptr, mean_of});
 }
 
 }  // namespace disco

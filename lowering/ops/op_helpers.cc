@@ -49,6 +49,12 @@ Expr matmul_read(LowerContext &c, int i, const std::vector<Expr> &batch_idx, con
 
 Expr scalar_read(const HTensor &t) { return t.at(std::vector<Expr>(t.rank(), Expr(0))); }
 
+Expr sum_of(const Expr &a, const Expr &b) { return a + b; }
+Expr product_of(const Expr &a, const Expr &b) { return a * b; }
+Expr max_of(const Expr &a, const Expr &b) { return Halide::max(a, b); }
+Expr min_of(const Expr &a, const Expr &b) { return Halide::min(a, b); }
+Expr mean_of(const Expr &sum, const Expr &count) { return sum / Halide::cast(sum.type(), count); }
+
 Halide::Type acc_type(DType t) {
   if (t == DType::F16 || t == DType::BF16) return Halide::Float(32);
   return halide_type(t);

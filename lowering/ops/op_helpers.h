@@ -49,6 +49,16 @@ Halide::Expr matmul_read(LowerContext &c, int i, const std::vector<Halide::Expr>
 // Reads a scalar tensor (or a one-element one of any rank).
 Halide::Expr scalar_read(const HTensor &t);
 
+// ---- folds ---------------------------------------------------------------------
+
+// The steps a fold combines elements with, and the mean's finish: shared by
+// Reduce* (over an axis) and the variadic Min, Max, Sum and Mean (over inputs).
+Halide::Expr sum_of(const Halide::Expr &a, const Halide::Expr &b);
+Halide::Expr product_of(const Halide::Expr &a, const Halide::Expr &b);
+Halide::Expr max_of(const Halide::Expr &a, const Halide::Expr &b);
+Halide::Expr min_of(const Halide::Expr &a, const Halide::Expr &b);
+Halide::Expr mean_of(const Halide::Expr &sum, const Halide::Expr &count);
+
 // ---- types -------------------------------------------------------------------
 
 // The type sums and products accumulate in: half types lose too much

@@ -117,11 +117,6 @@ ValueAt row_values(LowerContext &c, const AxisReduction &ax, const std::string &
   return [f](const std::vector<Expr> &i) { return call(f, i); };
 }
 
-Expr add(const Expr &a, const Expr &b) { return a + b; }
-Expr mul(const Expr &a, const Expr &b) { return a * b; }
-Expr max_of(const Expr &a, const Expr &b) { return Halide::max(a, b); }
-Expr min_of(const Expr &a, const Expr &b) { return Halide::min(a, b); }
-
 // Transcendentals want a float type; integer tensors go through double.
 Expr as_float(const Expr &e) { return e.type().is_float() ? e : Halide::cast(Halide::Float(64), e); }
 
@@ -233,7 +228,7 @@ void lower_softmax(LowerContext &c) {
     Func mx = fold(c, ax, "max", t.min(), max_of, x);
     auto shifted = [&](const std::vector<Expr> &i) { return x(i) - call(mx, ax.kept(i)); };
     if (c.node().op_type == "LogSoftmax") {
-      Func sum = fold(c, ax, "sum", Halide::cast(t, 0), add,
+      Func sum = fold(c, ax, "sum", Halide::cast(t, 0), sum_of,
                       [&](const std::vector<Expr> &i) { return Halide::exp(shifted(i)); });
       c.define_output(0, v, shifted(idx) - Halide::log(call(sum, ax.kept(idx))));
       return;
@@ -244,7 +239,7 @@ void lower_softmax(LowerContext &c) {
   Func e = c.func("exp");
   e(reversed(v)) = exp_value;
   if (ax.stage_kind() == StageKind::RowReduction) c.add_stage(e, StageKind::RowValues, in.rank());
-  Func sum = fold(c, ax, "sum", Halide::cast(t, 0), add, [&](const std::vector<Expr> &i) { return call(e, i); });
+  Func sum = fold(c, ax, "sum", Halide::cast(t, 0), sum_of, [&](const std::vector<Expr> &i) { return call(e, i); });
   // One division per row; the multiply per element vectorizes.
   c.define_output(0, v, call(e, idx) * (Halide::cast(t, 1) / call(sum, ax.kept(idx))));
 }
@@ -302,10 +297,10 @@ void lower_layernorm(LowerContext &c) {
   // Read by both folds and the output.
   ValueAt x = row_values(c, ax, "x", in, t, [&](const std::vector<Expr> &i) { return Halide::cast(t, in.at(i)); });
   Expr n = Halide::cast(t, ax.count(c));
-  Func sum = fold(c, ax, "sum", Halide::cast(t, 0), add, x);
+  Func sum = fold(c, ax, "sum", Halide::cast(t, 0), sum_of, x);
   auto mean = [&](const std::vector<Expr> &i) { return call(sum, ax.kept(i)) / n; };
   // Two passes: the variance of the centred values, not E[x^2] - E[x]^2.
-  Func sq = fold(c, ax, "sqsum", Halide::cast(t, 0), add, [&](const std::vector<Expr> &i) {
+  Func sq = fold(c, ax, "sqsum", Halide::cast(t, 0), sum_of, [&](const std::vector<Expr> &i) {
     Expr d = x(i) - mean(i);
     return d * d;
   });
@@ -384,7 +379,7 @@ Expr log_sum_exp(LowerContext &c, const AxisReduction &ax, Halide::Type t, const
   auto xf = [&](const std::vector<Expr> &i) { return as_float(x(i)); };
   Halide::Type ft = as_float(Halide::cast(t, 0)).type();
   Func mx = fold(c, ax, "max", ft.min(), max_of, xf);
-  Func s = fold(c, ax, "sumexp", Halide::cast(ft, 0), add,
+  Func s = fold(c, ax, "sumexp", Halide::cast(ft, 0), sum_of,
                 [&](const std::vector<Expr> &i) { return Halide::exp(xf(i) - call(mx, ax.kept(i))); });
   return Halide::log(call(s, k)) + call(mx, k);
 }
@@ -462,16 +457,16 @@ void register_reduction_ops(OpRegistry &r) {
   r.add("LayerNormalization", 17, OpKind::Reduction, infer_layernorm, lower_layernorm);
   using E = const Expr &;
   auto square = [](E x) { return x * x; };
-  add_reduce(r, "ReduceSum", {"sum", zero, add});
+  add_reduce(r, "ReduceSum", {"sum", zero, sum_of});
   add_reduce(r, "ReduceMean",
-             {"sum", zero, add, nullptr, [](E sum, E n) { return sum / Halide::cast(sum.type(), n); }});
-  add_reduce(r, "ReduceSumSquare", {"sumsq", zero, add, square});
-  add_reduce(r, "ReduceL2", {"sumsq", zero, add, square, [](E sum, E) { return Halide::sqrt(as_float(sum)); }});
-  add_reduce(r, "ReduceL1", {"sumabs", zero, add, [](E x) { return Halide::cast(x.type(), Halide::abs(x)); }});
-  add_reduce(r, "ReduceLogSum", {"sum", zero, add, nullptr, [](E sum, E) { return Halide::log(as_float(sum)); }});
+             {"sum", zero, sum_of, nullptr, mean_of});
+  add_reduce(r, "ReduceSumSquare", {"sumsq", zero, sum_of, square});
+  add_reduce(r, "ReduceL2", {"sumsq", zero, sum_of, square, [](E sum, E) { return Halide::sqrt(as_float(sum)); }});
+  add_reduce(r, "ReduceL1", {"sumabs", zero, sum_of, [](E x) { return Halide::cast(x.type(), Halide::abs(x)); }});
+  add_reduce(r, "ReduceLogSum", {"sum", zero, sum_of, nullptr, [](E sum, E) { return Halide::log(as_float(sum)); }});
   add_reduce(r, "ReduceMax", {"max", [](const Halide::Type &t) { return t.min(); }, max_of});
   add_reduce(r, "ReduceMin", {"min", [](const Halide::Type &t) { return t.max(); }, min_of});
-  add_reduce(r, "ReduceProd", {"prod", [](const Halide::Type &t) { return Halide::cast(t, 1); }, mul});
+  add_reduce(r, "ReduceProd", {"prod", [](const Halide::Type &t) { return Halide::cast(t, 1); }, product_of});
   r.add("ReduceLogSumExp", 1, OpKind::Reduction, infer_reduce, lower_reduce_log_sum_exp);
   for (const char *op : {"ArgMax", "ArgMin"}) r.add(op, 1, OpKind::Reduction, infer_arg, lower_arg);
 }
