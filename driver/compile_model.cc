@@ -120,21 +120,18 @@ void apply_hints(ShapeStore &store, const std::map<std::string, int64_t> &hints)
   }
 }
 
-// A calibration sample by its name and its bytes: another file under the same name is another compile.
+bool exists(const std::string &p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0;
+}
+
+// A calibration sample (FILE.npy or INPUT=FILE.npy) by its text and its bytes:
+// another file under the same name is another compile.
 void add_sample_file(ContentHash &h, const std::string &sample) {
   const size_t eq = sample.find('=');
   const std::string path = eq == std::string::npos ? sample : sample.substr(eq + 1);
   h.add("calibration:" + sample);
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return;  // the backend names the missing file when it reads the samples
-  std::stringstream ss;
-  ss << f.rdbuf();
-  h.add(ss.str());
-}
-
-bool exists(const std::string &p) {
-  struct stat st;
-  return stat(p.c_str(), &st) == 0;
+  if (exists(path)) h.add(read_file(path));  // a missing file: the backend names it when it reads the samples
 }
 
 // The code generator's runtime is the same for every model of a target: build it once per cache.
