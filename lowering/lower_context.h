@@ -45,7 +45,10 @@ class SymbolParams {
 //    the output read more than once (a Softmax's exp). Stitch schedules
 //    compute it per row, in cache; other schedules inline it, as if it were
 //    no stage at all.
-enum class StageKind { RowReduction, Reduction, Padded, Other, RowValues };
+// DotOperand: the right operand of a MatMul/Gemm as a Func over (n, k,
+// batch...) of the output's batch, views read through; unscheduled it is
+// inlined, and the x86 dot template packs it per task (schedules/x86_schedule.h).
+enum class StageKind { RowReduction, Reduction, Padded, Other, RowValues, DotOperand };
 struct Stage {
   Halide::Func f;
   StageKind kind;

@@ -141,7 +141,8 @@ class GpuScheduler : public Scheduler {
     for (size_t i = 0; i < k_.stages.size(); ++i) {
       const Stage &s = k_.stages[i];
       Func f = s.f;
-      if (s.kind == StageKind::RowValues || static_cast<int>(i) == product) continue;
+      if (s.kind == StageKind::RowValues || s.kind == StageKind::DotOperand || static_cast<int>(i) == product)
+        continue;
       f.compute_root();
       if (is_fold(s) && s.kind == StageKind::RowReduction) {
         root_block_fold(f);
@@ -189,7 +190,7 @@ class GpuScheduler : public Scheduler {
   bool shared_dot(Func out, Func p) {
     // Rank-2 outputs only: with batch dims Halide 14 fails in PartitionLoops on this schedule.
     if (out.dimensions() != 2 || p.rvars(0).size() != 1 || p.num_update_definitions() != 1) return false;
-    std::vector<Halide::ImageParam> staged = rank2_operands(p);
+    std::vector<Operand> staged = rank2_operands(p);
     if (staged.empty()) return false;
     std::vector<Var> a = out.args();
     Var no(a[0].name() + "_bx"), ni(a[0].name() + "_tx"), mo(a[1].name() + "_by"), mi(a[1].name() + "_ty");
@@ -202,7 +203,7 @@ class GpuScheduler : public Scheduler {
     RVar ko(p.name() + "_ko"), ki(p.name() + "_ki");
     p.update(0).split(k, ko, ki, kGpuTileX, TailStrategy::GuardWithIf).reorder(ki, pv[0], pv[1], ko);
     p.update(0).gpu_threads(pv[0], pv[1]);
-    for (auto &param : staged) stage_tile(param.in(p), LoopLevel(p, ko));
+    for (auto &o : staged) stage_tile(o.param.in(o.reader), LoopLevel(p, ko));
     return true;
   }
 
@@ -212,7 +213,7 @@ class GpuScheduler : public Scheduler {
     if (out.dimensions() != 2 || out.num_update_definitions() != 1 || !all_updates_pure(out) ||
         out.rvars(0).size() != 1)
       return false;
-    std::vector<Halide::ImageParam> staged = rank2_operands(out);
+    std::vector<Operand> staged = rank2_operands(out);
     if (staged.empty()) return false;
     tile_stage(out, out.args());
     std::vector<Var> a = out.args();
@@ -223,21 +224,42 @@ class GpuScheduler : public Scheduler {
     u.split(a[0], no, ni, kGpuTileX, TailStrategy::GuardWithIf).split(a[1], mo, mi, kGpuTileY, TailStrategy::GuardWithIf);
     u.split(k, ko, ki, kGpuTileX, TailStrategy::GuardWithIf);
     u.reorder(ki, ni, mi, ko, no, mo).gpu_threads(ni, mi).gpu_blocks(no, mo);
-    for (auto &param : staged) stage_tile(param.in(out), LoopLevel(out, ko));
+    for (auto &o : staged) stage_tile(o.param.in(o.reader), LoopLevel(out, ko));
     return true;
   }
 
-  std::vector<Halide::ImageParam> rank2_operands(Func p) {
-    std::vector<Halide::ImageParam> staged;
-    // Only operands of constant shape (weights): with a symbolic reduction extent the staged
-    // tiles gave wrong sums on PoCL, so other operands stay in global memory.
+  // An operand and the Func whose definition reads it: the product itself,
+  // or the DotOperand stage it reads its right operand through (inlined
+  // into the product, so the tile's loop level is the product's).
+  struct Operand {
+    Halide::ImageParam param;
+    Func reader;
+  };
+
+  std::vector<Operand> rank2_operands(Func p) {
+    std::vector<std::pair<std::string, Func>> readers;  // a definition's text, its Func
     std::ostringstream update;
     update << p.update_value(0);
+    readers.emplace_back(update.str(), p);
+    for (const auto &s : k_.stages)
+      if (s.kind == StageKind::DotOperand) {
+        std::ostringstream value;
+        value << s.f.value();
+        readers.emplace_back(value.str(), s.f);
+      }
+    std::vector<Operand> staged;
+    // Only operands of constant shape (weights): with a symbolic reduction extent the staged
+    // tiles gave wrong sums on PoCL, so other operands stay in global memory.
     for (size_t i = 0; i < k_.input_params.size(); ++i) {
       Halide::ImageParam &param = k_.input_params[i];
       bool fixed = param.dimensions() == 2;
       for (const Dim &d : k_.tensors.at(k_.input_values[i]).shape) fixed = fixed && store_.canonical(d).is_const();
-      if (fixed && calls(update.str(), param.name() + "_im")) staged.push_back(param);  // Halide's name of its reads
+      if (!fixed) continue;
+      for (const auto &[text, f] : readers)
+        if (calls(text, param.name() + "_im")) {  // Halide's name of its reads
+          staged.push_back({param, f});
+          break;
+        }
     }
     return staged;
   }

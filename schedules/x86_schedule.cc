@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "schedules/x86_dot_schedule.h"
+
 namespace disco {
 
 namespace {
@@ -219,10 +221,23 @@ void X86Scheduler::fold_at_root(const Stage &s, int lanes) {
   merge.split(fused, tile, one, rows_per_task, TailStrategy::GuardWithIf).parallel(tile);
 }
 
-// Input, dot and opaque kernels: stages at root, vectorized and parallel.
-ScheduleReport X86Scheduler::generic(GroupKind) {
+// Dot kernels of MatMul/Gemm form get the dot template (x86_dot_schedule.h).
+// Others, and input and opaque kernels: stages at root, vectorized and
+// parallel; a DotOperand stage is inlined (read where the product reads it).
+ScheduleReport X86Scheduler::generic(GroupKind kind) {
+  if (kind == GroupKind::Dot && !k_.outputs.empty()) {
+    const Shape &out = output_shape(0);
+    if (out.size() >= 2) {
+      DotExtents e{extent(out[out.size() - 1]), extent(out[out.size() - 2]), std::nullopt, std::nullopt};
+      Dim n = store_.canonical(out[out.size() - 1]), m = store_.canonical(out[out.size() - 2]);
+      if (n.is_const()) e.n_const = n.as_const();
+      if (m.is_const()) e.m_const = m.as_const();
+      ScheduleReport rep;
+      if (schedule_x86_dot(k_, e, target_, &rep)) return rep;
+    }
+  }
   for (auto &s : k_.stages) {
-    if (s.kind == StageKind::RowValues) continue;  // inlined: read where it is used
+    if (s.kind == StageKind::RowValues || s.kind == StageKind::DotOperand) continue;  // inlined: read where used
     const int lanes = vector_lanes(s.f.output_types()[0], target_);
     if (s.fold_extent.defined() && s.kind == StageKind::RowReduction && update_writes_pure_vars(s.f, 0)) {
       fold_at_root(s, lanes);

@@ -1,7 +1,10 @@
 // Dot ops: MatMul (numpy semantics: 1-D operands, broadcast batch dims) and
 // Gemm. Both lower to one Func with a pure init and an update over an RDom on
 // K; half-precision inputs accumulate in float32 and are cast back in a final
-// pure Func.
+// pure Func. A float product is always a stage of its own (the output a pure
+// Func over it) and reads its right operand through a DotOperand stage, so
+// that the x86 dot template can keep a tile of it in registers and pack the
+// operand per task.
 #include <functional>
 
 #include "lowering/infer_context.h"
@@ -31,7 +34,7 @@ void define_dot(LowerContext &c, const std::vector<Var> &out_vars, const Dim &k_
                 const std::function<Expr(const Expr &k)> &product, const std::function<Expr(const Expr &sum)> &epilogue,
                 Expr init) {
   Halide::Type acc = acc_type(c.out_dtype(0));
-  bool direct = !epilogue && acc == halide_type(c.out_dtype(0));
+  bool direct = !epilogue && acc == halide_type(c.out_dtype(0)) && !acc.is_float();
   Func sum = direct ? c.func("out0") : c.func("dot");
   auto lhs = reversed(out_vars);
   sum(lhs) = init.defined() ? Halide::cast(acc, init) : Halide::cast(acc, 0);
@@ -44,6 +47,25 @@ void define_dot(LowerContext &c, const std::vector<Var> &out_vars, const Dim &k_
   c.add_stage(sum, StageKind::Reduction, static_cast<int>(out_vars.size()));
   Expr s = sum(lhs);
   c.define_output(0, out_vars, epilogue ? epilogue(s) : s);
+}
+
+// The right operand as a DotOperand stage rhs(n, k, rest...) = read(n, k):
+// `rest` are the output's other vars (Halide order), so a batched operand
+// keeps its batch. Returns a reader of it for the product.
+std::function<Expr(const Expr &n, const Expr &k)> dot_operand(LowerContext &c, const std::vector<Var> &rest,
+                                                             const std::function<Expr(const Expr &, const Expr &)> &read) {
+  Func rhs = c.func("rhs");
+  Var n("dot_n"), k("dot_k");
+  std::vector<Var> args{n, k};
+  args.insert(args.end(), rest.begin(), rest.end());
+  rhs(args) = read(n, k);
+  c.add_stage(rhs, StageKind::DotOperand, static_cast<int>(args.size()));
+  std::vector<Expr> tail(rest.begin(), rest.end());
+  return [rhs, tail](const Expr &n, const Expr &k) {
+    std::vector<Expr> at{n, k};
+    at.insert(at.end(), tail.begin(), tail.end());
+    return rhs(at);
+  };
 }
 
 // ---- MatMul ----------------------------------------------------------------
@@ -76,12 +98,20 @@ void lower_matmul(LowerContext &c) {
   Shape batch_shape(out.begin(), out.begin() + batch_rank);
   Expr m = a.rank() >= 2 ? idx[batch_rank] : Expr();
   Expr n = b.rank() >= 2 ? idx.back() : Expr();
+  Halide::Type acc = acc_type(c.out_dtype(0));
+  auto read_b = [&](const Expr &n, const Expr &k) {
+    std::vector<Expr> tb = b.rank() >= 2 ? std::vector<Expr>{k, n} : std::vector<Expr>{k};
+    return matmul_read(c, 1, batch, batch_shape, tb);
+  };
+  // With a column B the output has no n: nothing to pack.
+  std::function<Expr(const Expr &, const Expr &)> rhs = read_b;
+  if (acc.is_float() && b.rank() >= 2) {
+    std::vector<Var> rest = reversed(std::vector<Var>(v.begin(), v.begin() + batch_rank));
+    rhs = dot_operand(c, rest, read_b);
+  }
   auto product = [&](const Expr &k) {
     std::vector<Expr> ta = a.rank() >= 2 ? std::vector<Expr>{m, k} : std::vector<Expr>{k};
-    std::vector<Expr> tb = b.rank() >= 2 ? std::vector<Expr>{k, n} : std::vector<Expr>{k};
-    Halide::Type acc = acc_type(c.out_dtype(0));
-    return Halide::cast(acc, matmul_read(c, 0, batch, batch_shape, ta)) *
-           Halide::cast(acc, matmul_read(c, 1, batch, batch_shape, tb));
+    return Halide::cast(acc, matmul_read(c, 0, batch, batch_shape, ta)) * Halide::cast(acc, rhs(n, k));
   };
   define_dot(c, v, a.shape.back(), product, nullptr, Expr());
 }
@@ -146,10 +176,13 @@ void lower_gemm(LowerContext &c) {
   auto v = c.vars(2);
   Expr m = v[0], n = v[1];
   Halide::Type acc = acc_type(c.out_dtype(0));
+  std::function<Expr(const Expr &, const Expr &)> rhs = [&](const Expr &n, const Expr &k) {
+    return g.trans_b ? b.at({n, k}) : b.at({k, n});
+  };
+  if (acc.is_float()) rhs = dot_operand(c, {}, rhs);
   auto product = [&](const Expr &k) {
     Expr x = g.trans_a ? a.at({k, m}) : a.at({m, k});
-    Expr y = g.trans_b ? b.at({n, k}) : b.at({k, n});
-    return Halide::cast(acc, x) * Halide::cast(acc, y);
+    return Halide::cast(acc, x) * Halide::cast(acc, rhs(n, k));
   };
   Dim k_extent = g.trans_a ? a.shape[0] : a.shape[1];
   bool has_c = c.has_input(2) && g.beta != 0.0f;

@@ -1,0 +1,42 @@
+// The x86 template of MatMul/Gemm kernels (a dot product over one reduction
+// axis k, its right operand a DotOperand stage, lowering/ops/dot_ops.cc),
+// the way fast GEMM libraries run it:
+//  - tasks: the output split into tiles of kPanelVectors vectors of N by up to
+//    kTaskRows rows of M (and one index of each batch dim), run in parallel;
+//  - pack: each task copies the panel of the right operand it reads (K x
+//    one tile of N, any view of it: transposed, strided, broadcast) into a
+//    contiguous buffer, so the micro-kernel's loads are unit-stride;
+//  - K blocks of kKBlock, for the L1: the task's sums stay in a small
+//    buffer while a block of k runs over every micro-tile of rows;
+//  - micro-kernel: kPanelVectors vectors by MR rows of sums in registers,
+//    MR = 4 with AVX2 (12 of 16 registers), 8 with AVX-512 (24 of 32);
+//  - the epilogue (bias, activation, residual) is applied as the task's
+//    tile of the output is written.
+// One specialize() branch ("tiles") takes shapes with at least one tile of N
+// and MR rows, whose tiles overlap at the edges instead of having tails; the
+// generic branch guards its tails. Both run the same loops.
+#pragma once
+#include <optional>
+
+#include "Halide.h"
+#include "lowering/lower_graph.h"
+#include "schedules/scheduler.h"
+
+namespace disco {
+
+constexpr int kPanelVectors = 3;  // vectors of N per micro-tile
+constexpr int kTaskRows = 64;     // rows of M per task at most
+constexpr int kKBlock = 256;      // k per block: a packed block of 24 KiB with AVX2
+
+struct DotExtents {
+  Halide::Expr n, m;                   // the output's two innermost extents
+  std::optional<int64_t> n_const, m_const;  // set when known at compile time
+};
+
+// Schedules `k` with the dot template and returns true, or returns false,
+// scheduling nothing, when the kernel is not a float32 dot of that form (one
+// output, one product stage over one k, one DotOperand stage of the output's
+// rank, nothing else).
+bool schedule_x86_dot(LoweredKernel &k, const DotExtents &e, const Halide::Target &target, ScheduleReport *rep);
+
+}  // namespace disco
