@@ -20,6 +20,7 @@
 #include "frontend/file_util.h"
 #include "frontend/onnx_importer.h"
 #include "lowering/graph_rewrites.h"
+#include "lowering/weight_layout.h"
 #include "lowering/infer_context.h"
 #include "lowering/lower_graph.h"
 #include "targets/gpu/gpu_target.h"
@@ -225,6 +226,8 @@ CompiledModel compile_graph(Graph g, const std::string &name, const std::string 
     infer_shapes(g, store);
     if (const int removed = rewrite_graph(g); removed > 0 && opts.progress)
       opts.progress("graph rewrites folded " + std::to_string(removed) + " node(s) into their neighbours");
+    if (const int packed = transpose_constant_weights(g); packed > 0 && opts.progress)
+      opts.progress("transposed " + std::to_string(packed) + " constant Gemm weight(s) for the dot kernels");
     apply_hints(store, opts.hints);
     m.plan = build(g, store, name, tmp, root, opts, &m.objects);
     m.plan.save(tmp + "/plan.txt");

@@ -12,9 +12,10 @@
 //    MR = 4 with AVX2 (12 of 16 registers), 8 with AVX-512 (24 of 32);
 //  - the epilogue (bias, activation, residual) is applied as the task's
 //    tile of the output is written.
-// One specialize() branch ("tiles") takes shapes with at least one tile of N
-// and MR rows, whose tiles overlap at the edges instead of having tails; the
-// generic branch guards its tails. Both run the same loops.
+// specialize() branches take shapes with at least one tile ("tiles": M >= MR;
+// "rows": M < MR, wider tiles of one row), whose tiles overlap at the edges
+// instead of having tails; the generic branch guards its tails. All run the
+// same loops. A branch the shape store decides is taken alone, or dropped.
 #pragma once
 #include <optional>
 
@@ -27,6 +28,7 @@ namespace disco {
 constexpr int kPanelVectors = 3;  // vectors of N per micro-tile
 constexpr int kTaskRows = 64;     // rows of M per task at most
 constexpr int kKBlock = 256;      // k per block: a packed block of 24 KiB with AVX2
+constexpr int kWideVectors = 6;   // vectors of N per task of the "rows" branch (M < MR)
 
 struct DotExtents {
   Halide::Expr n, m;                   // the output's two innermost extents
