@@ -47,8 +47,10 @@ class SymbolParams {
 //    no stage at all.
 // DotOperand: the right operand of a MatMul/Gemm as a Func over (n, k,
 // batch...) of the output's batch, views read through; unscheduled it is
-// inlined, and the x86 dot template packs it per task (schedules/x86_schedule.h).
-enum class StageKind { RowReduction, Reduction, Padded, Other, RowValues, DotOperand };
+// inlined, and the x86 dot template packs it per task (schedules/x86_dot_schedule.h).
+// ConvInput: a float Conv's input over padded coordinates (zero outside the
+// input); inlined unless a template copies the rows a task reads.
+enum class StageKind { RowReduction, Reduction, Padded, Other, RowValues, DotOperand, ConvInput };
 struct Stage {
   Halide::Func f;
   StageKind kind;

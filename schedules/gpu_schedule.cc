@@ -141,7 +141,8 @@ class GpuScheduler : public Scheduler {
     for (size_t i = 0; i < k_.stages.size(); ++i) {
       const Stage &s = k_.stages[i];
       Func f = s.f;
-      if (s.kind == StageKind::RowValues || s.kind == StageKind::DotOperand || static_cast<int>(i) == product)
+      if (s.kind == StageKind::RowValues || s.kind == StageKind::DotOperand || s.kind == StageKind::ConvInput ||
+          static_cast<int>(i) == product)
         continue;
       f.compute_root();
       if (is_fold(s) && s.kind == StageKind::RowReduction) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "schedules/x86_conv_schedule.h"
 #include "schedules/x86_dot_schedule.h"
 
 namespace disco {
@@ -221,7 +222,8 @@ void X86Scheduler::fold_at_root(const Stage &s, int lanes) {
   merge.split(fused, tile, one, rows_per_task, TailStrategy::GuardWithIf).parallel(tile);
 }
 
-// Dot kernels of MatMul/Gemm form get the dot template (x86_dot_schedule.h).
+// Dot kernels of MatMul/Gemm form get the dot template (x86_dot_schedule.h),
+// float Convs the conv template (x86_conv_schedule.h).
 // Others, and input and opaque kernels: stages at root, vectorized and
 // parallel; a DotOperand stage is inlined (read where the product reads it).
 ScheduleReport X86Scheduler::generic(GroupKind kind) {
@@ -235,9 +237,18 @@ ScheduleReport X86Scheduler::generic(GroupKind kind) {
       ScheduleReport rep;
       if (schedule_x86_dot(k_, e, target_, &rep)) return rep;
     }
+    if (out.size() >= 3) {
+      Dim w = store_.canonical(out.back()), ch = store_.canonical(out[1]);
+      ConvExtents e{extent(out.back()), extent(out[1]), std::nullopt, std::nullopt};
+      if (w.is_const()) e.width_const = w.as_const();
+      if (ch.is_const()) e.channels_const = ch.as_const();
+      ScheduleReport rep;
+      if (schedule_x86_conv(k_, e, target_, &rep)) return rep;
+    }
   }
   for (auto &s : k_.stages) {
-    if (s.kind == StageKind::RowValues || s.kind == StageKind::DotOperand) continue;  // inlined: read where used
+    if (s.kind == StageKind::RowValues || s.kind == StageKind::DotOperand || s.kind == StageKind::ConvInput)
+      continue;  // inlined: read where used
     const int lanes = vector_lanes(s.f.output_types()[0], target_);
     if (s.fold_extent.defined() && s.kind == StageKind::RowReduction && update_writes_pure_vars(s.f, 0)) {
       fold_at_root(s, lanes);

@@ -34,9 +34,11 @@ void lower_conv(LowerContext &c) {
     return [&, i](const std::vector<Expr> &idx) { return Halide::cast(acc, c.in(i).at(idx)); };
   };
   Expr init = c.has_input(2) ? Halide::cast(acc, c.in(2).at({v[1]})) : Halide::cast(acc, 0);
-  define_accumulated(c, v, acc, "conv", [&](Func &f, const std::vector<Var> &) {
-    define_conv_sum(c, ConvInputs{}, acc, read(0), read(1), init, f, v);
-  });
+  // A float sum is always a stage: the x86 conv template keeps a tile of it in registers.
+  define_accumulated(
+      c, v, acc, "conv",
+      [&](Func &f, const std::vector<Var> &) { define_conv_sum(c, ConvInputs{}, acc, read(0), read(1), init, f, v); },
+      acc.is_float());
 }
 
 // ---- pools -----------------------------------------------------------------

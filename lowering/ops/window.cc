@@ -92,11 +92,12 @@ void require_spatial_input(InferContext &c, int min_spatial) {
 }
 
 WindowRead window_read(LowerContext &c, const std::vector<Window> &w, const std::vector<Expr> &out,
-                       const std::vector<Expr> &k) {
+                       const std::vector<Expr> &k, bool at_input) {
   WindowRead r;
   for (size_t i = 0; i < w.size(); ++i) {
-    Expr pos =
-        out[i] * static_cast<int32_t>(w[i].stride) + k[i] * static_cast<int32_t>(w[i].dilation) - c.dim(w[i].pad_begin);
+    Expr pos = at_input ? out[i]
+                        : out[i] * static_cast<int32_t>(w[i].stride) + k[i] * static_cast<int32_t>(w[i].dilation) -
+                              c.dim(w[i].pad_begin);
     if (!w[i].needs_guard()) {
       r.spatial.push_back(pos);
       continue;
@@ -111,11 +112,11 @@ WindowRead window_read(LowerContext &c, const std::vector<Window> &w, const std:
 
 // Output 0 over `v` as an accumulator Func that `build` defines (a pure init
 // and updates writing exactly `v`). It is the output itself when the output
-// has the accumulator's type; otherwise it is a materialized stage, cast by a
-// pure output Func.
+// has the accumulator's type and `stage` is false; otherwise it is a
+// materialized stage, cast by a pure output Func.
 void define_accumulated(LowerContext &c, const std::vector<Var> &v, Halide::Type acc, const std::string &name,
-                        const std::function<void(Func &, const std::vector<Var> &lhs)> &build) {
-  bool direct = acc == halide_type(c.out_dtype(0));
+                        const std::function<void(Func &, const std::vector<Var> &lhs)> &build, bool stage) {
+  bool direct = acc == halide_type(c.out_dtype(0)) && !stage;
   Func f = c.func(direct ? "out0" : name);
   auto lhs = reversed(v);
   build(f, lhs);
@@ -193,12 +194,34 @@ void define_conv_sum(LowerContext &c, const ConvInputs &in, Halide::Type acc, co
   // With groups, output channel m reads input channels of group m / (M / group).
   Expr channel = ci;
   if (group > 1) channel = m / (c.dim(w.shape[0]) / static_cast<int32_t>(group)) * c.dim(w.shape[1]) + ci;
-  WindowRead rd = window_read(c, geo, out_pos, k);
-  std::vector<Expr> xi{batch, channel}, wi{m, ci};
-  xi.insert(xi.end(), rd.spatial.begin(), rd.spatial.end());
+  std::vector<Expr> wi{m, ci};
   wi.insert(wi.end(), k.begin(), k.end());
-  Expr term = read_x(xi) * read_w(wi);
-  if (rd.inside.defined()) term = Halide::select(rd.inside, term, Halide::cast(acc, 0));
+  Expr term;
+  if (acc.is_float()) {
+    // X over padded coordinates as a ConvInput stage: the sum's reads carry
+    // no select, and a schedule can copy a task's rows of it once.
+    std::vector<Var> pv = c.vars(x.rank());
+    std::vector<Expr> pos(pv.begin() + 2, pv.end());
+    WindowRead whole = window_read(c, geo, pos, std::vector<Expr>(geo.size(), Expr(0)), /*at_input=*/true);
+    std::vector<Expr> xi{pv[0], pv[1]};
+    xi.insert(xi.end(), whole.spatial.begin(), whole.spatial.end());
+    Expr value = read_x(xi);
+    if (whole.inside.defined()) value = Halide::select(whole.inside, value, Halide::cast(acc, 0));
+    Func padded = c.func("conv_in");
+    padded(reversed(pv)) = value;
+    c.add_stage(padded, StageKind::ConvInput, x.rank());
+    std::vector<Expr> at{batch, channel};
+    for (size_t i = 0; i < geo.size(); ++i)
+      at.push_back(out_pos[i] * static_cast<int32_t>(geo[i].stride) + k[i] * static_cast<int32_t>(geo[i].dilation) -
+                   c.dim(geo[i].pad_begin));
+    term = padded(reversed(at)) * read_w(wi);
+  } else {
+    WindowRead rd = window_read(c, geo, out_pos, k);
+    std::vector<Expr> xi{batch, channel};
+    xi.insert(xi.end(), rd.spatial.begin(), rd.spatial.end());
+    term = read_x(xi) * read_w(wi);
+    if (rd.inside.defined()) term = Halide::select(rd.inside, term, Halide::cast(acc, 0));
+  }
   auto lhs = reversed(v);
   f(lhs) = init;
   f(lhs) += term;

@@ -45,15 +45,17 @@ struct WindowRead {
   Halide::Expr inside;                // undefined when every position is inside
 };
 
+// With `at_input`, `out` are already input positions (k is ignored): the
+// read of a padded input at those positions.
 WindowRead window_read(LowerContext &c, const std::vector<Window> &w, const std::vector<Halide::Expr> &out,
-                       const std::vector<Halide::Expr> &k);
+                       const std::vector<Halide::Expr> &k, bool at_input = false);
 
 // Output 0 over `v` as an accumulator Func that `build` defines (a pure init
 // and updates writing exactly `v`). It is the output itself when the output
 // has the accumulator's type; otherwise it is a materialized stage, cast by a
 // pure output Func.
 void define_accumulated(LowerContext &c, const std::vector<Halide::Var> &v, Halide::Type acc, const std::string &name,
-                        const std::function<void(Halide::Func &, const std::vector<Halide::Var> &lhs)> &build);
+                        const std::function<void(Halide::Func &, const std::vector<Halide::Var> &lhs)> &build, bool stage = false);
 
 // ---- Conv-like ops: X [N, C, spatial...] and W [M, C / group, kernel...] ----
 

@@ -1,0 +1,38 @@
+// The x86 template of float Conv kernels (lowering/ops/window.cc: a sum over
+// input channels and kernel taps, its input a ConvInput stage over padded
+// coordinates), a direct convolution:
+//  - tasks: one output row (one index of every dim but the width and the
+//    output channels: rows, depth, batch) in parallel; a 1-D Conv's tasks
+//    are blocks of output channels of one batch index;
+//  - each task copies the zero-padded input rows it reads (ConvInput) once,
+//    so the sum's loads are dense and carry no padding select;
+//  - micro-kernel: kConvVectors vectors of output width by kConvChannels
+//    output channels of sums in registers (12 of 16 with AVX2), over every
+//    input channel and tap; the weight is a broadcast scalar per channel;
+//  - the epilogue (bias, activation, residual) applied as the tile is written.
+// A specialize() branch ("tiles") takes outputs at least one tile wide and
+// with at least kConvChannels channels (edge tiles overlap instead of having
+// tails); the generic branch guards its tails and runs the same loops.
+#pragma once
+#include <optional>
+
+#include "Halide.h"
+#include "lowering/lower_graph.h"
+#include "schedules/scheduler.h"
+
+namespace disco {
+
+constexpr int kConvVectors = 2;   // vectors of output width per micro-tile
+constexpr int kConvChannels = 6;  // output channels per micro-tile (AVX2; 12 with AVX-512)
+
+struct ConvExtents {
+  Halide::Expr width, channels;  // the output's width (innermost) and channels
+  std::optional<int64_t> width_const, channels_const;
+};
+
+// Schedules `k` and returns true, or returns false, scheduling nothing, when
+// the kernel is not a float32 Conv of that form (one output of rank >= 3, one
+// sum stage of its rank, one ConvInput stage, nothing else).
+bool schedule_x86_conv(LoweredKernel &k, const ConvExtents &e, const Halide::Target &target, ScheduleReport *rep);
+
+}  // namespace disco
