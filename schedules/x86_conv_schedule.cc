@@ -1,6 +1,7 @@
 #include "schedules/x86_conv_schedule.h"
 
 #include <algorithm>
+#include <string>
 
 namespace disco {
 
@@ -49,9 +50,22 @@ bool schedule_x86_conv(LoweredKernel &k, const ConvExtents &e, const Halide::Tar
   const int channels = lanes >= 16 ? 2 * kConvChannels : kConvChannels;
   const int rank = y.dimensions();
 
-  const bool always = e.width_const && e.channels_const && *e.width_const >= cols && *e.channels_const >= channels;
-  const bool never = (e.width_const && *e.width_const < cols) || (e.channels_const && *e.channels_const < channels);
-  Expr fits = e.width >= cols && e.channels >= channels;
+  // Branches: "tiles" (kConvVectors vectors wide), "narrow" (one vector
+  // wide: the small maps of a network's late layers), then the generic one.
+  struct Branch {
+    std::string name;
+    int width;
+  };
+  std::vector<Branch> branches;
+  for (const Branch &b : {Branch{"tiles", cols}, Branch{"narrow", lanes}}) {
+    if (!branches.empty() && b.width == branches.back().width) continue;
+    branches.push_back(b);
+  }
+  const bool channels_fit = e.channels_const && *e.channels_const >= channels;
+  const bool channels_short = e.channels_const && *e.channels_const < channels;
+  auto condition = [&](const Branch &b) { return e.width >= b.width && e.channels >= channels; };
+  auto decided = [&](const Branch &b) { return channels_fit && e.width_const && *e.width_const >= b.width; };
+  auto impossible = [&](const Branch &b) { return channels_short || (e.width_const && *e.width_const < b.width); };
 
   std::vector<Var> a = y.args();
   Var x = a[0], co = a[rank - 2];
@@ -60,8 +74,8 @@ bool schedule_x86_conv(LoweredKernel &k, const ConvExtents &e, const Halide::Tar
   // but the batch, so its channel blocks are tasks too.
   std::vector<Var> rows(a.begin() + 1, a.end() - 2);
   const bool by_channels = rows.empty();
-  auto tasks = [&](Halide::Stage s, TailStrategy tail) {
-    s.split(x, xo, xi, cols, tail).split(co, coo, coi, channels, tail);
+  auto tasks = [&](Halide::Stage s, int width, TailStrategy tail) {
+    s.split(x, xo, xi, width, tail).split(co, coo, coi, channels, tail);
     std::vector<VarOrRVar> order{xi, coi, xo, coo};
     for (const auto &r : rows) order.push_back(r);
     order.push_back(a.back());
@@ -94,13 +108,19 @@ bool schedule_x86_conv(LoweredKernel &k, const ConvExtents &e, const Halide::Tar
       update.unroll(pa[0]).unroll(pa[rank - 2]);
     }
   };
-  if (!never) {
-    tasks(always ? Halide::Stage(y) : y.specialize(fits), TailStrategy::ShiftInwards);
-    micro(always ? Halide::Stage(p) : p.specialize(fits), always ? p.update(0) : p.update(0).specialize(fits), true);
-    if (!always) rep->branches.push_back({"tiles", fits});
+  bool always = false;  // a branch the store decides: taken alone
+  for (const auto &b : branches) {
+    if (impossible(b)) continue;
+    always = decided(b);
+    Halide::Stage ys = always ? Halide::Stage(y) : y.specialize(condition(b));
+    tasks(ys, b.width, TailStrategy::ShiftInwards);
+    micro(always ? Halide::Stage(p) : p.specialize(condition(b)),
+          always ? p.update(0) : p.update(0).specialize(condition(b)), true);
+    if (always) break;
+    rep->branches.push_back({b.name, condition(b)});
   }
   if (!always) {
-    tasks(y, TailStrategy::GuardWithIf);
+    tasks(y, cols, TailStrategy::GuardWithIf);
     micro(p, p.update(0), false);
   }
   p.compute_at(y, xo);

@@ -10,9 +10,12 @@
 //    output channels of sums in registers (12 of 16 with AVX2), over every
 //    input channel and tap; the weight is a broadcast scalar per channel;
 //  - the epilogue (bias, activation, residual) applied as the tile is written.
-// A specialize() branch ("tiles") takes outputs at least one tile wide and
-// with at least kConvChannels channels (edge tiles overlap instead of having
-// tails); the generic branch guards its tails and runs the same loops.
+// specialize() branches take outputs with at least kConvChannels channels
+// and at least one tile ("tiles") or one vector ("narrow") wide, edge tiles
+// overlapping instead of having tails; the generic branch guards its tails.
+// All run the same loops. Outputs narrower than a vector (7x7 maps with
+// AVX2) get the generic branch: vectors over output channels would need the
+// weights packed with the channels innermost, not done yet.
 #pragma once
 #include <optional>
 
