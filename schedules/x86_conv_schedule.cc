@@ -52,20 +52,26 @@ bool schedule_x86_conv(LoweredKernel &k, const ConvExtents &e, const Halide::Tar
 
   // Branches: "tiles" (kConvVectors vectors wide), "narrow" (one vector
   // wide: the small maps of a network's late layers), then the generic one.
+  // "masked" (narrower than a vector: one masked vector; the sums are
+  // computed a whole vector wide, their input being zero past the map).
   struct Branch {
     std::string name;
-    int width;
+    int width;         // vectors of output width per micro-tile, in floats
+    bool masked;       // the width is at most this; otherwise at least
   };
   std::vector<Branch> branches;
-  for (const Branch &b : {Branch{"tiles", cols}, Branch{"narrow", lanes}}) {
-    if (!branches.empty() && b.width == branches.back().width) continue;
+  for (const Branch &b : {Branch{"tiles", cols, false}, Branch{"narrow", lanes, false}, Branch{"masked", lanes, true}}) {
+    if (!branches.empty() && b.width == branches.back().width && !b.masked) continue;
     branches.push_back(b);
   }
   const bool channels_fit = e.channels_const && *e.channels_const >= channels;
   const bool channels_short = e.channels_const && *e.channels_const < channels;
-  auto condition = [&](const Branch &b) { return e.width >= b.width && e.channels >= channels; };
-  auto decided = [&](const Branch &b) { return channels_fit && e.width_const && *e.width_const >= b.width; };
-  auto impossible = [&](const Branch &b) { return channels_short || (e.width_const && *e.width_const < b.width); };
+  auto width_ok = [&](const Branch &b, int64_t w) { return b.masked ? w < b.width : w >= b.width; };
+  auto condition = [&](const Branch &b) {
+    return (b.masked ? e.width < b.width : e.width >= b.width) && e.channels >= channels;
+  };
+  auto decided = [&](const Branch &b) { return channels_fit && e.width_const && width_ok(b, *e.width_const); };
+  auto impossible = [&](const Branch &b) { return channels_short || (e.width_const && !width_ok(b, *e.width_const)); };
 
   std::vector<Var> a = y.args();
   Var x = a[0], co = a[rank - 2];
@@ -74,8 +80,8 @@ bool schedule_x86_conv(LoweredKernel &k, const ConvExtents &e, const Halide::Tar
   // but the batch, so its channel blocks are tasks too.
   std::vector<Var> rows(a.begin() + 1, a.end() - 2);
   const bool by_channels = rows.empty();
-  auto tasks = [&](Halide::Stage s, int width, TailStrategy tail) {
-    s.split(x, xo, xi, width, tail).split(co, coo, coi, channels, tail);
+  auto tasks = [&](Halide::Stage s, int width, TailStrategy tail, TailStrategy x_tail) {
+    s.split(x, xo, xi, width, x_tail).split(co, coo, coi, channels, tail);
     std::vector<VarOrRVar> order{xi, coi, xo, coo};
     for (const auto &r : rows) order.push_back(r);
     order.push_back(a.back());
@@ -89,8 +95,8 @@ bool schedule_x86_conv(LoweredKernel &k, const ConvExtents &e, const Halide::Tar
       t = fused;
     }
     s.rename(t, task).parallel(task);
-    s.vectorize(xi, lanes, tail == TailStrategy::ShiftInwards ? TailStrategy::Auto : tail);
-    if (tail == TailStrategy::ShiftInwards) s.unroll(coi);
+    s.vectorize(xi, lanes, x_tail == TailStrategy::ShiftInwards ? TailStrategy::Auto : x_tail);
+    if (tail == TailStrategy::ShiftInwards) s.unroll(coi);  // the channels, not the width, decide
   };
 
   // The micro-tile's sums over every input channel and tap.
@@ -113,14 +119,14 @@ bool schedule_x86_conv(LoweredKernel &k, const ConvExtents &e, const Halide::Tar
     if (impossible(b)) continue;
     always = decided(b);
     Halide::Stage ys = always ? Halide::Stage(y) : y.specialize(condition(b));
-    tasks(ys, b.width, TailStrategy::ShiftInwards);
+    tasks(ys, b.width, TailStrategy::ShiftInwards, b.masked ? TailStrategy::GuardWithIf : TailStrategy::ShiftInwards);
     micro(always ? Halide::Stage(p) : p.specialize(condition(b)),
           always ? p.update(0) : p.update(0).specialize(condition(b)), true);
     if (always) break;
     rep->branches.push_back({b.name, condition(b)});
   }
   if (!always) {
-    tasks(y, cols, TailStrategy::GuardWithIf);
+    tasks(y, cols, TailStrategy::GuardWithIf, TailStrategy::GuardWithIf);
     micro(p, p.update(0), false);
   }
   p.compute_at(y, xo);

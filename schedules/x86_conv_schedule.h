@@ -12,10 +12,9 @@
 //  - the epilogue (bias, activation, residual) applied as the tile is written.
 // specialize() branches take outputs with at least kConvChannels channels
 // and at least one tile ("tiles") or one vector ("narrow") wide, edge tiles
-// overlapping instead of having tails; the generic branch guards its tails.
-// All run the same loops. Outputs narrower than a vector (7x7 maps with
-// AVX2) get the generic branch: vectors over output channels would need the
-// weights packed with the channels innermost, not done yet.
+// overlapping instead of having tails, or narrower than a vector ("masked":
+// one masked vector of sums, 7x7 maps with AVX2); the generic branch guards
+// its tails. All run the same loops.
 #pragma once
 #include <optional>
 

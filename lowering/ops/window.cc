@@ -98,7 +98,7 @@ WindowRead window_read(LowerContext &c, const std::vector<Window> &w, const std:
     Expr pos = at_input ? out[i]
                         : out[i] * static_cast<int32_t>(w[i].stride) + k[i] * static_cast<int32_t>(w[i].dilation) -
                               c.dim(w[i].pad_begin);
-    if (!w[i].needs_guard()) {
+    if (!w[i].needs_guard() && !at_input) {
       r.spatial.push_back(pos);
       continue;
     }

@@ -46,7 +46,8 @@ struct WindowRead {
 };
 
 // With `at_input`, `out` are already input positions (k is ignored): the
-// read of a padded input at those positions.
+// read of a padded input at those positions, guarded on every axis, so that
+// a schedule may compute it past the window's reach (zeros there).
 WindowRead window_read(LowerContext &c, const std::vector<Window> &w, const std::vector<Halide::Expr> &out,
                        const std::vector<Halide::Expr> &k, bool at_input = false);
 
