@@ -1,0 +1,346 @@
+// The x86 dot and conv templates (schedules/x86_dot_schedule.h,
+// x86_conv_schedule.h) against plain loops in double precision, one dynamic
+// compile per graph run at shapes that take each specialize() branch:
+//   dot:  tiles (N >= 24, M >= 4, edge tiles overlapping), rows (M < 4),
+//         generic (N < 24);
+//   conv: tiles (width >= 16), narrow (8..15), masked (< 8), generic
+//         (fewer output channels than a micro-tile).
+// Each dot form: transposed and strided operand views, batched and broadcast
+// operands, Gemm's transposes (a constant transB is transposed at compile
+// time) with alpha, beta and C, and Conv 1-D/2-D/3-D, padded, strided,
+// dilated, grouped and depthwise, with bias and activation epilogues.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+#include <functional>
+#include <string>
+
+#include "driver/compile_model.h"
+#include "frontend/graph_builder.h"
+#include "runtime/executor.h"
+#include "tests/support/tensors.h"
+
+namespace disco {
+namespace {
+
+using namespace testing;
+
+struct Compiled {
+  CompiledModel model;
+  std::vector<std::string> schedules;
+};
+
+Compiled compile(Graph g) {
+  CompileOptions o;
+  o.use_cache = false;
+  o.backends = {"host"};
+  std::vector<std::string> lines;
+  o.progress = [&](const std::string &line) {
+    if (line.find("  schedule ") != std::string::npos) lines.push_back(line.substr(line.find("schedule ") + 9));
+  };
+  Compiled c{compile_graph(std::move(g), "dotconv", "", o), {}};
+  c.schedules = lines;
+  return c;
+}
+
+std::vector<float> values(int64_t n, int seed) {
+  std::vector<float> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) v[i] = static_cast<float>(((i * 37 + seed * 11) % 23) - 11) * 0.0625f;
+  return v;
+}
+
+int64_t count(const std::vector<int64_t> &s) {
+  int64_t n = 1;
+  for (auto d : s) n *= d;
+  return n;
+}
+
+// Row-major index helper.
+struct Dims {
+  std::vector<int64_t> s;
+  int64_t at(std::initializer_list<int64_t> idx) const {
+    int64_t o = 0, i = 0;
+    for (int64_t v : idx) o = o * s[i++] + v;
+    return o;
+  }
+};
+
+void expect_close(const TensorData &got, const std::vector<double> &want, const std::string &what) {
+  ASSERT_EQ(got.num_elements(), static_cast<int64_t>(want.size())) << what;
+  const float *g = got.as<float>();
+  for (size_t i = 0; i < want.size(); ++i)
+    ASSERT_NEAR(g[i], want[i], 1e-4 + 1e-4 * std::abs(want[i])) << what << " at element " << i;
+}
+
+bool has_template(const Compiled &c, const std::string &name) {
+  for (const auto &s : c.schedules)
+    if (s.rfind(name, 0) == 0) return true;
+  return false;
+}
+
+// ---- MatMul / Gemm -----------------------------------------------------------
+
+// relu(A @ B + bias) with A [b, m, k], B [k, n] read as Transpose(Bt) when
+// `transposed` (Bt [n, k] an input), else B an input; bias [n] constant.
+Graph matmul_graph(bool transposed, int64_t n_const) {
+  GraphBuilder b;
+  auto a = b.input("a", DType::F32, {Dim::symbol("b"), Dim::symbol("m"), Dim::symbol("k")});
+  std::string rhs;
+  if (transposed) {
+    auto bt = b.input("bt", DType::F32, {n_const, Dim::symbol("k")});
+    rhs = b.op("Transpose", {bt}, {{"perm", attr_ints({1, 0})}});
+  } else {
+    rhs = b.input("bm", DType::F32, {Dim::symbol("k"), n_const});
+  }
+  auto bias = b.constant("bias", f32({n_const}, values(n_const, 5)));
+  b.output(b.op("Relu", {b.op("Add", {b.op("MatMul", {a, rhs}), bias})}));
+  return b.build();
+}
+
+void run_matmul(Executor &exec, bool transposed, int64_t batch, int64_t m, int64_t k, int64_t n) {
+  TensorData a = f32({batch, m, k}, values(batch * m * k, 1));
+  TensorData bm = transposed ? f32({n, k}, values(n * k, 2)) : f32({k, n}, values(k * n, 2));
+  auto out = exec.run({a, bm});
+  std::vector<float> bias = values(n, 5);
+  std::vector<double> want;
+  const float *pa = a.as<float>(), *pb = bm.as<float>();
+  for (int64_t bi = 0; bi < batch; ++bi)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double s = bias[j];
+        for (int64_t kk = 0; kk < k; ++kk)
+          s += double(pa[(bi * m + i) * k + kk]) * (transposed ? pb[j * k + kk] : pb[kk * n + j]);
+        want.push_back(s > 0 ? s : 0);
+      }
+  expect_close(out[0], want,
+               "batch " + std::to_string(batch) + " m " + std::to_string(m) + " k " + std::to_string(k));
+}
+
+TEST(X86DotSchedule, MatMulBranchesMatchTheReference) {
+  Compiled c = compile(matmul_graph(false, 50));
+  ASSERT_EQ(c.schedules, std::vector<std::string>{"dot, branches: tiles rows"});
+  Executor exec(c.model.plan, c.model.dir);
+  run_matmul(exec, false, 2, 37, 19, 50);   // tiles, edge tiles overlapping in m and n
+  run_matmul(exec, false, 1, 130, 300, 50);  // tiles, several tasks of rows and two K blocks
+  run_matmul(exec, false, 3, 2, 7, 50);     // rows
+  run_matmul(exec, false, 1, 1, 1, 50);     // rows, one element of k
+}
+
+TEST(X86DotSchedule, NarrowMatMulTakesTheGenericBranch) {
+  Compiled c = compile(matmul_graph(false, 5));
+  Executor exec(c.model.plan, c.model.dir);
+  run_matmul(exec, false, 2, 9, 13, 5);
+  run_matmul(exec, false, 1, 1, 3, 5);
+}
+
+TEST(X86DotSchedule, TransposedOperandViewMatchesTheReference) {
+  Compiled c = compile(matmul_graph(true, 40));
+  ASSERT_TRUE(has_template(c, "dot"));
+  Executor exec(c.model.plan, c.model.dir);
+  run_matmul(exec, true, 2, 33, 17, 40);
+  run_matmul(exec, true, 1, 3, 5, 40);
+}
+
+// Batched @ batched, B a strided view (every other column of a wider input,
+// Slice with step 2), both with symbolic extents.
+TEST(X86DotSchedule, BatchedStridedOperandMatchesTheReference) {
+  GraphBuilder b;
+  auto a = b.input("a", DType::F32, {Dim::symbol("b"), Dim::symbol("m"), Dim::symbol("k")});
+  auto wide = b.input("w", DType::F32, {Dim::symbol("b"), Dim::symbol("k"), Dim::symbol("n2")});
+  auto starts = b.constant("starts", TensorData::from_int64({0}, {1}));
+  auto ends = b.constant("ends", TensorData::from_int64({1 << 30}, {1}));
+  auto axes = b.constant("axes", TensorData::from_int64({2}, {1}));
+  auto steps = b.constant("steps", TensorData::from_int64({2}, {1}));
+  auto strided = b.op("Slice", {wide, starts, ends, axes, steps});
+  b.output(b.op("MatMul", {a, strided}));
+  Compiled c = compile(b.build());
+  Executor exec(c.model.plan, c.model.dir);
+  for (auto [batch, m, k, n2] : std::vector<std::array<int64_t, 4>>{{2, 29, 11, 100}, {3, 2, 5, 61}, {1, 6, 4, 9}}) {
+    TensorData ta = f32({batch, m, k}, values(batch * m * k, 3)), tw = f32({batch, k, n2}, values(batch * k * n2, 4));
+    auto out = exec.run({ta, tw});
+    const int64_t n = (n2 + 1) / 2;
+    std::vector<double> want;
+    const float *pa = ta.as<float>(), *pw = tw.as<float>();
+    for (int64_t bi = 0; bi < batch; ++bi)
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          double s = 0;
+          for (int64_t kk = 0; kk < k; ++kk) s += double(pa[(bi * m + i) * k + kk]) * pw[(bi * k + kk) * n2 + 2 * j];
+          want.push_back(s);
+        }
+    expect_close(out[0], want, "strided batch " + std::to_string(batch) + " m " + std::to_string(m));
+  }
+}
+
+// Gemm(A^T, B^T) * alpha + beta * C with constant B (transposed at compile time).
+TEST(X86DotSchedule, GemmTransposesAlphaBetaMatchTheReference) {
+  const int64_t k = 21, n = 30;
+  GraphBuilder b;
+  auto at = b.input("at", DType::F32, {k, Dim::symbol("m")});
+  auto bt = b.constant("bt", f32({n, k}, values(n * k, 6)));
+  auto cc = b.constant("c", f32({1, n}, values(n, 7)));
+  b.output(b.op("Gemm", {at, bt, cc},
+                {{"transA", attr_int(1)}, {"transB", attr_int(1)}, {"alpha", attr_float(0.5f)}, {"beta", attr_float(2)}}));
+  Compiled c = compile(b.build());
+  ASSERT_TRUE(has_template(c, "dot"));
+  Executor exec(c.model.plan, c.model.dir);
+  std::vector<float> pb = values(n * k, 6), pc = values(n, 7);
+  for (int64_t m : {1, 3, 4, 45}) {
+    TensorData ta = f32({k, m}, values(k * m, 8));
+    auto out = exec.run({ta});
+    const float *pa = ta.as<float>();
+    std::vector<double> want;
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double s = 0;
+        for (int64_t kk = 0; kk < k; ++kk) s += double(pa[kk * m + i]) * pb[j * k + kk];
+        want.push_back(0.5 * s + 2.0 * pc[j]);
+      }
+    expect_close(out[0], want, "gemm m " + std::to_string(m));
+  }
+}
+
+// ---- Conv --------------------------------------------------------------------
+
+struct ConvCase {
+  std::string name;
+  int64_t cin, cout, group;
+  std::vector<int64_t> kernel, stride, dilation, pads;  // pads: begins then ends
+};
+
+// relu(conv(x, w) + bias) over [n, cin, spatial...] with symbolic spatial dims.
+Graph conv_graph(const ConvCase &cc) {
+  const size_t sp = cc.kernel.size();
+  GraphBuilder b;
+  Shape xs{Dim::symbol("n"), cc.cin};
+  for (size_t i = 0; i < sp; ++i) xs.push_back(Dim::symbol("s" + std::to_string(i)));
+  auto x = b.input("x", DType::F32, xs);
+  std::vector<int64_t> ws{cc.cout, cc.cin / cc.group};
+  ws.insert(ws.end(), cc.kernel.begin(), cc.kernel.end());
+  auto w = b.constant("w", f32(ws, values(count(ws), 9)));
+  auto bias = b.constant("bias", f32({cc.cout}, values(cc.cout, 10)));
+  auto y = b.op("Conv", {x, w, bias},
+                {{"group", attr_int(cc.group)}, {"strides", attr_ints(cc.stride)},
+                 {"dilations", attr_ints(cc.dilation)}, {"pads", attr_ints(cc.pads)}});
+  b.output(b.op("Relu", {y}));
+  return b.build();
+}
+
+void run_conv(Executor &exec, const ConvCase &cc, int64_t n, const std::vector<int64_t> &in) {
+  const size_t sp = cc.kernel.size();
+  std::vector<int64_t> xs{n, cc.cin};
+  xs.insert(xs.end(), in.begin(), in.end());
+  TensorData x = f32(xs, values(count(xs), 11));
+  auto out = exec.run({x});
+  std::vector<int64_t> os{n, cc.cout};
+  for (size_t i = 0; i < sp; ++i)
+    os.push_back((in[i] + cc.pads[i] + cc.pads[sp + i] - cc.dilation[i] * (cc.kernel[i] - 1) - 1) / cc.stride[i] + 1);
+  ASSERT_EQ(out[0].shape, os) << cc.name;
+  std::vector<float> w = values(cc.cout * (cc.cin / cc.group) * count(cc.kernel), 9), bias = values(cc.cout, 10);
+  const float *px = x.as<float>();
+  const int64_t cg = cc.cin / cc.group, og = cc.cout / cc.group;
+  std::vector<double> want;
+  // Output positions row-major over spatial dims (up to 3).
+  std::vector<int64_t> o3(3, 1), i3(3, 1), k3(3, 1), s3(3, 1), d3(3, 1), p3(3, 0);
+  for (size_t i = 0; i < sp; ++i) {
+    o3[3 - sp + i] = os[2 + i];
+    i3[3 - sp + i] = in[i];
+    k3[3 - sp + i] = cc.kernel[i];
+    s3[3 - sp + i] = cc.stride[i];
+    d3[3 - sp + i] = cc.dilation[i];
+    p3[3 - sp + i] = cc.pads[i];
+  }
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t co = 0; co < cc.cout; ++co)
+      for (int64_t z = 0; z < o3[0]; ++z)
+        for (int64_t yy = 0; yy < o3[1]; ++yy)
+          for (int64_t xx = 0; xx < o3[2]; ++xx) {
+            double s = bias[co];
+            for (int64_t ci = 0; ci < cg; ++ci)
+              for (int64_t kz = 0; kz < k3[0]; ++kz)
+                for (int64_t ky = 0; ky < k3[1]; ++ky)
+                  for (int64_t kx = 0; kx < k3[2]; ++kx) {
+                    int64_t iz = z * s3[0] + kz * d3[0] - p3[0], iy = yy * s3[1] + ky * d3[1] - p3[1],
+                            ix = xx * s3[2] + kx * d3[2] - p3[2];
+                    if (iz < 0 || iz >= i3[0] || iy < 0 || iy >= i3[1] || ix < 0 || ix >= i3[2]) continue;
+                    int64_t cin = co / og * cg + ci;
+                    double xv = px[(((b * cc.cin + cin) * i3[0] + iz) * i3[1] + iy) * i3[2] + ix];
+                    double wv = w[(((co * cg + ci) * k3[0] + kz) * k3[1] + ky) * k3[2] + kx];
+                    s += xv * wv;
+                  }
+            want.push_back(s > 0 ? s : 0);
+          }
+  std::string what = cc.name + " input";
+  for (auto d : in) what += " " + std::to_string(d);
+  expect_close(out[0], want, what);
+}
+
+void check_conv(const ConvCase &cc, const std::vector<std::vector<int64_t>> &shapes, const char *branches) {
+  Compiled c = compile(conv_graph(cc));
+  ASSERT_EQ(c.schedules, std::vector<std::string>{branches}) << cc.name;
+  Executor exec(c.model.plan, c.model.dir);
+  for (const auto &s : shapes) run_conv(exec, cc, 2, s);
+}
+
+TEST(X86ConvSchedule, PaddedConv2dBranchesMatchTheReference) {
+  // widths 37 (tiles), 11 (narrow), 5 and 1 (masked)
+  check_conv({"3x3 pad 1", 5, 13, 1, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}}, {{9, 37}, {4, 11}, {6, 5}, {1, 1}},
+             "conv, branches: tiles narrow masked");
+}
+
+TEST(X86ConvSchedule, StridedDilatedConv2dMatchesTheReference) {
+  check_conv({"3x3 stride 2", 4, 8, 1, {3, 3}, {2, 2}, {1, 1}, {1, 0, 1, 2}}, {{11, 41}, {7, 9}, {3, 4}},
+             "conv, branches: tiles narrow masked");
+  check_conv({"3x2 dilation 2", 3, 6, 1, {3, 2}, {1, 1}, {2, 3}, {2, 1, 2, 1}}, {{8, 35}, {5, 6}},
+             "conv, branches: tiles narrow masked");
+}
+
+TEST(X86ConvSchedule, GroupedAndDepthwiseConvMatchTheReference) {
+  check_conv({"grouped", 8, 12, 4, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}}, {{6, 20}, {3, 3}},
+             "conv, branches: tiles narrow masked");
+  check_conv({"depthwise", 7, 7, 7, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}}, {{12, 40}, {5, 5}},
+             "conv, branches: tiles narrow masked");
+}
+
+TEST(X86ConvSchedule, FewChannelsTakeTheGenericBranch) {
+  check_conv({"3 output channels", 4, 3, 1, {3, 3}, {1, 1}, {1, 1}, {0, 0, 0, 0}}, {{7, 30}, {3, 3}}, "conv");
+}
+
+TEST(X86ConvSchedule, Conv1dAnd3dMatchTheReference) {
+  check_conv({"1-D", 3, 9, 1, {5}, {1}, {1}, {2, 2}}, {{50}, {6}, {1}}, "conv, branches: tiles narrow masked");
+  check_conv({"3-D", 2, 6, 1, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}}, {{3, 4, 19}, {2, 3, 5}},
+             "conv, branches: tiles narrow masked");
+}
+
+// ConvTranspose 2x2 stride 2 (a UNet's upsampling): host kernels against the reference.
+TEST(X86ConvSchedule, ConvTranspose2x2Stride2MatchesTheReference) {
+  const int64_t cin = 6, cout = 4;
+  GraphBuilder b;
+  auto x = b.input("x", DType::F32, {Dim::symbol("n"), cin, Dim::symbol("h"), Dim::symbol("w")});
+  auto w = b.constant("w", f32({cin, cout, 2, 2}, values(cin * cout * 4, 12)));
+  b.output(b.op("ConvTranspose", {x, w}, {{"strides", attr_ints({2, 2})}, {"kernel_shape", attr_ints({2, 2})}}));
+  Compiled c = compile(b.build());
+  Executor exec(c.model.plan, c.model.dir);
+  std::vector<float> pw = values(cin * cout * 4, 12);
+  for (auto [n, h, wd] : std::vector<std::array<int64_t, 3>>{{2, 5, 19}, {1, 1, 3}}) {
+    TensorData tx = f32({n, cin, h, wd}, values(n * cin * h * wd, 13));
+    auto out = exec.run({tx});
+    ASSERT_EQ(out[0].shape, (std::vector<int64_t>{n, cout, 2 * h, 2 * wd}));
+    const float *px = tx.as<float>();
+    std::vector<double> want;
+    for (int64_t bi = 0; bi < n; ++bi)
+      for (int64_t co = 0; co < cout; ++co)
+        for (int64_t oy = 0; oy < 2 * h; ++oy)
+          for (int64_t ox = 0; ox < 2 * wd; ++ox) {
+            double s = 0;
+            for (int64_t ci = 0; ci < cin; ++ci)
+              s += double(px[((bi * cin + ci) * h + oy / 2) * wd + ox / 2]) * pw[((ci * cout + co) * 2 + oy % 2) * 2 + ox % 2];
+            want.push_back(s);
+          }
+    expect_close(out[0], want, "convtranspose h " + std::to_string(h));
+  }
+}
+
+}  // namespace
+}  // namespace disco
