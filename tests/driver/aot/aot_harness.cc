@@ -11,8 +11,14 @@
 //                                          and null host each return an error
 //                                          naming the input or output and the dim;
 //                                          Halide's errors are captured, no abort
+//   harness time IN RUNS                   run IN RUNS times after a warm-up;
+//                                          print the median milliseconds (for
+//                                          benchmarks/, never a test)
 // Single-input, single-output float models (all the models of the test set).
+#include <algorithm>
 #include <cctype>
+#include <chrono>
+#include <cstdlib>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -139,6 +145,22 @@ int check(int argc, char **argv) {
   return g_failures ? 1 : 0;
 }
 
+int time_runs(const char *path, int runs) {
+  npy_lite::Array in = npy_lite::read(path);
+  std::vector<float> out;
+  std::vector<int64_t> shape;
+  if (!run(in, out, shape)) return 1;  // the warm-up
+  std::vector<double> ms;
+  for (int r = 0; r < runs; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (!run(in, out, shape)) return 1;
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  std::printf("median %.3f ms over %d\n", ms[ms.size() / 2], runs);
+  return 0;
+}
+
 // Expects a non-zero code and a message holding each of `needles`.
 void expect_error(int rc, const std::string &what, const std::vector<std::string> &needles) {
   const std::string msg = FN(_last_error)();
@@ -224,10 +246,11 @@ int main(int argc, char **argv) {
     }
     if (mode == "check" && argc >= 5 && (argc - 2) % 3 == 0) return check(argc, argv);
     if (mode == "errors" && argc == 3) return errors(argv[2]);
+    if (mode == "time" && argc == 4 && std::atoi(argv[3]) > 0) return time_runs(argv[2], std::atoi(argv[3]));
   } catch (const std::exception &e) {
     std::fprintf(stderr, "FAIL: %s\n", e.what());
     return 1;
   }
-  std::fprintf(stderr, "usage: %s names | check IN REF JIT... | errors IN\n", argv[0]);
+  std::fprintf(stderr, "usage: %s names | check IN REF JIT... | errors IN | time IN RUNS\n", argv[0]);
   return 2;
 }

@@ -156,7 +156,8 @@ TEST(CublasRules, TakeGemmWithItsCAsAScaledAdd) {
   CompiledModel m = compile_graph(std::move(g), "gemm_relu", "", cublas_options());
   ASSERT_EQ(m.plan.steps.size(), 1u);
   EXPECT_EQ(m.plan.steps[0].params.at("epilogue"), "add:0.5,relu");
-  EXPECT_EQ(m.plan.steps[0].params.at("trans_b"), "1");
+  // The constant B [4, 6] with transB is transposed at compile time (lowering/weight_layout.h).
+  EXPECT_EQ(m.plan.steps[0].params.at("trans_b"), "0");
   EXPECT_EQ(std::stod(m.plan.steps[0].params.at("alpha")), 2.0);
 }
 
