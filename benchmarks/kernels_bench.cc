@@ -26,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "driver/backend_registry.h"
 #include "driver/compile_model.h"
 #include "frontend/graph_builder.h"
 #include "frontend/random_tensor.h"
@@ -171,6 +172,7 @@ int main(int argc, char **argv) {
     }
   }
   try {
+    install_backend_runtimes();  // oneDNN's glue for the onednn,host plans
     std::vector<Kernel> kernels;
     const std::vector<int64_t> ms = quick ? std::vector<int64_t>{1, 32, 128} : std::vector<int64_t>{1, 8, 32, 128, 512};
     const std::vector<int64_t> nk = quick ? std::vector<int64_t>{768} : std::vector<int64_t>{256, 768, 3072};
