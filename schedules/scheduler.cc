@@ -92,6 +92,51 @@ Halide::Expr Scheduler::dense_condition(const Shape &out, int width) const {
   return sparse.empty() ? Halide::Expr() : none_of(sparse);
 }
 
+KnownExtent Scheduler::known_extent(const Dim &d) const {
+  KnownExtent e{extent(d), std::nullopt};
+  if (Dim c = store_.canonical(d); c.is_const()) e.value = c.as_const();
+  return e;
+}
+
+bool schedule_branches(
+    const std::vector<TemplateBranch> &branches, ScheduleReport *rep,
+    const std::function<void(size_t, const std::function<Halide::Stage(Halide::Stage)> &)> &schedule) {
+  for (size_t i = 0; i < branches.size(); ++i) {
+    const TemplateBranch &b = branches[i];
+    if (b.never) continue;
+    if (b.always) {
+      schedule(i, [](Halide::Stage s) { return s; });
+      return true;
+    }
+    schedule(i, [&](Halide::Stage s) { return s.specialize(b.condition); });
+    rep->branches.push_back({b.name, b.condition});
+  }
+  return false;
+}
+
+std::optional<ProductKernel> find_product_kernel(const LoweredKernel &k, StageKind operand, int min_rank) {
+  if (k.outputs.size() != 1) return std::nullopt;
+  ProductKernel p{k.outputs[0], Halide::Func(), Halide::Func()};
+  const Halide::Type f32 = Halide::Float(32);
+  if (p.out.outputs() != 1 || p.out.has_update_definition() || p.out.dimensions() < min_rank ||
+      p.out.output_types()[0] != f32)
+    return std::nullopt;
+  for (const auto &s : k.stages) {
+    if (s.kind == StageKind::Reduction && !p.sum.defined())
+      p.sum = s.f;
+    else if (s.kind == operand && !p.operand.defined())
+      p.operand = s.f;
+    else
+      return std::nullopt;
+  }
+  if (!p.sum.defined() || !p.operand.defined()) return std::nullopt;
+  const int rank = p.out.dimensions();
+  if (p.sum.dimensions() != rank || p.operand.dimensions() != rank || p.sum.output_types()[0] != f32 ||
+      p.sum.num_update_definitions() != 1 || p.sum.rvars(0).empty() || !update_writes_pure_vars(p.sum, 0))
+    return std::nullopt;
+  return p;
+}
+
 bool update_writes_pure_vars(const Halide::Func &f, int u) {
   auto lhs = f.update_args(u);
   auto pure = f.args();

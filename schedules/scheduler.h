@@ -4,6 +4,8 @@
 // the predicates of specialize() branches, row folds split for rfactor,
 // fused runs of loop vars. A target's scheduler keeps only its templates.
 #pragma once
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +28,40 @@ struct ScheduleReport {
   std::string describe() const;          // "stitch, branches: small, dense"
 };
 
+// An extent, with its value where the shape store knows it at compile time.
+struct KnownExtent {
+  Halide::Expr expr;
+  std::optional<int64_t> value;
+  bool at_least(int64_t v) const { return value && *value >= v; }
+  bool below(int64_t v) const { return value && *value < v; }
+};
+
+// A specialize() branch of a template and what the shape store decides of
+// its condition at compile time.
+struct TemplateBranch {
+  std::string name;
+  Halide::Expr condition;
+  bool always = false;  // the store proves it
+  bool never = false;   // the store disproves it
+};
+
+// Calls schedule(i, in) for each branch i that may be taken, in order, where
+// in(stage) is that stage's specialization for the branch; a branch the store
+// proves gets the stages themselves (in(stage) == stage) and ends the list.
+// Adds the specialized branches to rep->branches. Returns true when a proven
+// branch was scheduled: no generic schedule is left to write.
+bool schedule_branches(
+    const std::vector<TemplateBranch> &branches, ScheduleReport *rep,
+    const std::function<void(size_t, const std::function<Halide::Stage(Halide::Stage)> &)> &schedule);
+
+// A kernel of one float32 output (a pure Func of rank >= min_rank) over one
+// Reduction stage of its rank with one update that writes its pure vars, and
+// one stage of kind `operand` of the same rank: nothing else.
+struct ProductKernel {
+  Halide::Func out, sum, operand;
+};
+std::optional<ProductKernel> find_product_kernel(const LoweredKernel &k, StageKind operand, int min_rank);
+
 class Scheduler {
  public:
   virtual ~Scheduler() = default;
@@ -47,6 +83,7 @@ class Scheduler {
   virtual ScheduleReport generic(GroupKind kind) = 0;
 
   Halide::Expr extent(const Dim &d) const { return k_.syms.expr(store_.canonical(d)); }
+  KnownExtent known_extent(const Dim &d) const;
   const Shape &output_shape(size_t i) const { return k_.tensors.at(k_.output_values.at(i)).shape; }
 
   // Predicates of specialize() branches, undefined where the store decides

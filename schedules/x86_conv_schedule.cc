@@ -1,77 +1,36 @@
 #include "schedules/x86_conv_schedule.h"
 
-#include <algorithm>
-#include <string>
+#include "schedules/x86_schedule.h"
 
 namespace disco {
 
-namespace {
-
-using Halide::Expr;
 using Halide::Func;
 using Halide::TailStrategy;
 using Halide::Var;
 using Halide::VarOrRVar;
 
-struct ConvFuncs {
-  Func out, sum, input;
-};
-
-std::optional<ConvFuncs> find_conv(const LoweredKernel &k) {
-  if (k.outputs.size() != 1) return std::nullopt;
-  ConvFuncs c{k.outputs[0], Func(), Func()};
-  if (c.out.outputs() != 1 || c.out.has_update_definition() || c.out.dimensions() < 3 ||
-      c.out.output_types()[0] != Halide::Float(32))
-    return std::nullopt;
-  for (const auto &s : k.stages) {
-    if (s.kind == StageKind::Reduction && !c.sum.defined())
-      c.sum = s.f;
-    else if (s.kind == StageKind::ConvInput && !c.input.defined())
-      c.input = s.f;
-    else
-      return std::nullopt;
-  }
-  if (!c.sum.defined() || !c.input.defined()) return std::nullopt;
-  const int rank = c.out.dimensions();
-  if (c.sum.dimensions() != rank || c.input.dimensions() != rank || c.sum.output_types()[0] != Halide::Float(32) ||
-      c.sum.num_update_definitions() != 1 || c.sum.rvars(0).empty() || !update_writes_pure_vars(c.sum, 0))
-    return std::nullopt;
-  return c;
-}
-
-}  // namespace
-
 bool schedule_x86_conv(LoweredKernel &k, const ConvExtents &e, const Halide::Target &target, ScheduleReport *rep) {
-  std::optional<ConvFuncs> found = find_conv(k);
+  std::optional<ProductKernel> found = find_product_kernel(k, StageKind::ConvInput, 3);
   if (!found) return false;
-  Func y = found->out, p = found->sum, xp = found->input;
-  const int lanes = std::clamp(target.natural_vector_size(Halide::Float(32)), 1, 64);
+  Func y = found->out, p = found->sum, xp = found->operand;
+  const int lanes = vector_lanes(Halide::Float(32), target);
   const int cols = kConvVectors * lanes;
   const int channels = lanes >= 16 ? 2 * kConvChannels : kConvChannels;
   const int rank = y.dimensions();
 
-  // Branches: "tiles" (kConvVectors vectors wide), "narrow" (one vector
-  // wide: the small maps of a network's late layers), then the generic one.
+  // Branches, then the generic one: "tiles" (kConvVectors vectors wide),
+  // "narrow" (one vector wide: the small maps of a network's late layers),
   // "masked" (narrower than a vector: one masked vector; the sums are
   // computed a whole vector wide, their input being zero past the map).
-  struct Branch {
-    std::string name;
-    int width;         // vectors of output width per micro-tile, in floats
-    bool masked;       // the width is at most this; otherwise at least
-  };
-  std::vector<Branch> branches;
-  for (const Branch &b : {Branch{"tiles", cols, false}, Branch{"narrow", lanes, false}, Branch{"masked", lanes, true}}) {
-    if (!branches.empty() && b.width == branches.back().width && !b.masked) continue;
-    branches.push_back(b);
-  }
-  const bool channels_fit = e.channels_const && *e.channels_const >= channels;
-  const bool channels_short = e.channels_const && *e.channels_const < channels;
-  auto width_ok = [&](const Branch &b, int64_t w) { return b.masked ? w < b.width : w >= b.width; };
-  auto condition = [&](const Branch &b) {
-    return (b.masked ? e.width < b.width : e.width >= b.width) && e.channels >= channels;
-  };
-  auto decided = [&](const Branch &b) { return channels_fit && e.width_const && width_ok(b, *e.width_const); };
-  auto impossible = [&](const Branch &b) { return channels_short || (e.width_const && !width_ok(b, *e.width_const)); };
+  const std::vector<int> widths{cols, lanes, lanes};  // of a micro-tile, in floats
+  const std::vector<TemplateBranch> branches{
+      {"tiles", e.width.expr >= cols && e.channels.expr >= channels,
+       e.width.at_least(cols) && e.channels.at_least(channels), e.width.below(cols) || e.channels.below(channels)},
+      {"narrow", e.width.expr >= lanes && e.channels.expr >= channels,
+       e.width.at_least(lanes) && e.channels.at_least(channels), e.width.below(lanes) || e.channels.below(channels)},
+      {"masked", e.width.expr < lanes && e.channels.expr >= channels,
+       e.width.below(lanes) && e.channels.at_least(channels), e.width.at_least(lanes) || e.channels.below(channels)}};
+  const size_t masked = 2;
 
   std::vector<Var> a = y.args();
   Var x = a[0], co = a[rank - 2];
@@ -79,22 +38,15 @@ bool schedule_x86_conv(LoweredKernel &k, const ConvExtents &e, const Halide::Tar
   // Rows (every dim but width and channels) are tasks; a 1-D Conv has none
   // but the batch, so its channel blocks are tasks too.
   std::vector<Var> rows(a.begin() + 1, a.end() - 2);
-  const bool by_channels = rows.empty();
   auto tasks = [&](Halide::Stage s, int width, TailStrategy tail, TailStrategy x_tail) {
     s.split(x, xo, xi, width, x_tail).split(co, coo, coi, channels, tail);
     std::vector<VarOrRVar> order{xi, coi, xo, coo};
     for (const auto &r : rows) order.push_back(r);
     order.push_back(a.back());
     s.reorder(order);
-    std::vector<Var> outer = by_channels ? std::vector<Var>{coo} : rows;
+    std::vector<Var> outer = rows.empty() ? std::vector<Var>{coo} : rows;
     outer.push_back(a.back());
-    Var t = outer.back();
-    for (size_t i = outer.size() - 1; i-- > 0;) {
-      Var fused(outer[i].name() + "_" + t.name());
-      s.fuse(outer[i], t, fused);
-      t = fused;
-    }
-    s.rename(t, task).parallel(task);
+    s.rename(fuse_range(s, outer, 0, outer.size()), task).parallel(task);
     s.vectorize(xi, lanes, x_tail == TailStrategy::ShiftInwards ? TailStrategy::Auto : x_tail);
     if (tail == TailStrategy::ShiftInwards) s.unroll(coi);  // the channels, not the width, decide
   };
@@ -114,18 +66,12 @@ bool schedule_x86_conv(LoweredKernel &k, const ConvExtents &e, const Halide::Tar
       update.unroll(pa[0]).unroll(pa[rank - 2]);
     }
   };
-  bool always = false;  // a branch the store decides: taken alone
-  for (const auto &b : branches) {
-    if (impossible(b)) continue;
-    always = decided(b);
-    Halide::Stage ys = always ? Halide::Stage(y) : y.specialize(condition(b));
-    tasks(ys, b.width, TailStrategy::ShiftInwards, b.masked ? TailStrategy::GuardWithIf : TailStrategy::ShiftInwards);
-    micro(always ? Halide::Stage(p) : p.specialize(condition(b)),
-          always ? p.update(0) : p.update(0).specialize(condition(b)), true);
-    if (always) break;
-    rep->branches.push_back({b.name, condition(b)});
-  }
-  if (!always) {
+  const bool proven = schedule_branches(branches, rep, [&](size_t i, const auto &in) {
+    tasks(in(y), widths[i], TailStrategy::ShiftInwards,
+          i == masked ? TailStrategy::GuardWithIf : TailStrategy::ShiftInwards);
+    micro(in(p), in(p.update(0)), true);
+  });
+  if (!proven) {
     tasks(y, cols, TailStrategy::GuardWithIf, TailStrategy::GuardWithIf);
     micro(p, p.update(0), false);
   }

@@ -16,8 +16,6 @@
 // one masked vector of sums, 7x7 maps with AVX2); the generic branch guards
 // its tails. All run the same loops.
 #pragma once
-#include <optional>
-
 #include "Halide.h"
 #include "lowering/lower_graph.h"
 #include "schedules/scheduler.h"
@@ -28,8 +26,7 @@ constexpr int kConvVectors = 2;   // vectors of output width per micro-tile
 constexpr int kConvChannels = 6;  // output channels per micro-tile (AVX2; 12 with AVX-512)
 
 struct ConvExtents {
-  Halide::Expr width, channels;  // the output's width (innermost) and channels
-  std::optional<int64_t> width_const, channels_const;
+  KnownExtent width, channels;  // the output's width (innermost) and channels
 };
 
 // Schedules `k` and returns true, or returns false, scheduling nothing, when

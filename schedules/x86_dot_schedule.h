@@ -17,8 +17,6 @@
 // instead of having tails; the generic branch guards its tails. All run the
 // same loops. A branch the shape store decides is taken alone, or dropped.
 #pragma once
-#include <optional>
-
 #include "Halide.h"
 #include "lowering/lower_graph.h"
 #include "schedules/scheduler.h"
@@ -31,8 +29,7 @@ constexpr int kKBlock = 256;      // k per block: a packed block of 24 KiB with 
 constexpr int kWideVectors = 6;   // vectors of N per task of the "rows" branch (M < MR)
 
 struct DotExtents {
-  Halide::Expr n, m;                   // the output's two innermost extents
-  std::optional<int64_t> n_const, m_const;  // set when known at compile time
+  KnownExtent n, m;  // the output's two innermost extents
 };
 
 // Schedules `k` with the dot template and returns true, or returns false,

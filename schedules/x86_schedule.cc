@@ -19,10 +19,6 @@ using Halide::VarOrRVar;
 // Vector accumulators per row fold: four hide the latency of the adds.
 constexpr int kAccumulators = 4;
 
-int vector_lanes(const Halide::Type &t, const Halide::Target &target) {
-  return std::clamp(target.natural_vector_size(t), 1, 64);
-}
-
 void schedule_pure(Func f, int lanes, bool parallel) {
   auto args = f.args();
   if (args.empty()) return;
@@ -229,22 +225,12 @@ void X86Scheduler::fold_at_root(const Stage &s, int lanes) {
 ScheduleReport X86Scheduler::generic(GroupKind kind) {
   if (kind == GroupKind::Dot && !k_.outputs.empty()) {
     const Shape &out = output_shape(0);
-    if (out.size() >= 2) {
-      DotExtents e{extent(out[out.size() - 1]), extent(out[out.size() - 2]), std::nullopt, std::nullopt};
-      Dim n = store_.canonical(out[out.size() - 1]), m = store_.canonical(out[out.size() - 2]);
-      if (n.is_const()) e.n_const = n.as_const();
-      if (m.is_const()) e.m_const = m.as_const();
-      ScheduleReport rep;
-      if (schedule_x86_dot(k_, e, target_, &rep)) return rep;
-    }
-    if (out.size() >= 3) {
-      Dim w = store_.canonical(out.back()), ch = store_.canonical(out[1]);
-      ConvExtents e{extent(out.back()), extent(out[1]), std::nullopt, std::nullopt};
-      if (w.is_const()) e.width_const = w.as_const();
-      if (ch.is_const()) e.channels_const = ch.as_const();
-      ScheduleReport rep;
-      if (schedule_x86_conv(k_, e, target_, &rep)) return rep;
-    }
+    ScheduleReport rep;
+    if (out.size() >= 2 &&
+        schedule_x86_dot(k_, {known_extent(out.back()), known_extent(out[out.size() - 2])}, target_, &rep))
+      return rep;
+    if (out.size() >= 3 && schedule_x86_conv(k_, {known_extent(out.back()), known_extent(out[1])}, target_, &rep))
+      return rep;
   }
   for (auto &s : k_.stages) {
     if (s.kind == StageKind::RowValues || s.kind == StageKind::DotOperand || s.kind == StageKind::ConvInput)
@@ -270,6 +256,10 @@ ScheduleReport X86Scheduler::generic(GroupKind kind) {
 }
 
 }  // namespace
+
+int vector_lanes(const Halide::Type &t, const Halide::Target &target) {
+  return std::clamp(target.natural_vector_size(t), 1, 64);
+}
 
 ScheduleReport schedule_x86(LoweredKernel &k, GroupKind kind, const ShapeStore &store, const Halide::Target &target) {
   return X86Scheduler(k, store, target).run(kind);

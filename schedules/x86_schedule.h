@@ -34,6 +34,9 @@ namespace disco {
 constexpr int kTaskElements = 16384;    // per parallel task: 64 KiB of float32
 constexpr int kSerialElements = 32768;  // kernels this small run on the calling thread
 
+// Lanes of one vector of `t` on `target` (16 floats with AVX-512, 8 with AVX2).
+int vector_lanes(const Halide::Type &t, const Halide::Target &target);
+
 ScheduleReport schedule_x86(LoweredKernel &k, GroupKind kind, const ShapeStore &store, const Halide::Target &target);
 
 }  // namespace disco

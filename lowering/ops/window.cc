@@ -91,23 +91,33 @@ void require_spatial_input(InferContext &c, int min_spatial) {
            shape_str(c.shape(0)));
 }
 
-WindowRead window_read(LowerContext &c, const std::vector<Window> &w, const std::vector<Expr> &out,
-                       const std::vector<Expr> &k, bool at_input) {
+std::vector<Expr> window_positions(LowerContext &c, const std::vector<Window> &w, const std::vector<Expr> &out,
+                                   const std::vector<Expr> &k) {
+  std::vector<Expr> pos;
+  for (size_t i = 0; i < w.size(); ++i)
+    pos.push_back(out[i] * static_cast<int32_t>(w[i].stride) + k[i] * static_cast<int32_t>(w[i].dilation) -
+                  c.dim(w[i].pad_begin));
+  return pos;
+}
+
+WindowRead guarded_read(LowerContext &c, const std::vector<Window> &w, const std::vector<Expr> &pos, bool every_axis) {
   WindowRead r;
   for (size_t i = 0; i < w.size(); ++i) {
-    Expr pos = at_input ? out[i]
-                        : out[i] * static_cast<int32_t>(w[i].stride) + k[i] * static_cast<int32_t>(w[i].dilation) -
-                              c.dim(w[i].pad_begin);
-    if (!w[i].needs_guard() && !at_input) {
-      r.spatial.push_back(pos);
+    if (!w[i].needs_guard() && !every_axis) {
+      r.spatial.push_back(pos[i]);
       continue;
     }
     Expr extent = c.dim(w[i].in);
-    Expr ok = pos >= 0 && pos < extent;
+    Expr ok = pos[i] >= 0 && pos[i] < extent;
     r.inside = r.inside.defined() ? (r.inside && ok) : ok;
-    r.spatial.push_back(Halide::clamp(pos, 0, extent - 1));
+    r.spatial.push_back(Halide::clamp(pos[i], 0, extent - 1));
   }
   return r;
+}
+
+WindowRead window_read(LowerContext &c, const std::vector<Window> &w, const std::vector<Expr> &out,
+                       const std::vector<Expr> &k) {
+  return guarded_read(c, w, window_positions(c, w, out, k), false);
 }
 
 // Output 0 over `v` as an accumulator Func that `build` defines (a pure init
@@ -202,7 +212,7 @@ void define_conv_sum(LowerContext &c, const ConvInputs &in, Halide::Type acc, co
     // no select, and a schedule can copy a task's rows of it once.
     std::vector<Var> pv = c.vars(x.rank());
     std::vector<Expr> pos(pv.begin() + 2, pv.end());
-    WindowRead whole = window_read(c, geo, pos, std::vector<Expr>(geo.size(), Expr(0)), /*at_input=*/true);
+    WindowRead whole = guarded_read(c, geo, pos, /*every_axis=*/true);
     std::vector<Expr> xi{pv[0], pv[1]};
     xi.insert(xi.end(), whole.spatial.begin(), whole.spatial.end());
     Expr value = read_x(xi);
@@ -211,9 +221,7 @@ void define_conv_sum(LowerContext &c, const ConvInputs &in, Halide::Type acc, co
     padded(reversed(pv)) = value;
     c.add_stage(padded, StageKind::ConvInput, x.rank());
     std::vector<Expr> at{batch, channel};
-    for (size_t i = 0; i < geo.size(); ++i)
-      at.push_back(out_pos[i] * static_cast<int32_t>(geo[i].stride) + k[i] * static_cast<int32_t>(geo[i].dilation) -
-                   c.dim(geo[i].pad_begin));
+    for (const Expr &e : window_positions(c, geo, out_pos, k)) at.push_back(e);
     term = padded(reversed(at)) * read_w(wi);
   } else {
     WindowRead rd = window_read(c, geo, out_pos, k);

@@ -45,18 +45,26 @@ struct WindowRead {
   Halide::Expr inside;                // undefined when every position is inside
 };
 
-// With `at_input`, `out` are already input positions (k is ignored): the
-// read of a padded input at those positions, guarded on every axis, so that
-// a schedule may compute it past the window's reach (zeros there).
+// The input positions of kernel taps `k` of the windows at output positions `out`.
+std::vector<Halide::Expr> window_positions(LowerContext &c, const std::vector<Window> &w,
+                                           const std::vector<Halide::Expr> &out, const std::vector<Halide::Expr> &k);
+// A read at input positions `pos`: clamped, with the condition that every
+// position is inside, on the axes where a window reaches past the input, or on
+// every axis with `every_axis` (so that a schedule may read it past the
+// window's reach: zeros there).
+WindowRead guarded_read(LowerContext &c, const std::vector<Window> &w, const std::vector<Halide::Expr> &pos,
+                        bool every_axis);
+// guarded_read of window_positions.
 WindowRead window_read(LowerContext &c, const std::vector<Window> &w, const std::vector<Halide::Expr> &out,
-                       const std::vector<Halide::Expr> &k, bool at_input = false);
+                       const std::vector<Halide::Expr> &k);
 
 // Output 0 over `v` as an accumulator Func that `build` defines (a pure init
 // and updates writing exactly `v`). It is the output itself when the output
 // has the accumulator's type; otherwise it is a materialized stage, cast by a
 // pure output Func.
 void define_accumulated(LowerContext &c, const std::vector<Halide::Var> &v, Halide::Type acc, const std::string &name,
-                        const std::function<void(Halide::Func &, const std::vector<Halide::Var> &lhs)> &build, bool stage = false);
+                        const std::function<void(Halide::Func &, const std::vector<Halide::Var> &lhs)> &build,
+                        bool stage = false);
 
 // ---- Conv-like ops: X [N, C, spatial...] and W [M, C / group, kernel...] ----
 

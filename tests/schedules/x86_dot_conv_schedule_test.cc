@@ -19,6 +19,7 @@
 #include "driver/compile_model.h"
 #include "frontend/graph_builder.h"
 #include "runtime/executor.h"
+#include "tests/support/host_schedules.h"
 #include "tests/support/tensors.h"
 
 namespace disco {
@@ -26,23 +27,9 @@ namespace {
 
 using namespace testing;
 
-struct Compiled {
-  CompiledModel model;
-  std::vector<std::string> schedules;
-};
+using Compiled = HostCompiled;
 
-Compiled compile(Graph g) {
-  CompileOptions o;
-  o.use_cache = false;
-  o.backends = {"host"};
-  std::vector<std::string> lines;
-  o.progress = [&](const std::string &line) {
-    if (line.find("  schedule ") != std::string::npos) lines.push_back(line.substr(line.find("schedule ") + 9));
-  };
-  Compiled c{compile_graph(std::move(g), "dotconv", "", o), {}};
-  c.schedules = lines;
-  return c;
-}
+Compiled compile(Graph g) { return compile_on_host(std::move(g), "dotconv"); }
 
 std::vector<float> values(int64_t n, int seed) {
   std::vector<float> v(static_cast<size_t>(n));
@@ -113,18 +100,17 @@ void run_matmul(Executor &exec, bool transposed, int64_t batch, int64_t m, int64
           s += double(pa[(bi * m + i) * k + kk]) * (transposed ? pb[j * k + kk] : pb[kk * n + j]);
         want.push_back(s > 0 ? s : 0);
       }
-  expect_close(out[0], want,
-               "batch " + std::to_string(batch) + " m " + std::to_string(m) + " k " + std::to_string(k));
+  expect_close(out[0], want, "batch " + std::to_string(batch) + " m " + std::to_string(m) + " k " + std::to_string(k));
 }
 
 TEST(X86DotSchedule, MatMulBranchesMatchTheReference) {
   Compiled c = compile(matmul_graph(false, 50));
   ASSERT_EQ(c.schedules, std::vector<std::string>{"dot, branches: tiles rows"});
   Executor exec(c.model.plan, c.model.dir);
-  run_matmul(exec, false, 2, 37, 19, 50);   // tiles, edge tiles overlapping in m and n
+  run_matmul(exec, false, 2, 37, 19, 50);    // tiles, edge tiles overlapping in m and n
   run_matmul(exec, false, 1, 130, 300, 50);  // tiles, several tasks of rows and two K blocks
-  run_matmul(exec, false, 3, 2, 7, 50);     // rows
-  run_matmul(exec, false, 1, 1, 1, 50);     // rows, one element of k
+  run_matmul(exec, false, 3, 2, 7, 50);      // rows
+  run_matmul(exec, false, 1, 1, 1, 50);      // rows, one element of k
 }
 
 TEST(X86DotSchedule, NarrowMatMulTakesTheGenericBranch) {
@@ -180,8 +166,9 @@ TEST(X86DotSchedule, GemmTransposesAlphaBetaMatchTheReference) {
   auto at = b.input("at", DType::F32, {k, Dim::symbol("m")});
   auto bt = b.constant("bt", f32({n, k}, values(n * k, 6)));
   auto cc = b.constant("c", f32({1, n}, values(n, 7)));
-  b.output(b.op("Gemm", {at, bt, cc},
-                {{"transA", attr_int(1)}, {"transB", attr_int(1)}, {"alpha", attr_float(0.5f)}, {"beta", attr_float(2)}}));
+  b.output(
+      b.op("Gemm", {at, bt, cc},
+           {{"transA", attr_int(1)}, {"transB", attr_int(1)}, {"alpha", attr_float(0.5f)}, {"beta", attr_float(2)}}));
   Compiled c = compile(b.build());
   ASSERT_TRUE(has_template(c, "dot"));
   Executor exec(c.model.plan, c.model.dir);
@@ -221,8 +208,10 @@ Graph conv_graph(const ConvCase &cc) {
   auto w = b.constant("w", f32(ws, values(count(ws), 9)));
   auto bias = b.constant("bias", f32({cc.cout}, values(cc.cout, 10)));
   auto y = b.op("Conv", {x, w, bias},
-                {{"group", attr_int(cc.group)}, {"strides", attr_ints(cc.stride)},
-                 {"dilations", attr_ints(cc.dilation)}, {"pads", attr_ints(cc.pads)}});
+                {{"group", attr_int(cc.group)},
+                 {"strides", attr_ints(cc.stride)},
+                 {"dilations", attr_ints(cc.dilation)},
+                 {"pads", attr_ints(cc.pads)}});
   b.output(b.op("Relu", {y}));
   return b.build();
 }
@@ -335,7 +324,8 @@ TEST(X86ConvSchedule, ConvTranspose2x2Stride2MatchesTheReference) {
           for (int64_t ox = 0; ox < 2 * wd; ++ox) {
             double s = 0;
             for (int64_t ci = 0; ci < cin; ++ci)
-              s += double(px[((bi * cin + ci) * h + oy / 2) * wd + ox / 2]) * pw[((ci * cout + co) * 2 + oy % 2) * 2 + ox % 2];
+              s += double(px[((bi * cin + ci) * h + oy / 2) * wd + ox / 2]) *
+                   pw[((ci * cout + co) * 2 + oy % 2) * 2 + ox % 2];
             want.push_back(s);
           }
     expect_close(out[0], want, "convtranspose h " + std::to_string(h));

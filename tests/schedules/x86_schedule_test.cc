@@ -11,9 +11,10 @@
 
 #include <cmath>
 
+#include "driver/compile_model.h"
 #include "frontend/graph_builder.h"
 #include "runtime/executor.h"
-#include "driver/compile_model.h"
+#include "tests/support/host_schedules.h"
 #include "tests/support/tensors.h"
 
 namespace disco {
@@ -21,23 +22,10 @@ namespace {
 
 using namespace testing;
 
-struct Compiled {
-  CompiledModel model;
-  std::vector<std::string> schedules;  // "loop, branches: small dense" per kernel
-};
+using Compiled = HostCompiled;
 
 Compiled compile(Graph g, std::map<std::string, int64_t> hints = {}) {
-  CompileOptions o;
-  o.use_cache = false;
-  o.backends = {"host"};
-  o.hints = std::move(hints);
-  std::vector<std::string> lines;
-  o.progress = [&](const std::string &line) {
-    if (line.find("  schedule ") != std::string::npos) lines.push_back(line.substr(line.find("schedule ") + 9));
-  };
-  Compiled c{compile_graph(std::move(g), "sched", "", o), {}};
-  c.schedules = lines;
-  return c;
+  return compile_on_host(std::move(g), "sched", std::move(hints));
 }
 
 std::vector<float> values(int64_t n, int seed) {
