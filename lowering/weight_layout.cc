@@ -1,6 +1,7 @@
 #include "lowering/weight_layout.h"
 
 #include <cstring>
+#include <map>
 
 namespace disco {
 
@@ -21,21 +22,25 @@ TensorData transposed(const TensorData &t) {
 
 int transpose_constant_weights(Graph &g) {
   int count = 0;
+  std::map<int, int> transposed_of;  // a weight that several Gemms read is transposed once
   for (auto &n : g.nodes) {
     if (n.op_type != "Gemm" || !n.domain.empty() || n.inputs.size() < 2 || n.inputs[1] < 0) continue;
     if (AttrReader(n.attrs, n.where()).get_int("transB", 0) == 0) continue;
     const Value &b = g.value(n.inputs[1]);
     if (!b.constant || b.constant->shape.size() != 2) continue;
-    TensorData t = transposed(*b.constant);
-    const DType dtype = b.dtype;
-    const std::string name = b.name + "/transposed_for_" + n.name;
-    const int id = g.add_value(name, dtype);
-    g.value(id).shape = Shape{Dim(t.shape[0]), Dim(t.shape[1])};
-    g.value(id).constant = std::move(t);
-    n.inputs[1] = id;
+    auto [it, fresh] = transposed_of.emplace(n.inputs[1], -1);
+    if (fresh) {
+      TensorData t = transposed(*b.constant);
+      const DType dtype = b.dtype;
+      const std::string name = b.name + "/transposed";
+      it->second = g.add_value(name, dtype);  // b dangles from here on
+      g.value(it->second).shape = Shape{Dim(t.shape[0]), Dim(t.shape[1])};
+      g.value(it->second).constant = std::move(t);
+      ++count;
+    }
+    n.inputs[1] = it->second;
     n.attrs["transB"].kind = Attribute::Int;
     n.attrs["transB"].i = 0;
-    ++count;
   }
   return count;
 }
