@@ -21,6 +21,13 @@ while [ $# -gt 0 ]; do
   esac
 done
 disco=$build/tools/disco
+# The UNet is exported by PyTorch (Debian's python3-torch), installed here as run.sh installs npm.
+if ! /usr/bin/python3 -c "import torch" 2>/dev/null; then
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+      python3-torch >/dev/null; } || echo "dot_sweep.sh: could not install python3-torch" >&2
+fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cases=("mlp x=1x256" "mlp x=64x256" "bert_layer x=1x128x768" "bert_layer x=4x128x768" "bert_small4 x=2x64x256"
