@@ -12,7 +12,7 @@
 // the two, and each side's time is the median over its blocks. Weights are
 // constants, as in a model.
 //
-//   kernels_bench [--quick] [--out FILE.md]
+//   kernels_bench [--quick] [--filter TEXT] [--out FILE.md]
 #include <immintrin.h>
 
 #include <algorithm>
@@ -154,18 +154,21 @@ std::vector<double> interleaved(std::vector<Executor *> execs, const std::vector
 
 int main(int argc, char **argv) {
   bool quick = false;
-  std::string out_path;
+  std::string out_path, filter;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--help" || a == "-h") {
       std::printf(
-          "usage: kernels_bench [--quick] [--out FILE.md]\n\n"
+          "usage: kernels_bench [--quick] [--filter TEXT] [--out FILE.md]\n\n"
           "GFLOP/s of disco's Halide kernels (--targets host) and oneDNN (onednn,host) for sgemm,\n"
           "convolutions and a ConvTranspose, at 1 and 2 threads, interleaved, beside the measured\n"
-          "FMA peak. --quick: fewer shapes and blocks. --out: also write the table as markdown.\n");
+          "FMA peak. --quick: fewer shapes and blocks. --filter: only kernels whose name contains TEXT.\n"
+          "--out: also write the table as markdown.\n");
       return 0;
     } else if (a == "--quick") {
       quick = true;
+    } else if (a == "--filter" && i + 1 < argc) {
+      filter = argv[++i];
     } else if (a == "--out" && i + 1 < argc) {
       out_path = argv[++i];
     } else {
@@ -185,6 +188,9 @@ int main(int argc, char **argv) {
     kernels.push_back(conv("conv 1x1 256->64 at 56^2", 1, 256, 64, 56, 1, 1));
     kernels.push_back(conv("depthwise 3x3 32 at 112^2", 1, 32, 32, 112, 3, 32));
     kernels.push_back(conv_transpose(1, 64, 32, 56));
+    kernels.erase(std::remove_if(kernels.begin(), kernels.end(),
+                                 [&](const Kernel &kn) { return kn.name.find(filter) == std::string::npos; }),
+                  kernels.end());
 
     const int blocks = quick ? 5 : 9;
     std::ostringstream md;

@@ -156,6 +156,9 @@ Plan build(Graph &g, const ShapeStore &store, const std::string &name, const std
   for (const auto &b : backends) order.push_back(b.get());
   if (opts.progress) opts.progress("partitioning for " + backend_list(order));
   Partition part = partition_graph(g, store, order, opts.partition);
+  for (Region &r : part.regions)
+    for (const Backend *b : order)
+      if (b->name() == r.backend) b->prepare_region(g, r, opts.target);
   PlanBuilder builder(g, store, name, dir, opts.target, opts.progress);
   compile_partition(part, order, opts.partition, builder);
   std::vector<int> seen;

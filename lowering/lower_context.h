@@ -47,7 +47,8 @@ class SymbolParams {
 //    no stage at all.
 // DotOperand: the right operand of a MatMul/Gemm as a Func over (n, k,
 // batch...) of the output's batch, views read through; unscheduled it is
-// inlined, and the x86 dot template packs it per task (schedules/x86_dot_schedule.h).
+// inlined, and the x86 dot template packs it per task (schedules/x86_dot_schedule.h)
+// unless the weight was packed at compile time (`panel`, lowering/weight_layout.h).
 // ConvInput: a float Conv's input over padded coordinates (zero outside the
 // input); inlined unless a template copies the rows a task reads.
 enum class StageKind { RowReduction, Reduction, Padded, Other, RowValues, DotOperand, ConvInput };
@@ -59,6 +60,10 @@ struct Stage {
   // is the innermost axis, op one of +, *, min, max (rfactor may split it);
   // the number of elements each result folds.
   Halide::Expr fold_extent;
+  // DotOperand only: > 0 when it reads a constant packed at compile time in
+  // panels of this many columns of N (k-major within a panel), which the dot
+  // template reads in place instead of packing.
+  int panel = 0;
 };
 
 class LowerContext : public NodeContext {
@@ -84,7 +89,7 @@ class LowerContext : public NodeContext {
   void set_output(int i, Halide::Func f);
   // Reads input i broadcast to the output's index space (numpy rules).
   Halide::Expr broadcast_read(int i, const std::vector<Halide::Expr> &out_idx, const Shape &out_shape);
-  void add_stage(Halide::Func f, StageKind kind, int rank, Halide::Expr fold_extent = Halide::Expr());
+  void add_stage(Halide::Func f, StageKind kind, int rank, Halide::Expr fold_extent = Halide::Expr(), int panel = 0);
 
   const std::vector<HTensor> &outputs() const { return outputs_; }
   const std::vector<Stage> &stages() const { return stages_; }

@@ -3,6 +3,8 @@
 #include <cstring>
 #include <map>
 
+#include "frontend/errors.h"
+
 namespace disco {
 
 namespace {
@@ -19,6 +21,56 @@ TensorData transposed(const TensorData &t) {
 }
 
 }  // namespace
+
+TensorData pack_panels(const TensorData &b, int width) {
+  DISCO_CHECK(b.shape.size() == 2 && width > 0, "internal: pack_panels needs a 2-D weight and a width");
+  const int64_t k = b.shape[0], n = b.shape[1], panels = (n + width - 1) / width;
+  const size_t size = dtype_size(b.dtype);
+  TensorData out(b.dtype, {panels, k, width});
+  std::memset(out.mutable_data(), 0, static_cast<size_t>(out.num_elements()) * size);
+  for (int64_t r = 0; r < k; ++r)
+    for (int64_t c = 0; c < n; ++c)
+      std::memcpy(out.mutable_data() + static_cast<size_t>(((c / width) * k + r) * width + c % width) * size,
+                  b.data() + static_cast<size_t>(r * n + c) * size, size);
+  return out;
+}
+
+std::vector<int> pack_dot_weights(Graph &g, const std::vector<int> &nodes,
+                                  const std::function<int(int64_t n)> &panel_width) {
+  std::vector<int> fresh;
+  std::map<std::pair<int, int>, int> packed_of;  // (weight, width) -> packed value
+  for (int id : nodes) {
+    Node &n = g.nodes[id];
+    const bool matmul = n.op_type == "MatMul", gemm = n.op_type == "Gemm";
+    if (!n.domain.empty() || (!matmul && !gemm) || n.inputs.size() < 2 || n.inputs[1] < 0 || n.inputs[0] < 0) continue;
+    if (n.attrs.count(kPanelWidthAttr)) continue;
+    if (gemm && AttrReader(n.attrs, n.where()).get_int("transB", 0) != 0) continue;
+    // A 1-D A has no rows: the output has no M for the dot template to tile.
+    const Value &a = g.value(n.inputs[0]);
+    if (matmul && (!a.shape || a.shape->size() < 2)) continue;
+    const Value &b = g.value(n.inputs[1]);
+    if (!b.constant || b.dtype != DType::F32 || b.constant->shape.size() != 2) continue;
+    const int64_t columns = b.constant->shape[1];
+    const int width = panel_width(columns);
+    if (width <= 0) continue;
+    auto [it, first] = packed_of.emplace(std::make_pair(n.inputs[1], width), -1);
+    if (first) {
+      TensorData t = pack_panels(*b.constant, width);
+      const std::string name = b.name + "/panels" + std::to_string(width);
+      it->second = g.add_value(name, DType::F32);  // a and b dangle from here on
+      g.value(it->second).shape = Shape{Dim(t.shape[0]), Dim(t.shape[1]), Dim(t.shape[2])};
+      g.value(it->second).constant = std::move(t);
+      fresh.push_back(it->second);
+    }
+    n.inputs[1] = it->second;
+    Attribute w, cols;
+    w.i = width;
+    cols.i = columns;
+    n.attrs[kPanelWidthAttr] = w;
+    n.attrs[kPanelColumnsAttr] = cols;
+  }
+  return fresh;
+}
 
 int transpose_constant_weights(Graph &g) {
   int count = 0;

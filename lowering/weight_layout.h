@@ -3,6 +3,9 @@
 // with the plan's other constants.
 #pragma once
 
+#include <functional>
+#include <vector>
+
 #include "frontend/graph.h"
 
 namespace disco {
@@ -13,5 +16,28 @@ namespace disco {
 // kernels (x86_dot_schedule.h) and the libraries alike. Returns the number of
 // weights transposed.
 int transpose_constant_weights(Graph &g);
+
+// The node attributes that mark a MatMul/Gemm whose B was packed into
+// panels: the panel width, and B's N before padding. Internal to disco
+// (never in a model).
+constexpr const char *kPanelWidthAttr = "disco.panel_width";
+constexpr const char *kPanelColumnsAttr = "disco.panel_columns";
+
+// B [K, N] as panels of `width` columns, k-major within each: element
+// (k, n) at [n / width][k][n % width]; N is padded with zeros to a whole
+// panel. What the dot micro-kernel reads: one row of a panel per k, unit
+// stride, the panels one after the other.
+TensorData pack_panels(const TensorData &b, int width);
+
+// For the MatMul/Gemm nodes among `nodes` (ones a backend's kernels compute)
+// whose B is a rank-2 float32 constant, read as [K, N] (a Gemm with transB 0,
+// as transpose_constant_weights leaves one), and for which panel_width(N) > 0:
+// B becomes a new constant, pack_panels(B, width), and the node is marked with
+// kPanelWidthAttr and kPanelColumnsAttr. A weight several nodes read is packed once per width; the
+// original stays for other readers. Shape inference reads B's
+// shape through the attributes: the node's output is what it was. Returns the new values, for the caller's
+// bookkeeping.
+std::vector<int> pack_dot_weights(Graph &g, const std::vector<int> &nodes,
+                                  const std::function<int(int64_t n)> &panel_width);
 
 }  // namespace disco

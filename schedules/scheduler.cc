@@ -116,7 +116,7 @@ bool schedule_branches(
 
 std::optional<ProductKernel> find_product_kernel(const LoweredKernel &k, StageKind operand, int min_rank) {
   if (k.outputs.size() != 1) return std::nullopt;
-  ProductKernel p{k.outputs[0], Halide::Func(), Halide::Func()};
+  ProductKernel p{k.outputs[0], Halide::Func(), Halide::Func(), 0};
   const Halide::Type f32 = Halide::Float(32);
   if (p.out.outputs() != 1 || p.out.has_update_definition() || p.out.dimensions() < min_rank ||
       p.out.output_types()[0] != f32)
@@ -125,7 +125,7 @@ std::optional<ProductKernel> find_product_kernel(const LoweredKernel &k, StageKi
     if (s.kind == StageKind::Reduction && !p.sum.defined())
       p.sum = s.f;
     else if (s.kind == operand && !p.operand.defined())
-      p.operand = s.f;
+      p.operand = s.f, p.panel = s.panel;
     else
       return std::nullopt;
   }

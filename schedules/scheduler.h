@@ -59,6 +59,7 @@ bool schedule_branches(
 // one stage of kind `operand` of the same rank: nothing else.
 struct ProductKernel {
   Halide::Func out, sum, operand;
+  int panel = 0;  // the operand stage's Stage::panel
 };
 std::optional<ProductKernel> find_product_kernel(const LoweredKernel &k, StageKind operand, int min_rank);
 

@@ -10,13 +10,26 @@ using Halide::RVar;
 using Halide::TailStrategy;
 using Halide::Var;
 
+int dot_panel_width(int64_t n, const Halide::Target &target) {
+  const int lanes = vector_lanes(Halide::Float(32), target);
+  for (int vectors : {kPanelVectors, 2})
+    if (n >= vectors * lanes && n % (vectors * lanes) == 0) return vectors * lanes;
+  return 0;
+}
+
 bool schedule_x86_dot(LoweredKernel &k, const DotExtents &e, const Halide::Target &target, ScheduleReport *rep) {
   std::optional<ProductKernel> found = find_product_kernel(k, StageKind::DotOperand, 2);
   if (!found || found->sum.rvars(0).size() != 1) return false;
   Func y = found->out, p = found->sum, q = found->operand;
   const int lanes = vector_lanes(Halide::Float(32), target);
-  const int rows = lanes >= 16 ? 8 : 4;  // MR: sums in registers, see the header
-  const int cols = kPanelVectors * lanes, wide = kWideVectors * lanes;
+  // A packed operand sets the micro-tile's width. MR rows of sums in
+  // registers, see the header; two-vector tiles keep MR (6 rows would fit
+  // in the registers, but tasks of a multiple of 6 rows overlap at M's edge
+  // far more than tasks of a multiple of 4: measured slower).
+  const int vectors = found->panel > 0 ? found->panel / lanes : kPanelVectors;
+  if (found->panel > 0 && (found->panel % lanes != 0 || (vectors != kPanelVectors && vectors != 2))) return false;
+  const int rows = lanes >= 16 ? 8 : 4;
+  const int cols = vectors * lanes, wide = kWideVectors * lanes;
 
   // The branches, tried in order, then the generic one (guarded tails):
   //  tiles  N >= one tile and M >= MR: tasks of a multiple of MR rows (at
@@ -30,7 +43,7 @@ bool schedule_x86_dot(LoweredKernel &k, const DotExtents &e, const Halide::Targe
     Expr task_rows;
   };
   const Expr task_rows = Halide::clamp(e.m.expr / rows * rows, rows, kTaskRows);
-  const std::vector<TileShape> shapes{{kPanelVectors, rows, task_rows}, {kWideVectors, 1, Halide::max(e.m.expr, 1)}};
+  const std::vector<TileShape> shapes{{vectors, rows, task_rows}, {kWideVectors, 1, Halide::max(e.m.expr, 1)}};
   const std::vector<TemplateBranch> branches{
       {"tiles", e.n.expr >= cols && e.m.expr >= rows, e.n.at_least(cols) && e.m.at_least(rows),
        e.n.below(cols) || e.m.below(rows)},
@@ -70,8 +83,12 @@ bool schedule_x86_dot(LoweredKernel &k, const DotExtents &e, const Halide::Targe
   }
   p.compute_at(y, task);
 
-  // The panel of the right operand the task reads: K x one tile of N.
-  q.compute_at(y, task).vectorize(q.args()[0], lanes, TailStrategy::GuardWithIf);
+  // The panel of the right operand the task reads: K x one tile of N, unless
+  // packed at compile time (read in place).
+  if (found->panel > 0)
+    q.compute_inline();
+  else
+    q.compute_at(y, task).vectorize(q.args()[0], lanes, TailStrategy::GuardWithIf);
 
   rep->template_name = "dot";
   return true;

@@ -12,6 +12,9 @@
 //    MR = 4 with AVX2 (12 of 16 registers), 8 with AVX-512 (24 of 32);
 //  - the epilogue (bias, activation, residual) is applied as the task's
 //    tile of the output is written.
+// A constant right operand is packed once at compile time instead, in panels
+// one micro-tile wide (dot_panel_width, lowering/weight_layout.h), and read in
+// place: no run packs it.
 // specialize() branches take shapes with at least one tile ("tiles": M >= MR;
 // "rows": M < MR, wider tiles of one row), whose tiles overlap at the edges
 // instead of having tails; the generic branch guards its tails. All run the
@@ -27,6 +30,13 @@ constexpr int kPanelVectors = 3;  // vectors of N per micro-tile
 constexpr int kTaskRows = 64;     // rows of M per task at most
 constexpr int kKBlock = 256;      // k per block: a packed block of 24 KiB with AVX2
 constexpr int kWideVectors = 6;   // vectors of N per task of the "rows" branch (M < MR)
+
+// The width of the panels a constant right operand with N columns is packed
+// in for `target`: one micro-tile of kPanelVectors vectors when N is a
+// multiple of it, else of two vectors (a micro-kernel of 2 vectors by 3/2 MR
+// rows), else 0: not packed (every tile must start on a panel, and tiles of
+// the last columns start at N - width).
+int dot_panel_width(int64_t n, const Halide::Target &target);
 
 struct DotExtents {
   KnownExtent n, m;  // the output's two innermost extents

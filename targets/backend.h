@@ -120,6 +120,10 @@ class Backend {
   virtual std::vector<SupportRule> rules() const = 0;
   // Regions with fewer nodes go back to the next backend: too small to pay for a hand-over.
   virtual int min_region_nodes() const { return 1; }
+  // Before any region is compiled: lays out the constants the region's
+  // kernels read the way they read them (a graph rewrite of the region's nodes
+  // only; the host packs dot weights). Nothing by default.
+  virtual void prepare_region(Graph &g, Region &region, const std::string &target) const {}
   // Appends the region's steps to the plan, or declines nodes of it (and adds none).
   virtual Declined compile(const Region &region, PlanBuilder &builder) const = 0;
   // Extra lines for `disco inspect --targets` about its regions (e.g. quantization); empty by default.

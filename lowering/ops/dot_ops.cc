@@ -11,6 +11,7 @@
 #include "lowering/lower_context.h"
 #include "lowering/op_registry.h"
 #include "lowering/ops/op_helpers.h"
+#include "lowering/weight_layout.h"
 
 namespace disco {
 namespace {
@@ -51,15 +52,17 @@ void define_dot(LowerContext &c, const std::vector<Var> &out_vars, const Dim &k_
 
 // The right operand as a DotOperand stage rhs(n, k, rest...) = read(n, k):
 // `rest` are the output's other vars (Halide order), so a batched operand
-// keeps its batch. Returns a reader of it for the product.
+// keeps its batch. `panel` > 0: read() reads a weight packed in panels of
+// that width (packed_b). Returns a reader of it for the product.
 std::function<Expr(const Expr &n, const Expr &k)> dot_operand(LowerContext &c, const std::vector<Var> &rest,
-                                                             const std::function<Expr(const Expr &, const Expr &)> &read) {
+                                                             const std::function<Expr(const Expr &, const Expr &)> &read,
+                                                             int panel = 0) {
   Func rhs = c.func("rhs");
   Var n("dot_n"), k("dot_k");
   std::vector<Var> args{n, k};
   args.insert(args.end(), rest.begin(), rest.end());
   rhs(args) = read(n, k);
-  c.add_stage(rhs, StageKind::DotOperand, static_cast<int>(args.size()));
+  c.add_stage(rhs, StageKind::DotOperand, static_cast<int>(args.size()), Expr(), panel);
   std::vector<Expr> tail(rest.begin(), rest.end());
   return [rhs, tail](const Expr &n, const Expr &k) {
     std::vector<Expr> at{n, k};
@@ -68,11 +71,31 @@ std::function<Expr(const Expr &n, const Expr &k)> dot_operand(LowerContext &c, c
   };
 }
 
+// A B packed at compile time (pack_dot_weights, lowering/weight_layout.h):
+// input 1 is [N / w, K, w] and the node's kPanelWidthAttr is w. Returns w, or
+// 0 when B is as the model gives it.
+int packed_panel(LowerContext &c) {
+  const int w = static_cast<int>(c.attrs().get_int(kPanelWidthAttr, 0));
+  if (w > 0 && c.in(1).rank() != 3) c.fail("internal: a packed right operand must be 3-D");
+  return w;
+}
+
+Expr packed_b(const HTensor &b, int w, const Expr &n, const Expr &k) { return b.at({n / w, k, n % w}); }
+
+// B as the model gives it, [K, N], when it was packed in panels; else input 1's shape.
+Shape operand_b_shape(InferContext &c) {
+  const Shape &b = c.shape(1);
+  const int64_t w = c.attrs().get_int(kPanelWidthAttr, 0);
+  if (w <= 0) return b;
+  if (b.size() != 3) c.fail("internal: a packed right operand must be 3-D, got ", shape_str(b));
+  return {b[1], Dim(c.attrs().get_int(kPanelColumnsAttr, 0))};
+}
+
 // ---- MatMul ----------------------------------------------------------------
 
 void infer_matmul(InferContext &c) {
   require_same_dtype(c, 0, 1);
-  const Shape &a = c.shape(0), &b = c.shape(1);
+  const Shape &a = c.shape(0), b = operand_b_shape(c);
   if (a.empty() || b.empty()) c.fail("MatMul operands must have rank >= 1, got ranks ", a.size(), " and ", b.size());
   // numpy: a 1-D A is a row [1, K], a 1-D B a column [K, 1]; the 1 is dropped.
   Dim ka = a.back(), kb = b.size() == 1 ? b[0] : b[b.size() - 2];
@@ -89,25 +112,28 @@ void infer_matmul(InferContext &c) {
 
 void lower_matmul(LowerContext &c) {
   const HTensor &a = c.in(0), &b = c.in(1);
+  const int panel = packed_panel(c);
+  const int b_rank = panel > 0 ? 2 : b.rank();
   const Shape &out = c.out_shape(0);
   int rank = static_cast<int>(out.size());
-  int batch_rank = rank - (a.rank() >= 2) - (b.rank() >= 2);
+  int batch_rank = rank - (a.rank() >= 2) - (b_rank >= 2);
   auto v = c.vars(rank);
   auto idx = c.exprs(v);
   std::vector<Expr> batch(idx.begin(), idx.begin() + batch_rank);
   Shape batch_shape(out.begin(), out.begin() + batch_rank);
   Expr m = a.rank() >= 2 ? idx[batch_rank] : Expr();
-  Expr n = b.rank() >= 2 ? idx.back() : Expr();
+  Expr n = b_rank >= 2 ? idx.back() : Expr();
   Halide::Type acc = acc_type(c.out_dtype(0));
   auto read_b = [&](const Expr &n, const Expr &k) {
+    if (panel > 0) return packed_b(b, panel, n, k);
     std::vector<Expr> tb = b.rank() >= 2 ? std::vector<Expr>{k, n} : std::vector<Expr>{k};
     return matmul_read(c, 1, batch, batch_shape, tb);
   };
   // With a column B the output has no n: nothing to pack.
   std::function<Expr(const Expr &, const Expr &)> rhs = read_b;
-  if (acc.is_float() && b.rank() >= 2) {
+  if (acc.is_float() && b_rank >= 2) {
     std::vector<Var> rest = reversed(std::vector<Var>(v.begin(), v.begin() + batch_rank));
-    rhs = dot_operand(c, rest, read_b);
+    rhs = dot_operand(c, rest, read_b, panel);
   }
   auto product = [&](const Expr &k) {
     std::vector<Expr> ta = a.rank() >= 2 ? std::vector<Expr>{m, k} : std::vector<Expr>{k};
@@ -146,7 +172,7 @@ void require_broadcasts_to(InferContext &c, const Shape &from, const Shape &to, 
 void infer_gemm(InferContext &c) {
   require_same_dtype(c, 0, 1);
   GemmAttrs g = gemm_attrs(c.attrs());
-  const Shape &a = c.shape(0), &b = c.shape(1);
+  const Shape &a = c.shape(0), b = operand_b_shape(c);
   if (a.size() != 2 || b.size() != 2) c.fail("Gemm operands must be 2-D, got ", shape_str(a), " and ", shape_str(b));
   Dim m = g.trans_a ? a[1] : a[0], ka = g.trans_a ? a[0] : a[1];
   Dim kb = g.trans_b ? b[1] : b[0], n = g.trans_b ? b[0] : b[1];
@@ -173,13 +199,15 @@ void infer_gemm(InferContext &c) {
 void lower_gemm(LowerContext &c) {
   GemmAttrs g = gemm_attrs(c.attrs());
   const HTensor &a = c.in(0), &b = c.in(1);
+  const int panel = packed_panel(c);
   auto v = c.vars(2);
   Expr m = v[0], n = v[1];
   Halide::Type acc = acc_type(c.out_dtype(0));
   std::function<Expr(const Expr &, const Expr &)> rhs = [&](const Expr &n, const Expr &k) {
+    if (panel > 0) return packed_b(b, panel, n, k);
     return g.trans_b ? b.at({n, k}) : b.at({k, n});
   };
-  if (acc.is_float()) rhs = dot_operand(c, {}, rhs);
+  if (acc.is_float()) rhs = dot_operand(c, {}, rhs, panel);
   auto product = [&](const Expr &k) {
     Expr x = g.trans_a ? a.at({k, m}) : a.at({m, k});
     return Halide::cast(acc, x) * Halide::cast(acc, rhs(n, k));

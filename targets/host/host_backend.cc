@@ -4,7 +4,9 @@
 
 #include "frontend/errors.h"
 #include "lowering/op_registry.h"
+#include "lowering/weight_layout.h"
 #include "schedules/fusion.h"
+#include "schedules/x86_dot_schedule.h"
 #include "schedules/x86_schedule.h"
 #include "targets/host/host_codegen.h"
 #include "targets/partitioner.h"
@@ -66,6 +68,12 @@ class HostBackend : public Backend {
                  return decline("no lowering for this op and opset");
                return take({node});
              }}};
+  }
+  // Constant dot weights packed in the panels the x86 dot template reads.
+  void prepare_region(Graph &g, Region &region, const std::string &target) const override {
+    const Halide::Target t = parse_target(target);
+    for (int vid : pack_dot_weights(g, region.nodes, [&](int64_t n) { return dot_panel_width(n, t); }))
+      region.inputs.push_back(vid);
   }
   Declined compile(const Region &region, PlanBuilder &b) const override {
     compile_region_groups(region, b, schedule_x86);

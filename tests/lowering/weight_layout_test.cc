@@ -1,6 +1,7 @@
 // Constant weights laid out at compile time (lowering/weight_layout.h): a
 // Gemm's constant transB weight becomes its transpose, once per weight, and
-// the Gemms still give the reference numbers.
+// the Gemms still give the reference numbers; dot weights packed in panels
+// land where the micro-kernel reads them, zero-padded, once per weight.
 #include "lowering/weight_layout.h"
 
 #include <gtest/gtest.h>
@@ -51,6 +52,44 @@ TEST(WeightLayout, RewrittenGemmsGiveTheReferenceNumbers) {
             (std::vector<float>{-2, -2, -2, 9, 19, 29}));
   EXPECT_EQ(std::vector<float>(out[2].as<float>(), out[2].as<float>() + 6),
             (std::vector<float>{1, -1, 0, 0.5f, 2, 2.5f}));
+}
+
+TEST(WeightLayout, PanelsHoldEachColumnAtItsKRowZeroPadded) {
+  // B [2, 5]: b(k, n) = 10 k + n; panels of 2 columns: [3][2][2].
+  TensorData b = f32({2, 5}, {0, 1, 2, 3, 4, 10, 11, 12, 13, 14});
+  TensorData p = pack_panels(b, 2);
+  EXPECT_EQ(p.shape, (std::vector<int64_t>{3, 2, 2}));
+  EXPECT_EQ(std::vector<float>(p.as<float>(), p.as<float>() + 12),
+            (std::vector<float>{0, 1, 10, 11, 2, 3, 12, 13, 4, 0, 14, 0}));
+}
+
+TEST(WeightLayout, PacksConstantDotWeightsOncePerWidthAndOnlyThose) {
+  GraphBuilder b;
+  auto x = b.input("x", DType::F32, {sym("m"), 2});
+  auto y = b.input("y", DType::F32, {2, 4});
+  auto w = b.constant("w", f32({2, 4}, {1, 2, 3, 4, 5, 6, 7, 8}));
+  auto wt = b.constant("wt", f32({4, 2}, {1, 2, 3, 4, 5, 6, 7, 8}));
+  b.output(b.op("MatMul", {x, w}));
+  b.output(b.op("Gemm", {x, w}));
+  b.output(b.op("Gemm", {x, wt}, {{"transB", attr_int(1)}}));  // read transposed: left alone
+  b.output(b.op("MatMul", {x, y}));                             // not a constant
+  b.output(b.op("MatMul", {x, b.constant("odd", f32({2, 3}, {1, 2, 3, 4, 5, 6}))}));  // width 0
+  Graph g = b.build();
+  const int first = static_cast<int>(g.nodes.size()) - 5;
+  std::vector<int> nodes;
+  for (int i = 0; i < static_cast<int>(g.nodes.size()); ++i) nodes.push_back(i);
+  const std::vector<int> fresh = pack_dot_weights(g, nodes, [](int64_t n) { return n % 2 == 0 ? 2 : 0; });
+  ASSERT_EQ(fresh.size(), 1u) << "one packed copy of w for the MatMul and the Gemm";
+  EXPECT_EQ(g.nodes[first].inputs[1], fresh[0]);
+  EXPECT_EQ(g.nodes[first + 1].inputs[1], fresh[0]);
+  EXPECT_EQ(AttrReader(g.nodes[first].attrs, "").get_int(kPanelWidthAttr, 0), 2);
+  EXPECT_EQ(g.value(fresh[0]).constant->shape, (std::vector<int64_t>{2, 2, 2}));
+  for (int i = first + 2; i < first + 5; ++i)
+    EXPECT_EQ(g.nodes[i].attrs.count(kPanelWidthAttr), 0u) << g.nodes[i].op_type << " " << i - first;
+  // Packed weights give the reference numbers: x @ w with x = [[1, -1]].
+  auto out = jit_eval(std::move(g), {f32({1, 2}, {1, -1}), f32({2, 4}, {0, 0, 0, 0, 0, 0, 0, 0})});
+  EXPECT_EQ(std::vector<float>(out[0].as<float>(), out[0].as<float>() + 4), (std::vector<float>{-4, -4, -4, -4}));
+  EXPECT_EQ(std::vector<float>(out[1].as<float>(), out[1].as<float>() + 4), (std::vector<float>{-4, -4, -4, -4}));
 }
 
 }  // namespace

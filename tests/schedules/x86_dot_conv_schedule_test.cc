@@ -7,7 +7,7 @@
 //         (fewer output channels than a micro-tile).
 // Each dot form: transposed and strided operand views, batched and broadcast
 // operands, Gemm's transposes (a constant transB is transposed at compile
-// time) with alpha, beta and C, and Conv 1-D/2-D/3-D, padded, strided,
+// time) with alpha, beta and C, constant weights packed in panels, and Conv 1-D/2-D/3-D, padded, strided,
 // dilated, grouped and depthwise, with bias and activation epilogues.
 #include <gtest/gtest.h>
 
@@ -16,6 +16,7 @@
 #include <functional>
 #include <string>
 
+#include "Halide.h"
 #include "driver/compile_model.h"
 #include "frontend/graph_builder.h"
 #include "runtime/executor.h"
@@ -186,6 +187,66 @@ TEST(X86DotSchedule, GemmTransposesAlphaBetaMatchTheReference) {
       }
     expect_close(out[0], want, "gemm m " + std::to_string(m));
   }
+}
+
+// Constant right operands packed at compile time in panels of the micro-tile
+// (lowering/weight_layout.h, dot_panel_width): 3 vectors wide when N is a
+// multiple of 3 vectors, else 2; other N keep the per-task pack. A MatMul
+// with a constant B (bias and relu after it) and a torch-Linear-style Gemm
+// (transB 1, C) on one constant, at M of every branch.
+std::string packed_constant(const Compiled &c) {
+  for (const auto &b : c.model.plan.buffers)
+    if (b.kind == PlanBuffer::Constant && b.name.find("/panels") != std::string::npos) return b.name;
+  return "";
+}
+
+void check_packed_dot(int64_t n, const std::string &panels) {
+  const int64_t k = 300;  // two K blocks
+  GraphBuilder b;
+  auto a = b.input("a", DType::F32, {Dim::symbol("b"), Dim::symbol("m"), k});
+  auto x = b.input("x", DType::F32, {Dim::symbol("m"), k});
+  auto w = b.constant("w", f32({k, n}, values(k * n, 12)));
+  auto wt = b.constant("wt", f32({n, k}, values(n * k, 13)));
+  auto bias = b.constant("bias", f32({n}, values(n, 14)));
+  b.output(b.op("Relu", {b.op("Add", {b.op("MatMul", {a, w}), bias})}));
+  b.output(b.op("Gemm", {x, wt, bias}, {{"transB", attr_int(1)}}));
+  Compiled c = compile(b.build());
+  ASSERT_EQ(c.schedules, (std::vector<std::string>{"dot, branches: tiles rows", "dot, branches: tiles rows"})) << n;
+  if (panels.empty())
+    EXPECT_EQ(packed_constant(c), "") << "N = " << n << " is not a whole number of panels";
+  else
+    EXPECT_NE(packed_constant(c).find(panels), std::string::npos) << "N = " << n << ": " << packed_constant(c);
+  Executor exec(c.model.plan, c.model.dir);
+  const std::vector<float> pw = values(k * n, 12), pwt = values(n * k, 13), pbias = values(n, 14);
+  for (auto [batch, m] : std::vector<std::array<int64_t, 2>>{{1, 1}, {2, 3}, {1, 4}, {2, 37}, {1, 130}}) {
+    TensorData ta = f32({batch, m, k}, values(batch * m * k, 15)), tx = f32({m, k}, values(m * k, 16));
+    auto out = exec.run({ta, tx});
+    const float *pa = ta.as<float>(), *px = tx.as<float>();
+    std::vector<double> want_mm, want_gemm;
+    for (int64_t bi = 0; bi < batch; ++bi)
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          double s = pbias[j];
+          for (int64_t kk = 0; kk < k; ++kk) s += double(pa[(bi * m + i) * k + kk]) * pw[kk * n + j];
+          want_mm.push_back(s > 0 ? s : 0);
+        }
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double s = pbias[j];
+        for (int64_t kk = 0; kk < k; ++kk) s += double(px[i * k + kk]) * pwt[j * k + kk];
+        want_gemm.push_back(s);
+      }
+    const std::string what = "N " + std::to_string(n) + " batch " + std::to_string(batch) + " m " + std::to_string(m);
+    expect_close(out[0], want_mm, "packed MatMul, " + what);
+    expect_close(out[1], want_gemm, "packed Gemm, " + what);
+  }
+}
+
+TEST(X86DotSchedule, ConstantWeightsPackedInPanelsMatchTheReference) {
+  const int lanes = Halide::get_host_target().has_feature(Halide::Target::AVX512) ? 16 : 8;
+  check_packed_dot(6 * lanes, "/panels" + std::to_string(3 * lanes));   // panels of 3 vectors
+  check_packed_dot(10 * lanes, "/panels" + std::to_string(2 * lanes));  // of 2 vectors (and tasks across panels)
+  check_packed_dot(6 * lanes + 1, "");                                  // not packed: per-task pack
 }
 
 // ---- Conv --------------------------------------------------------------------
