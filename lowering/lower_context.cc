@@ -138,8 +138,9 @@ Expr LowerContext::broadcast_read(int i, const std::vector<Expr> &out_idx, const
   return t.at(idx);
 }
 
-void LowerContext::add_stage(Halide::Func f, StageKind kind, int rank, Halide::Expr fold_extent, int panel) {
-  stages_.push_back({f, kind, rank, std::move(fold_extent), panel});
+Stage &LowerContext::add_stage(Halide::Func f, StageKind kind, int rank, Halide::Expr fold_extent, int panel) {
+  stages_.push_back({f, kind, rank, std::move(fold_extent), panel, false});
+  return stages_.back();
 }
 
 Expr cast_to(DType t, const Expr &e) {

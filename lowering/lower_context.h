@@ -64,6 +64,9 @@ struct Stage {
   // panels of this many columns of N (k-major within a panel), which the dot
   // template reads in place instead of packing.
   int panel = 0;
+  // ConvInput only: the Conv reads its weight channels-last (lowering/weight_layout.h),
+  // so a vector of output channels is one load.
+  bool channels_last_weights = false;
 };
 
 class LowerContext : public NodeContext {
@@ -89,7 +92,7 @@ class LowerContext : public NodeContext {
   void set_output(int i, Halide::Func f);
   // Reads input i broadcast to the output's index space (numpy rules).
   Halide::Expr broadcast_read(int i, const std::vector<Halide::Expr> &out_idx, const Shape &out_shape);
-  void add_stage(Halide::Func f, StageKind kind, int rank, Halide::Expr fold_extent = Halide::Expr(), int panel = 0);
+  Stage &add_stage(Halide::Func f, StageKind kind, int rank, Halide::Expr fold_extent = Halide::Expr(), int panel = 0);
 
   const std::vector<HTensor> &outputs() const { return outputs_; }
   const std::vector<Stage> &stages() const { return stages_; }

@@ -1,5 +1,6 @@
 #include "lowering/weight_layout.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 
@@ -68,6 +69,58 @@ std::vector<int> pack_dot_weights(Graph &g, const std::vector<int> &nodes,
     cols.i = columns;
     n.attrs[kPanelWidthAttr] = w;
     n.attrs[kPanelColumnsAttr] = cols;
+  }
+  return fresh;
+}
+
+TensorData channels_last(const TensorData &w) {
+  DISCO_CHECK(w.shape.size() >= 3, "internal: channels_last needs a Conv weight");
+  const int64_t m = w.shape[0], inner = w.num_elements() / std::max<int64_t>(m, 1);
+  std::vector<int64_t> shape(w.shape.begin() + 1, w.shape.end());
+  shape.push_back(m);
+  const size_t size = dtype_size(w.dtype);
+  TensorData out(w.dtype, shape);
+  for (int64_t o = 0; o < m; ++o)
+    for (int64_t i = 0; i < inner; ++i)
+      std::memcpy(out.mutable_data() + static_cast<size_t>(i * m + o) * size,
+                  w.data() + static_cast<size_t>(o * inner + i) * size, size);
+  return out;
+}
+
+Shape conv_weight_shape(const AttrReader &attrs, const Shape &stored) {
+  if (attrs.get_int(kChannelsLastWeightAttr, 0) == 0 || stored.size() < 3) return stored;
+  Shape s{stored.back()};
+  s.insert(s.end(), stored.begin(), stored.end() - 1);
+  return s;
+}
+
+std::vector<int> channels_last_conv_weights(Graph &g, const std::vector<int> &nodes,
+                                            const std::function<bool(int64_t out_channels)> &wanted) {
+  std::vector<int> fresh;
+  std::map<int, int> moved_of;
+  for (int id : nodes) {
+    Node &n = g.nodes[id];
+    if (!n.domain.empty() || n.op_type != "Conv" || n.inputs.size() < 2 || n.inputs[1] < 0) continue;
+    if (n.attrs.count(kChannelsLastWeightAttr)) continue;
+    if (AttrReader(n.attrs, n.where()).get_int("group", 1) != 1) continue;
+    const Value &w = g.value(n.inputs[1]);
+    if (!w.constant || w.dtype != DType::F32 || w.constant->shape.size() < 3) continue;
+    if (!wanted(w.constant->shape[0])) continue;
+    auto [it, first] = moved_of.emplace(n.inputs[1], -1);
+    if (first) {
+      TensorData t = channels_last(*w.constant);
+      const std::string name = w.name + "/channels_last";
+      Shape shape;
+      for (int64_t d : t.shape) shape.emplace_back(d);
+      it->second = g.add_value(name, DType::F32);  // w dangles from here on
+      g.value(it->second).shape = shape;
+      g.value(it->second).constant = std::move(t);
+      fresh.push_back(it->second);
+    }
+    n.inputs[1] = it->second;
+    Attribute mark;
+    mark.i = 1;
+    n.attrs[kChannelsLastWeightAttr] = mark;
   }
   return fresh;
 }

@@ -40,4 +40,21 @@ TensorData pack_panels(const TensorData &b, int width);
 std::vector<int> pack_dot_weights(Graph &g, const std::vector<int> &nodes,
                                   const std::function<int(int64_t n)> &panel_width);
 
+// The node attribute that marks a Conv whose W is stored channels-last:
+// [C/group, kernel..., M] instead of [M, C/group, kernel...], so that a vector
+// of output channels is contiguous for one input channel and tap.
+constexpr const char *kChannelsLastWeightAttr = "disco.weight_channels_last";
+
+// W [M, C, k...] as [C, k..., M].
+TensorData channels_last(const TensorData &w);
+
+// W as an op reads it: [M, C/group, kernel...], from its stored shape.
+Shape conv_weight_shape(const AttrReader &attrs, const Shape &stored);
+
+// For the float32 Conv nodes among `nodes` with group 1, a constant W and
+// wanted(M): W becomes channels_last(W), once per weight, and the node is
+// marked with kChannelsLastWeightAttr. Returns the new values.
+std::vector<int> channels_last_conv_weights(Graph &g, const std::vector<int> &nodes,
+                                            const std::function<bool(int64_t out_channels)> &wanted);
+
 }  // namespace disco

@@ -15,6 +15,9 @@
 // overlapping instead of having tails, or narrower than a vector ("masked":
 // one masked vector of sums, 7x7 maps with AVX2); the generic branch guards
 // its tails. All run the same loops.
+// A group-1 Conv whose constant weight the host stored channels-last
+// (lowering/weight_layout.h) is vectorized over output channels instead; see
+// schedule_channels_last in the .cc.
 #pragma once
 #include "Halide.h"
 #include "lowering/lower_graph.h"
@@ -24,6 +27,12 @@ namespace disco {
 
 constexpr int kConvVectors = 2;   // vectors of output width per micro-tile
 constexpr int kConvChannels = 6;  // output channels per micro-tile (AVX2; 12 with AVX-512)
+// Weights stored channels-last: output positions of the width per micro-tile
+// (AVX2; 12 with AVX-512), by kChannelsLastVectors vectors of output
+// channels (two: 16 with AVX2 divides the channel counts networks use; 24
+// overlapped at the edge of 32 and 64 and ran slower).
+constexpr int kChannelsLastWidth = 6;
+constexpr int kChannelsLastVectors = 2;
 
 struct ConvExtents {
   KnownExtent width, channels;  // the output's width (innermost) and channels

@@ -1,6 +1,9 @@
 #include "lowering/ops/window.h"
 
+#include <algorithm>
+
 #include "lowering/ops/op_helpers.h"
+#include "lowering/weight_layout.h"
 
 namespace disco {
 
@@ -171,7 +174,7 @@ void require_divisible_by_group(InferContext &c, const Dim &channels, int64_t gr
 
 Shape infer_conv_shape(InferContext &c, const ConvInputs &in) {
   require_spatial_input(c, 1);  // X is input 0 in every Conv-like op
-  const Shape &x = c.shape(in.x), &w = c.shape(in.w);
+  const Shape &x = c.shape(in.x), w = conv_weight_shape(c.attrs(), c.shape(in.w));
   const int64_t group = check_conv_weights(c, x, w);
   c.require_equal(x[1], w[1] * group,
                   "input channels X dim 1 must equal W dim 1 * group (" + std::to_string(group) + ")");
@@ -187,14 +190,16 @@ Shape infer_conv_shape(InferContext &c, const ConvInputs &in) {
 
 void define_conv_sum(LowerContext &c, const ConvInputs &in, Halide::Type acc, const ConvRead &read_x,
                      const ConvRead &read_w, const Expr &init, Func &f, const std::vector<Var> &v) {
-  const HTensor &x = c.in(in.x), &w = c.in(in.w);
+  const HTensor &x = c.in(in.x);
+  const Shape w_shape = conv_weight_shape(c.attrs(), c.in(in.w).shape);
+  const bool channels_last = c.attrs().get_int(kChannelsLastWeightAttr, 0) != 0 && w_shape.size() >= 3;
   int64_t group = c.attrs().get_int("group", 1);
-  auto geo = conv_geometry(c.attrs(), c.node().where(), x.shape, w.shape);
+  auto geo = conv_geometry(c.attrs(), c.node().where(), x.shape, w_shape);
   auto idx = c.exprs(v);
   Expr batch = idx[0], m = idx[1];
   std::vector<Expr> out_pos(idx.begin() + 2, idx.end());
 
-  std::vector<Dim> extents{w.shape[1]};
+  std::vector<Dim> extents{w_shape[1]};
   for (const auto &d : geo) extents.push_back(d.kernel);
   Halide::RDom r = make_rdom(c, extents);
   auto rv = rdom_vars(r);
@@ -203,9 +208,10 @@ void define_conv_sum(LowerContext &c, const ConvInputs &in, Halide::Type acc, co
 
   // With groups, output channel m reads input channels of group m / (M / group).
   Expr channel = ci;
-  if (group > 1) channel = m / (c.dim(w.shape[0]) / static_cast<int32_t>(group)) * c.dim(w.shape[1]) + ci;
+  if (group > 1) channel = m / (c.dim(w_shape[0]) / static_cast<int32_t>(group)) * c.dim(w_shape[1]) + ci;
   std::vector<Expr> wi{m, ci};
   wi.insert(wi.end(), k.begin(), k.end());
+  if (channels_last) std::rotate(wi.begin(), wi.begin() + 1, wi.end());  // [ci, k..., m]
   Expr term;
   if (acc.is_float()) {
     // X over padded coordinates as a ConvInput stage: the sum's reads carry
@@ -219,7 +225,7 @@ void define_conv_sum(LowerContext &c, const ConvInputs &in, Halide::Type acc, co
     if (whole.inside.defined()) value = Halide::select(whole.inside, value, Halide::cast(acc, 0));
     Func padded = c.func("conv_in");
     padded(reversed(pv)) = value;
-    c.add_stage(padded, StageKind::ConvInput, x.rank());
+    c.add_stage(padded, StageKind::ConvInput, x.rank()).channels_last_weights = channels_last;
     std::vector<Expr> at{batch, channel};
     for (const Expr &e : window_positions(c, geo, out_pos, k)) at.push_back(e);
     term = padded(reversed(at)) * read_w(wi);

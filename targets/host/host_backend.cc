@@ -6,6 +6,7 @@
 #include "lowering/op_registry.h"
 #include "lowering/weight_layout.h"
 #include "schedules/fusion.h"
+#include "schedules/x86_conv_schedule.h"
 #include "schedules/x86_dot_schedule.h"
 #include "schedules/x86_schedule.h"
 #include "targets/host/host_codegen.h"
@@ -69,10 +70,15 @@ class HostBackend : public Backend {
                return take({node});
              }}};
   }
-  // Constant dot weights packed in the panels the x86 dot template reads.
+  // Constant dot weights packed in the panels the x86 dot template reads;
+  // constant Conv weights channels-last where there are enough output
+  // channels for the conv template's channel vectors.
   void prepare_region(Graph &g, Region &region, const std::string &target) const override {
     const Halide::Target t = parse_target(target);
     for (int vid : pack_dot_weights(g, region.nodes, [&](int64_t n) { return dot_panel_width(n, t); }))
+      region.inputs.push_back(vid);
+    const int64_t channels = kChannelsLastVectors * vector_lanes(Halide::Float(32), t);
+    for (int vid : channels_last_conv_weights(g, region.nodes, [&](int64_t m) { return m >= channels; }))
       region.inputs.push_back(vid);
   }
   Declined compile(const Region &region, PlanBuilder &b) const override {

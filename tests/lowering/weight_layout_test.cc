@@ -92,5 +92,31 @@ TEST(WeightLayout, PacksConstantDotWeightsOncePerWidthAndOnlyThose) {
   EXPECT_EQ(std::vector<float>(out[1].as<float>(), out[1].as<float>() + 4), (std::vector<float>{-4, -4, -4, -4}));
 }
 
+TEST(WeightLayout, ChannelsLastConvWeightsKeepEachOutputChannelInnermost) {
+  // W [2, 1, 1, 3]: w(m, 0, 0, k) = 10 m + k -> [1, 1, 3, 2].
+  TensorData w = f32({2, 1, 1, 3}, {0, 1, 2, 10, 11, 12});
+  TensorData t = channels_last(w);
+  EXPECT_EQ(t.shape, (std::vector<int64_t>{1, 1, 3, 2}));
+  EXPECT_EQ(std::vector<float>(t.as<float>(), t.as<float>() + 6), (std::vector<float>{0, 10, 1, 11, 2, 12}));
+
+  GraphBuilder b;
+  auto x = b.input("x", DType::F32, {1, 1, 1, sym("w")});
+  auto wv = b.constant("w", w);
+  b.output(b.op("Conv", {x, wv}));
+  b.output(b.op("Conv", {x, b.constant("g", f32({2, 1, 1, 3}, {0, 1, 2, 10, 11, 12}))}, {{"group", attr_int(1)}}));
+  Graph g = b.build();
+  std::vector<int> nodes{0, 1};
+  EXPECT_TRUE(channels_last_conv_weights(g, nodes, [](int64_t m) { return m > 2; }).empty()) << "too few channels";
+  ASSERT_EQ(channels_last_conv_weights(g, nodes, [](int64_t m) { return m == 2; }).size(), 2u);
+  const Node &conv = g.nodes[0];
+  EXPECT_EQ(AttrReader(conv.attrs, "").get_int(kChannelsLastWeightAttr, 0), 1);
+  const Shape logical = conv_weight_shape(AttrReader(conv.attrs, ""), *g.value(conv.inputs[1]).shape);
+  ASSERT_EQ(logical.size(), 4u);
+  EXPECT_TRUE(logical[0].is_const(2) && logical[3].is_const(3)) << "W read as [M, C, kh, kw]";
+  // The Conv still gives the reference numbers: x = [1, 2, 3, 4], taps 0,1,2 and 10,11,12.
+  auto out = jit_eval(std::move(g), {f32({1, 1, 1, 4}, {1, 2, 3, 4})});
+  EXPECT_EQ(std::vector<float>(out[0].as<float>(), out[0].as<float>() + 4), (std::vector<float>{8, 11, 68, 101}));
+}
+
 }  // namespace
 }  // namespace disco

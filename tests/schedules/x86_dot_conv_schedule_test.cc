@@ -4,7 +4,9 @@
 //   dot:  tiles (N >= 24, M >= 4, edge tiles overlapping), rows (M < 4),
 //         generic (N < 24);
 //   conv: tiles (width >= 16), narrow (8..15), masked (< 8), generic
-//         (fewer output channels than a micro-tile).
+//         (fewer output channels than a micro-tile); with weights stored
+//         channels-last (group 1, 16+ output channels): channels (width
+//         >= 6), generic.
 // Each dot form: transposed and strided operand views, batched and broadcast
 // operands, Gemm's transposes (a constant transB is transposed at compile
 // time) with alpha, beta and C, constant weights packed in panels, and Conv 1-D/2-D/3-D, padded, strided,
@@ -361,6 +363,26 @@ TEST(X86ConvSchedule, Conv1dAnd3dMatchTheReference) {
   check_conv({"1-D", 3, 9, 1, {5}, {1}, {1}, {2, 2}}, {{50}, {6}, {1}}, "conv, branches: tiles narrow masked");
   check_conv({"3-D", 2, 6, 1, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}}, {{3, 4, 19}, {2, 3, 5}},
              "conv, branches: tiles narrow masked");
+}
+
+// Group-1 Convs with enough output channels get their weight stored
+// channels-last at compile time and the micro-kernel vectorized over output
+// channels ("channels": 6 positions by 2 vectors of channels with AVX2).
+// 40 channels: edge tiles of channels overlap; width 6+ takes the branch,
+// narrower maps the guarded generic one.
+TEST(X86ConvSchedule, ChannelsLastWeightsMatchTheReference) {
+  const int64_t wide = Halide::get_host_target().has_feature(Halide::Target::AVX512) ? 32 : 16;
+  check_conv({"channels-last 3x3 pad 1", 5, 2 * wide + wide / 2, 1, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+             {{9, 37}, {4, 12}, {3, 7}, {2, 3}, {1, 1}}, "conv, branches: channels");
+  check_conv({"channels-last 3x3 stride 2", 9, wide, 1, {3, 3}, {2, 2}, {1, 1}, {1, 0, 1, 2}},
+             {{11, 41}, {7, 13}, {3, 4}}, "conv, branches: channels");
+  check_conv({"channels-last 3x2 dilation 2", 3, wide, 1, {3, 2}, {1, 1}, {2, 3}, {2, 1, 2, 1}}, {{8, 35}, {5, 6}},
+             "conv, branches: channels");
+  check_conv({"channels-last 1x1", 20, wide, 1, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}}, {{5, 14}, {2, 2}},
+             "conv, branches: channels");
+  check_conv({"channels-last 1-D", 3, wide, 1, {5}, {1}, {1}, {2, 2}}, {{50}, {6}, {1}}, "conv, branches: channels");
+  check_conv({"channels-last 3-D", 2, wide, 1, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}},
+             {{3, 4, 19}, {2, 3, 5}}, "conv, branches: channels");
 }
 
 // ConvTranspose 2x2 stride 2 (a UNet's upsampling): host kernels against the reference.
