@@ -73,17 +73,24 @@ std::vector<int> pack_dot_weights(Graph &g, const std::vector<int> &nodes,
   return fresh;
 }
 
-TensorData channels_last(const TensorData &w) {
-  DISCO_CHECK(w.shape.size() >= 3, "internal: channels_last needs a Conv weight");
-  const int64_t m = w.shape[0], inner = w.num_elements() / std::max<int64_t>(m, 1);
-  std::vector<int64_t> shape(w.shape.begin() + 1, w.shape.end());
+TensorData channels_last(const TensorData &w, int axis) {
+  DISCO_CHECK(w.shape.size() >= 3 && axis >= 0 && axis < 2, "internal: channels_last needs a Conv weight");
+  // [outer, m, inner] -> [outer, inner, m]
+  int64_t outer = 1, inner = 1;
+  for (int d = 0; d < axis; ++d) outer *= w.shape[d];
+  for (size_t d = axis + 1; d < w.shape.size(); ++d) inner *= w.shape[d];
+  const int64_t m = w.shape[axis];
+  std::vector<int64_t> shape;
+  for (size_t d = 0; d < w.shape.size(); ++d)
+    if (static_cast<int>(d) != axis) shape.push_back(w.shape[d]);
   shape.push_back(m);
   const size_t size = dtype_size(w.dtype);
   TensorData out(w.dtype, shape);
-  for (int64_t o = 0; o < m; ++o)
-    for (int64_t i = 0; i < inner; ++i)
-      std::memcpy(out.mutable_data() + static_cast<size_t>(i * m + o) * size,
-                  w.data() + static_cast<size_t>(o * inner + i) * size, size);
+  for (int64_t a = 0; a < outer; ++a)
+    for (int64_t o = 0; o < m; ++o)
+      for (int64_t i = 0; i < inner; ++i)
+        std::memcpy(out.mutable_data() + static_cast<size_t>((a * inner + i) * m + o) * size,
+                    w.data() + static_cast<size_t>((a * m + o) * inner + i) * size, size);
   return out;
 }
 
@@ -97,18 +104,19 @@ Shape conv_weight_shape(const AttrReader &attrs, const Shape &stored) {
 std::vector<int> channels_last_conv_weights(Graph &g, const std::vector<int> &nodes,
                                             const std::function<bool(int64_t out_channels)> &wanted) {
   std::vector<int> fresh;
-  std::map<int, int> moved_of;
+  std::map<std::pair<int, bool>, int> moved_of;  // (weight, as a ConvTranspose's) -> stored channels-last
   for (int id : nodes) {
     Node &n = g.nodes[id];
-    if (!n.domain.empty() || n.op_type != "Conv" || n.inputs.size() < 2 || n.inputs[1] < 0) continue;
+    const bool transpose = n.op_type == "ConvTranspose";
+    if (!n.domain.empty() || (n.op_type != "Conv" && !transpose) || n.inputs.size() < 2 || n.inputs[1] < 0) continue;
     if (n.attrs.count(kChannelsLastWeightAttr)) continue;
     if (AttrReader(n.attrs, n.where()).get_int("group", 1) != 1) continue;
     const Value &w = g.value(n.inputs[1]);
     if (!w.constant || w.dtype != DType::F32 || w.constant->shape.size() < 3) continue;
-    if (!wanted(w.constant->shape[0])) continue;
-    auto [it, first] = moved_of.emplace(n.inputs[1], -1);
+    if (!wanted(w.constant->shape[transpose ? 1 : 0])) continue;
+    auto [it, first] = moved_of.emplace(std::make_pair(n.inputs[1], transpose), -1);
     if (first) {
-      TensorData t = channels_last(*w.constant);
+      TensorData t = channels_last(*w.constant, transpose ? 1 : 0);
       const std::string name = w.name + "/channels_last";
       Shape shape;
       for (int64_t d : t.shape) shape.emplace_back(d);

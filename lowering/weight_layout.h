@@ -45,15 +45,17 @@ std::vector<int> pack_dot_weights(Graph &g, const std::vector<int> &nodes,
 // of output channels is contiguous for one input channel and tap.
 constexpr const char *kChannelsLastWeightAttr = "disco.weight_channels_last";
 
-// W [M, C, k...] as [C, k..., M].
-TensorData channels_last(const TensorData &w);
+// W [M, C, k...] as [C, k..., M]; with axis 1, a ConvTranspose's
+// W [C, M, k...] as [C, k..., M].
+TensorData channels_last(const TensorData &w, int axis = 0);
 
 // W as an op reads it: [M, C/group, kernel...], from its stored shape.
 Shape conv_weight_shape(const AttrReader &attrs, const Shape &stored);
 
-// For the float32 Conv nodes among `nodes` with group 1, a constant W and
-// wanted(M): W becomes channels_last(W), once per weight, and the node is
-// marked with kChannelsLastWeightAttr. Returns the new values.
+// For the float32 Conv and ConvTranspose nodes among `nodes` with group 1, a
+// constant W and wanted(M) (output channels): W becomes channels_last(W)
+// (axis 1 for a ConvTranspose), once per weight, and the node is marked with
+// kChannelsLastWeightAttr. Returns the new values.
 std::vector<int> channels_last_conv_weights(Graph &g, const std::vector<int> &nodes,
                                             const std::function<bool(int64_t out_channels)> &wanted);
 

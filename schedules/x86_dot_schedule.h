@@ -33,7 +33,7 @@ constexpr int kWideVectors = 6;   // vectors of N per task of the "rows" branch 
 
 // The width of the panels a constant right operand with N columns is packed
 // in for `target`: one micro-tile of kPanelVectors vectors when N is a
-// multiple of it, else of two vectors (a micro-kernel of 2 vectors by 3/2 MR
+// multiple of it, else of two vectors (a micro-kernel of 2 vectors by MR
 // rows), else 0: not packed (every tile must start on a panel, and tiles of
 // the last columns start at N - width).
 int dot_panel_width(int64_t n, const Halide::Target &target);

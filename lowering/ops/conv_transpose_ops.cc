@@ -4,11 +4,14 @@
 // element is one reduction). X is [N, C, in...], W [C, M / group, kernel...],
 // the output [N, M, out...]; extents follow ONNX's output_shape / pads /
 // output_padding / auto_pad rules, symbolically.
+#include <algorithm>
+
 #include "lowering/infer_context.h"
 #include "lowering/lower_context.h"
 #include "lowering/op_registry.h"
 #include "lowering/ops/op_helpers.h"
 #include "lowering/ops/window.h"
+#include "lowering/weight_layout.h"
 
 namespace disco {
 namespace {
@@ -67,9 +70,18 @@ std::vector<TAxis> transpose_geometry(const AttrReader &a, const std::string &wh
   return axes;
 }
 
+// W as the op reads it, [C, M / group, kernel...], from its stored shape
+// (channels-last: [C, kernel..., M / group]).
+Shape transpose_weight_shape(const AttrReader &a, const Shape &stored) {
+  if (a.get_int(kChannelsLastWeightAttr, 0) == 0 || stored.size() < 3) return stored;
+  Shape s{stored[0], stored.back()};
+  s.insert(s.end(), stored.begin() + 1, stored.end() - 1);
+  return s;
+}
+
 void infer_conv_transpose(InferContext &c) {
   require_spatial_input(c, 1);
-  const Shape &x = c.shape(0), &w = c.shape(1);
+  const Shape &x = c.shape(0), w = transpose_weight_shape(c.attrs(), c.shape(1));
   if (!dtype_is_float(c.dtype(0)) || c.dtype(0) != c.dtype(1)) c.fail("X and W must be float tensors of one dtype");
   const int64_t group = check_conv_weights(c, x, w);
   c.require_equal(w[0], x[1], "W dim 0 must equal the input channels (X dim 1)");
@@ -91,11 +103,68 @@ void infer_conv_transpose(InferContext &c) {
   c.set_output(0, c.dtype(0), out);
 }
 
-void lower_conv_transpose(LowerContext &c) {
+// Kernel equal to stride on every axis, no dilation, padding or cropping, one
+// group (a UNet's or FPN's 2x2 stride-2 upsampling): every output position
+// takes exactly one tap per axis, k = o % s, from input position o / s. Then
+// the op is a float Conv-like sum over the input channels alone, with no
+// select: X read at o / s as a ConvInput stage over output coordinates, W at
+// (ci, m, o % s), or (ci, o % s, m) when the host stored it channels-last
+// (lowering/weight_layout.h), so the conv template schedules it.
+bool phase_exact(const AttrReader &a, const std::vector<TAxis> &geo, int64_t group) {
+  if (group != 1 || a.get_ints_opt("output_shape")) return false;
+  const std::string auto_pad = a.get_string("auto_pad", "NOTSET");
+  if (auto_pad != "NOTSET" && auto_pad != "VALID") return false;
+  for (int64_t p : a.get_ints_opt("pads").value_or(std::vector<int64_t>{}))
+    if (p != 0) return false;
+  for (int64_t p : a.get_ints_opt("output_padding").value_or(std::vector<int64_t>{}))
+    if (p != 0) return false;
+  for (const TAxis &t : geo)
+    if (t.dilation != 1 || !t.kernel.is_const(t.stride)) return false;
+  return true;
+}
+
+void lower_phase_exact(LowerContext &c, const std::vector<TAxis> &geo, Halide::Type acc) {
   const HTensor &x = c.in(0), &w = c.in(1);
+  const bool channels_last = c.attrs().get_int(kChannelsLastWeightAttr, 0) != 0;
+  auto v = c.vars(x.rank());
+  auto idx = c.exprs(v);
+  Halide::RDom r = make_rdom(c, {x.shape[1]});
+  Expr ci = r.x;
+  // X at the input position under each output position.
+  std::vector<Var> pv = c.vars(x.rank());
+  std::vector<Expr> xi{pv[0], pv[1]};
+  for (size_t i = 0; i < geo.size(); ++i) xi.push_back(pv[i + 2] / static_cast<int32_t>(geo[i].stride));
+  Func up = c.func("convt_in");
+  up(reversed(pv)) = Halide::cast(acc, x.at(xi));
+  c.add_stage(up, StageKind::ConvInput, x.rank()).channels_last_weights = channels_last;
+  std::vector<Expr> at{idx[0], ci}, taps;
+  at.insert(at.end(), idx.begin() + 2, idx.end());
+  for (size_t i = 0; i < geo.size(); ++i) taps.push_back(idx[i + 2] % static_cast<int32_t>(geo[i].stride));
+  std::vector<Expr> wi{ci};
+  if (!channels_last) wi.push_back(idx[1]);
+  wi.insert(wi.end(), taps.begin(), taps.end());
+  if (channels_last) wi.push_back(idx[1]);
+  Expr init = c.has_input(2) ? Halide::cast(acc, c.in(2).at({idx[1]})) : Halide::cast(acc, 0);
+  define_accumulated(
+      c, v, acc, "convt",
+      [&](Func &f, const std::vector<Var> &lhs) {
+        f(lhs) = init;
+        f(lhs) += up(reversed(at)) * Halide::cast(acc, w.at(wi));
+      },
+      /*stage=*/true);
+}
+
+void lower_conv_transpose(LowerContext &c) {
+  const HTensor &x = c.in(0);
   int64_t group = c.attrs().get_int("group", 1);
-  auto geo = transpose_geometry(c.attrs(), c.node().where(), x.shape, w.shape);
+  const Shape w_shape = transpose_weight_shape(c.attrs(), c.in(1).shape);
+  auto geo = transpose_geometry(c.attrs(), c.node().where(), x.shape, w_shape);
   Halide::Type acc = acc_type(c.out_dtype(0));
+  if (acc.is_float() && phase_exact(c.attrs(), geo, group)) {
+    lower_phase_exact(c, geo, acc);
+    return;
+  }
+  const HTensor &w = c.in(1);
   auto v = c.vars(x.rank());
   auto idx = c.exprs(v);
   Expr batch = idx[0], m = idx[1];
@@ -106,7 +175,7 @@ void lower_conv_transpose(LowerContext &c) {
   for (const auto &a : geo) extents.push_back(a.kernel);
   Halide::RDom r = make_rdom(c, extents);
   auto rv = rdom_vars(r);
-  Expr mg = c.dim(w.shape[1]);
+  Expr mg = c.dim(w_shape[1]);
   Expr g = m / mg;
   Expr ci = g * c.dim(per_group) + rv[0];
 
@@ -125,6 +194,7 @@ void lower_conv_transpose(LowerContext &c) {
     xi.push_back(Halide::clamp(q, 0, in - 1));
     wi.push_back(k);
   }
+  if (c.attrs().get_int(kChannelsLastWeightAttr, 0) != 0) std::rotate(wi.begin() + 1, wi.begin() + 2, wi.end());
   Expr term = Halide::select(inside, Halide::cast(acc, x.at(xi)) * Halide::cast(acc, w.at(wi)), Halide::cast(acc, 0));
   Expr init = c.has_input(2) ? Halide::cast(acc, c.in(2).at({m})) : Halide::cast(acc, 0);
   define_accumulated(c, v, acc, "convt", [&](Func &f, const std::vector<Var> &lhs) {

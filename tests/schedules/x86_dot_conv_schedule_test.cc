@@ -196,9 +196,9 @@ TEST(X86DotSchedule, GemmTransposesAlphaBetaMatchTheReference) {
 // multiple of 3 vectors, else 2; other N keep the per-task pack. A MatMul
 // with a constant B (bias and relu after it) and a torch-Linear-style Gemm
 // (transB 1, C) on one constant, at M of every branch.
-std::string packed_constant(const Compiled &c) {
+std::string packed_constant(const Compiled &c, const std::string &marker = "/panels") {
   for (const auto &b : c.model.plan.buffers)
-    if (b.kind == PlanBuffer::Constant && b.name.find("/panels") != std::string::npos) return b.name;
+    if (b.kind == PlanBuffer::Constant && b.name.find(marker) != std::string::npos) return b.name;
   return "";
 }
 
@@ -413,6 +413,68 @@ TEST(X86ConvSchedule, ConvTranspose2x2Stride2MatchesTheReference) {
           }
     expect_close(out[0], want, "convtranspose h " + std::to_string(h));
   }
+}
+
+// ConvTranspose with a constant weight, 2-D: `kernel` x `kernel` taps,
+// stride, pads (begin = end), bias; the reference scatters each input
+// position's taps. Kernel == stride with no pads is lowered per output
+// phase onto the conv template (channels-last weights with 16+ channels);
+// other geometries keep the general gather (its weight read channels-last
+// too when stored so).
+void check_conv_transpose(int64_t cin, int64_t cout, int64_t kernel, int64_t stride, int64_t pad,
+                          const std::vector<std::array<int64_t, 3>> &shapes, const std::string &schedule) {
+  GraphBuilder b;
+  auto x = b.input("x", DType::F32, {Dim::symbol("n"), cin, Dim::symbol("h"), Dim::symbol("w")});
+  const std::vector<float> pw = values(cin * cout * kernel * kernel, 17), pb = values(cout, 18);
+  auto w = b.constant("w", f32({cin, cout, kernel, kernel}, pw));
+  auto bias = b.constant("bias", f32({cout}, pb));
+  b.output(b.op("ConvTranspose", {x, w, bias},
+                {{"strides", attr_ints({stride, stride})},
+                 {"kernel_shape", attr_ints({kernel, kernel})},
+                 {"pads", attr_ints({pad, pad, pad, pad})}}));
+  Compiled c = compile(b.build());
+  ASSERT_EQ(c.schedules.size(), 1u);
+  EXPECT_EQ(c.schedules[0].rfind(schedule, 0), 0u) << c.schedules[0];
+  const bool wide = cout >= (Halide::get_host_target().has_feature(Halide::Target::AVX512) ? 32 : 16);
+  EXPECT_EQ(packed_constant(c, "/channels_last").empty(), !wide) << "the weight is stored channels-last iff wide";
+  Executor exec(c.model.plan, c.model.dir);
+  for (auto [n, h, wd] : shapes) {
+    TensorData tx = f32({n, cin, h, wd}, values(n * cin * h * wd, 19));
+    auto out = exec.run({tx});
+    const int64_t oh = (h - 1) * stride + kernel - 2 * pad, ow = (wd - 1) * stride + kernel - 2 * pad;
+    ASSERT_EQ(out[0].shape, (std::vector<int64_t>{n, cout, oh, ow}));
+    std::vector<double> want(static_cast<size_t>(n * cout * oh * ow));
+    for (int64_t bi = 0; bi < n; ++bi)
+      for (int64_t co = 0; co < cout; ++co) {
+        for (int64_t i = 0; i < oh * ow; ++i) want[(bi * cout + co) * oh * ow + i] = pb[co];
+        for (int64_t ci = 0; ci < cin; ++ci)
+          for (int64_t iy = 0; iy < h; ++iy)
+            for (int64_t ix = 0; ix < wd; ++ix)
+              for (int64_t ky = 0; ky < kernel; ++ky)
+                for (int64_t kx = 0; kx < kernel; ++kx) {
+                  const int64_t oy = iy * stride + ky - pad, ox = ix * stride + kx - pad;
+                  if (oy < 0 || oy >= oh || ox < 0 || ox >= ow) continue;
+                  want[((bi * cout + co) * oh + oy) * ow + ox] +=
+                      double(tx.as<float>()[((bi * cin + ci) * h + iy) * wd + ix]) *
+                      pw[((ci * cout + co) * kernel + ky) * kernel + kx];
+                }
+      }
+    expect_close(out[0], want, "convtranspose k" + std::to_string(kernel) + " s" + std::to_string(stride) + " h " +
+                                   std::to_string(h) + " w " + std::to_string(wd));
+  }
+}
+
+TEST(X86ConvSchedule, ConvTransposeByOutputPhaseMatchesTheReference) {
+  const int64_t wide = Halide::get_host_target().has_feature(Halide::Target::AVX512) ? 32 : 16;
+  check_conv_transpose(6, 2 * wide + 3, 2, 2, 0, {{2, 5, 19}, {1, 1, 3}, {1, 4, 1}}, "conv, branches: channels");
+  check_conv_transpose(5, 3 * wide, 3, 3, 0, {{1, 3, 7}, {2, 2, 2}}, "conv, branches: channels");
+  check_conv_transpose(7, 9, 2, 2, 0, {{2, 6, 21}, {1, 2, 2}}, "conv, branches: tiles narrow masked");
+  check_conv_transpose(7, 4, 2, 2, 0, {{1, 3, 5}}, "conv");  // fewer channels than a micro-tile: generic
+}
+
+TEST(X86ConvSchedule, GeneralConvTransposeReadsChannelsLastWeights) {
+  const int64_t wide = Halide::get_host_target().has_feature(Halide::Target::AVX512) ? 32 : 16;
+  check_conv_transpose(4, wide, 3, 2, 1, {{2, 5, 9}, {1, 2, 1}}, "generic");
 }
 
 }  // namespace
