@@ -1,7 +1,8 @@
 // disco's own Halide kernels against oneDNN, kernel by kernel, in GFLOP/s:
 // sgemm (M in {1, 8, 32, 128, 512}, N and K in {256, 768, 3072}), the
 // convolutions of issue #20 (ResNet 3x3 64->64 at 56x56, 1x1 256->64 at
-// 56x56, depthwise 3x3 at 112x112) and a ConvTranspose 2x2 stride 2, at 1
+// 56x56, depthwise 3x3 at 112x112; 3x3 convs on the 28x28 and 7x7 maps of a
+// small network's late layers) and a ConvTranspose 2x2 stride 2, at 1
 // and 2 threads, beside the machine's measured peak (FMA chains in
 // registers, one thread per core).
 //
@@ -187,6 +188,9 @@ int main(int argc, char **argv) {
     kernels.push_back(conv("conv 3x3 64->64 at 56^2", 1, 64, 64, 56, 3, 1));
     kernels.push_back(conv("conv 1x1 256->64 at 56^2", 1, 256, 64, 56, 1, 1));
     kernels.push_back(conv("depthwise 3x3 32 at 112^2", 1, 32, 32, 112, 3, 32));
+    // A small network's late layers: maps narrower than a micro-tile or two.
+    kernels.push_back(conv("conv 3x3 32->32 at 28^2 (x3)", 3, 32, 32, 28, 3, 1));
+    kernels.push_back(conv("conv 3x3 128->128 at 7^2 (x3)", 3, 128, 128, 7, 3, 1));
     kernels.push_back(conv_transpose(1, 64, 32, 56));
     kernels.erase(std::remove_if(kernels.begin(), kernels.end(),
                                  [&](const Kernel &kn) { return kn.name.find(filter) == std::string::npos; }),
