@@ -15,6 +15,13 @@ int Graph::add_value(const std::string &n, DType t) {
   return static_cast<int>(values.size()) - 1;
 }
 
+int Graph::add_constant(const std::string &n, TensorData t) {
+  const int id = add_value(n, t.dtype);
+  values[static_cast<size_t>(id)].shape = Shape(t.shape.begin(), t.shape.end());
+  values[static_cast<size_t>(id)].constant = std::move(t);
+  return id;
+}
+
 int Graph::find_value(const std::string &n) const {
   for (size_t i = 0; i < values.size(); ++i)
     if (values[i].name == n) return static_cast<int>(i);

@@ -44,6 +44,8 @@ struct Graph {
   std::map<std::string, int> opsets;  // domain -> version
 
   int add_value(const std::string &name, DType t = DType::Undefined);
+  // A value holding `t`, its dtype and shape t's.
+  int add_constant(const std::string &name, TensorData t);
   int find_value(const std::string &name) const;  // -1 if none
   Value &value(int id) { return values.at(static_cast<size_t>(id)); }
   const Value &value(int id) const { return values.at(static_cast<size_t>(id)); }

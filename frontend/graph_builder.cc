@@ -51,11 +51,7 @@ std::string GraphBuilder::input(const std::string &name, DType t, Shape shape) {
 }
 
 std::string GraphBuilder::constant(const std::string &name, TensorData t) {
-  int id = g_.add_value(name, t.dtype);
-  Shape s;
-  for (auto d : t.shape) s.emplace_back(d);
-  g_.value(id).shape = s;
-  g_.value(id).constant = std::move(t);
+  g_.add_constant(name, std::move(t));
   return name;
 }
 

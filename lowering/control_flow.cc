@@ -55,10 +55,7 @@ class Splicer {
   }
 
   int constant(const std::string &name, TensorData t) {
-    int id = g_.add_value(fresh(node_.name + "/", name), t.dtype);
-    g_.value(id).shape = Shape(t.shape.begin(), t.shape.end());
-    g_.value(id).constant = std::move(t);
-    return id;
+    return g_.add_constant(fresh(node_.name + "/", name), std::move(t));
   }
 
   int add(const std::string &op, std::vector<int> inputs, Attributes attrs, int output = -1) {

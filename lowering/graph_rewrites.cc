@@ -34,10 +34,7 @@ std::optional<std::vector<float>> channel_values(const Value &v, int64_t channel
 int add_constant(Graph &g, const std::string &name, const std::vector<float> &values) {
   TensorData t(DType::F32, {static_cast<int64_t>(values.size())});
   std::copy(values.begin(), values.end(), t.mutable_as<float>());
-  const int id = g.add_value(name, DType::F32);
-  g.value(id).shape = Shape{Dim(static_cast<int64_t>(values.size()))};
-  g.value(id).constant = t;
-  return id;
+  return g.add_constant(name, std::move(t));
 }
 
 // Folds the Mul or Add that alone reads LayerNormalization `ln`'s output;

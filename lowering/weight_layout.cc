@@ -56,11 +56,8 @@ std::vector<int> pack_dot_weights(Graph &g, const std::vector<int> &nodes,
     if (width <= 0) continue;
     auto [it, first] = packed_of.emplace(std::make_pair(n.inputs[1], width), -1);
     if (first) {
-      TensorData t = pack_panels(*b.constant, width);
-      const std::string name = b.name + "/panels" + std::to_string(width);
-      it->second = g.add_value(name, DType::F32);  // a and b dangle from here on
-      g.value(it->second).shape = Shape{Dim(t.shape[0]), Dim(t.shape[1]), Dim(t.shape[2])};
-      g.value(it->second).constant = std::move(t);
+      // a and b dangle from here on
+      it->second = g.add_constant(b.name + "/panels" + std::to_string(width), pack_panels(*b.constant, width));
       fresh.push_back(it->second);
     }
     n.inputs[1] = it->second;
@@ -116,13 +113,8 @@ std::vector<int> channels_last_conv_weights(Graph &g, const std::vector<int> &no
     if (!wanted(w.constant->shape[transpose ? 1 : 0])) continue;
     auto [it, first] = moved_of.emplace(std::make_pair(n.inputs[1], transpose), -1);
     if (first) {
-      TensorData t = channels_last(*w.constant, transpose ? 1 : 0);
-      const std::string name = w.name + "/channels_last";
-      Shape shape;
-      for (int64_t d : t.shape) shape.emplace_back(d);
-      it->second = g.add_value(name, DType::F32);  // w dangles from here on
-      g.value(it->second).shape = shape;
-      g.value(it->second).constant = std::move(t);
+      // w dangles from here on
+      it->second = g.add_constant(w.name + "/channels_last", channels_last(*w.constant, transpose ? 1 : 0));
       fresh.push_back(it->second);
     }
     n.inputs[1] = it->second;
@@ -143,12 +135,7 @@ int transpose_constant_weights(Graph &g) {
     if (!b.constant || b.constant->shape.size() != 2) continue;
     auto [it, fresh] = transposed_of.emplace(n.inputs[1], -1);
     if (fresh) {
-      TensorData t = transposed(*b.constant);
-      const DType dtype = b.dtype;
-      const std::string name = b.name + "/transposed";
-      it->second = g.add_value(name, dtype);  // b dangles from here on
-      g.value(it->second).shape = Shape{Dim(t.shape[0]), Dim(t.shape[1])};
-      g.value(it->second).constant = std::move(t);
+      it->second = g.add_constant(b.name + "/transposed", transposed(*b.constant));  // b dangles from here on
       ++count;
     }
     n.inputs[1] = it->second;
