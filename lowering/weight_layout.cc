@@ -91,10 +91,12 @@ TensorData channels_last(const TensorData &w, int axis) {
   return out;
 }
 
-Shape conv_weight_shape(const AttrReader &attrs, const Shape &stored) {
-  if (attrs.get_int(kChannelsLastWeightAttr, 0) == 0 || stored.size() < 3) return stored;
-  Shape s{stored.back()};
-  s.insert(s.end(), stored.begin(), stored.end() - 1);
+bool has_channels_last_weight(const AttrReader &attrs) { return attrs.get_int(kChannelsLastWeightAttr, 0) != 0; }
+
+Shape conv_weight_shape(const AttrReader &attrs, const Shape &stored, int axis) {
+  if (!has_channels_last_weight(attrs) || stored.size() < 3) return stored;
+  Shape s = stored;
+  std::rotate(s.begin() + axis, s.end() - 1, s.end());
   return s;
 }
 
@@ -106,7 +108,7 @@ std::vector<int> channels_last_conv_weights(Graph &g, const std::vector<int> &no
     Node &n = g.nodes[id];
     const bool transpose = n.op_type == "ConvTranspose";
     if (!n.domain.empty() || (n.op_type != "Conv" && !transpose) || n.inputs.size() < 2 || n.inputs[1] < 0) continue;
-    if (n.attrs.count(kChannelsLastWeightAttr)) continue;
+    if (has_channels_last_weight(AttrReader(n.attrs, n.where()))) continue;
     if (AttrReader(n.attrs, n.where()).get_int("group", 1) != 1) continue;
     const Value &w = g.value(n.inputs[1]);
     if (!w.constant || w.dtype != DType::F32 || w.constant->shape.size() < 3) continue;

@@ -3,6 +3,7 @@
 // with the plan's other constants.
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <vector>
 
@@ -49,8 +50,19 @@ constexpr const char *kChannelsLastWeightAttr = "disco.weight_channels_last";
 // W [C, M, k...] as [C, k..., M].
 TensorData channels_last(const TensorData &w, int axis = 0);
 
-// W as an op reads it: [M, C/group, kernel...], from its stored shape.
-Shape conv_weight_shape(const AttrReader &attrs, const Shape &stored);
+// Whether the node's W is stored channels-last (kChannelsLastWeightAttr).
+bool has_channels_last_weight(const AttrReader &attrs);
+
+// An index of W in the op's order ([M, C, k...], or a ConvTranspose's
+// [C, M, k...] with axis 1) in the order channels_last stores W.
+template <class T>
+std::vector<T> channels_last_order(std::vector<T> v, int axis) {
+  std::rotate(v.begin() + axis, v.begin() + axis + 1, v.end());
+  return v;
+}
+
+// W's shape as the op reads it (axis as for channels_last), from its stored shape.
+Shape conv_weight_shape(const AttrReader &attrs, const Shape &stored, int axis = 0);
 
 // For the float32 Conv and ConvTranspose nodes among `nodes` with group 1, a
 // constant W and wanted(M) (output channels): W becomes channels_last(W)

@@ -4,8 +4,6 @@
 // element is one reduction). X is [N, C, in...], W [C, M / group, kernel...],
 // the output [N, M, out...]; extents follow ONNX's output_shape / pads /
 // output_padding / auto_pad rules, symbolically.
-#include <algorithm>
-
 #include "lowering/infer_context.h"
 #include "lowering/lower_context.h"
 #include "lowering/op_registry.h"
@@ -70,18 +68,9 @@ std::vector<TAxis> transpose_geometry(const AttrReader &a, const std::string &wh
   return axes;
 }
 
-// W as the op reads it, [C, M / group, kernel...], from its stored shape
-// (channels-last: [C, kernel..., M / group]).
-Shape transpose_weight_shape(const AttrReader &a, const Shape &stored) {
-  if (a.get_int(kChannelsLastWeightAttr, 0) == 0 || stored.size() < 3) return stored;
-  Shape s{stored[0], stored.back()};
-  s.insert(s.end(), stored.begin() + 1, stored.end() - 1);
-  return s;
-}
-
 void infer_conv_transpose(InferContext &c) {
   require_spatial_input(c, 1);
-  const Shape &x = c.shape(0), w = transpose_weight_shape(c.attrs(), c.shape(1));
+  const Shape &x = c.shape(0), w = conv_weight_shape(c.attrs(), c.shape(1), 1);
   if (!dtype_is_float(c.dtype(0)) || c.dtype(0) != c.dtype(1)) c.fail("X and W must be float tensors of one dtype");
   const int64_t group = check_conv_weights(c, x, w);
   c.require_equal(w[0], x[1], "W dim 0 must equal the input channels (X dim 1)");
@@ -125,7 +114,7 @@ bool phase_exact(const AttrReader &a, const std::vector<TAxis> &geo, int64_t gro
 
 void lower_phase_exact(LowerContext &c, const std::vector<TAxis> &geo, Halide::Type acc) {
   const HTensor &x = c.in(0), &w = c.in(1);
-  const bool channels_last = c.attrs().get_int(kChannelsLastWeightAttr, 0) != 0;
+  const bool channels_last = has_channels_last_weight(c.attrs());
   auto v = c.vars(x.rank());
   auto idx = c.exprs(v);
   Halide::RDom r = make_rdom(c, {x.shape[1]});
@@ -137,13 +126,10 @@ void lower_phase_exact(LowerContext &c, const std::vector<TAxis> &geo, Halide::T
   Func up = c.func("convt_in");
   up(reversed(pv)) = Halide::cast(acc, x.at(xi));
   c.add_stage(up, StageKind::ConvInput, x.rank()).channels_last_weights = channels_last;
-  std::vector<Expr> at{idx[0], ci}, taps;
+  std::vector<Expr> at{idx[0], ci}, wi{ci, idx[1]};
   at.insert(at.end(), idx.begin() + 2, idx.end());
-  for (size_t i = 0; i < geo.size(); ++i) taps.push_back(idx[i + 2] % static_cast<int32_t>(geo[i].stride));
-  std::vector<Expr> wi{ci};
-  if (!channels_last) wi.push_back(idx[1]);
-  wi.insert(wi.end(), taps.begin(), taps.end());
-  if (channels_last) wi.push_back(idx[1]);
+  for (size_t i = 0; i < geo.size(); ++i) wi.push_back(idx[i + 2] % static_cast<int32_t>(geo[i].stride));
+  if (channels_last) wi = channels_last_order(wi, 1);
   Expr init = c.has_input(2) ? Halide::cast(acc, c.in(2).at({idx[1]})) : Halide::cast(acc, 0);
   define_accumulated(
       c, v, acc, "convt",
@@ -157,7 +143,7 @@ void lower_phase_exact(LowerContext &c, const std::vector<TAxis> &geo, Halide::T
 void lower_conv_transpose(LowerContext &c) {
   const HTensor &x = c.in(0);
   int64_t group = c.attrs().get_int("group", 1);
-  const Shape w_shape = transpose_weight_shape(c.attrs(), c.in(1).shape);
+  const Shape w_shape = conv_weight_shape(c.attrs(), c.in(1).shape, 1);
   auto geo = transpose_geometry(c.attrs(), c.node().where(), x.shape, w_shape);
   Halide::Type acc = acc_type(c.out_dtype(0));
   if (acc.is_float() && phase_exact(c.attrs(), geo, group)) {
@@ -194,7 +180,7 @@ void lower_conv_transpose(LowerContext &c) {
     xi.push_back(Halide::clamp(q, 0, in - 1));
     wi.push_back(k);
   }
-  if (c.attrs().get_int(kChannelsLastWeightAttr, 0) != 0) std::rotate(wi.begin() + 1, wi.begin() + 2, wi.end());
+  if (has_channels_last_weight(c.attrs())) wi = channels_last_order(wi, 1);
   Expr term = Halide::select(inside, Halide::cast(acc, x.at(xi)) * Halide::cast(acc, w.at(wi)), Halide::cast(acc, 0));
   Expr init = c.has_input(2) ? Halide::cast(acc, c.in(2).at({m})) : Halide::cast(acc, 0);
   define_accumulated(c, v, acc, "convt", [&](Func &f, const std::vector<Var> &lhs) {

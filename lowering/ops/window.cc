@@ -1,7 +1,5 @@
 #include "lowering/ops/window.h"
 
-#include <algorithm>
-
 #include "lowering/ops/op_helpers.h"
 #include "lowering/weight_layout.h"
 
@@ -192,7 +190,7 @@ void define_conv_sum(LowerContext &c, const ConvInputs &in, Halide::Type acc, co
                      const ConvRead &read_w, const Expr &init, Func &f, const std::vector<Var> &v) {
   const HTensor &x = c.in(in.x);
   const Shape w_shape = conv_weight_shape(c.attrs(), c.in(in.w).shape);
-  const bool channels_last = c.attrs().get_int(kChannelsLastWeightAttr, 0) != 0 && w_shape.size() >= 3;
+  const bool channels_last = has_channels_last_weight(c.attrs()) && w_shape.size() >= 3;
   int64_t group = c.attrs().get_int("group", 1);
   auto geo = conv_geometry(c.attrs(), c.node().where(), x.shape, w_shape);
   auto idx = c.exprs(v);
@@ -211,7 +209,7 @@ void define_conv_sum(LowerContext &c, const ConvInputs &in, Halide::Type acc, co
   if (group > 1) channel = m / (c.dim(w_shape[0]) / static_cast<int32_t>(group)) * c.dim(w_shape[1]) + ci;
   std::vector<Expr> wi{m, ci};
   wi.insert(wi.end(), k.begin(), k.end());
-  if (channels_last) std::rotate(wi.begin(), wi.begin() + 1, wi.end());  // [ci, k..., m]
+  if (channels_last) wi = channels_last_order(wi, 0);  // [ci, k..., m]
   Expr term;
   if (acc.is_float()) {
     // X over padded coordinates as a ConvInput stage: the sum's reads carry
