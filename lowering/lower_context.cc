@@ -138,8 +138,8 @@ Expr LowerContext::broadcast_read(int i, const std::vector<Expr> &out_idx, const
   return t.at(idx);
 }
 
-Stage &LowerContext::add_stage(Halide::Func f, StageKind kind, int rank, Halide::Expr fold_extent, int panel) {
-  stages_.push_back({f, kind, rank, std::move(fold_extent), panel, false});
+Stage &LowerContext::add_stage(Halide::Func f, StageKind kind, int rank, Halide::Expr fold_extent) {
+  stages_.push_back({f, kind, rank, std::move(fold_extent)});
   return stages_.back();
 }
 

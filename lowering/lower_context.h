@@ -92,7 +92,8 @@ class LowerContext : public NodeContext {
   void set_output(int i, Halide::Func f);
   // Reads input i broadcast to the output's index space (numpy rules).
   Halide::Expr broadcast_read(int i, const std::vector<Halide::Expr> &out_idx, const Shape &out_shape);
-  Stage &add_stage(Halide::Func f, StageKind kind, int rank, Halide::Expr fold_extent = Halide::Expr(), int panel = 0);
+  // Returns the stage, for the fields of its kind (panel, channels_last_weights).
+  Stage &add_stage(Halide::Func f, StageKind kind, int rank, Halide::Expr fold_extent = Halide::Expr());
 
   const std::vector<HTensor> &outputs() const { return outputs_; }
   const std::vector<Stage> &stages() const { return stages_; }

@@ -116,7 +116,7 @@ bool schedule_branches(
 
 std::optional<ProductKernel> find_product_kernel(const LoweredKernel &k, StageKind operand, int min_rank) {
   if (k.outputs.size() != 1) return std::nullopt;
-  ProductKernel p{k.outputs[0], Halide::Func(), Halide::Func(), 0};
+  ProductKernel p{k.outputs[0], Halide::Func(), Stage{}};
   const Halide::Type f32 = Halide::Float(32);
   if (p.out.outputs() != 1 || p.out.has_update_definition() || p.out.dimensions() < min_rank ||
       p.out.output_types()[0] != f32)
@@ -124,14 +124,14 @@ std::optional<ProductKernel> find_product_kernel(const LoweredKernel &k, StageKi
   for (const auto &s : k.stages) {
     if (s.kind == StageKind::Reduction && !p.sum.defined())
       p.sum = s.f;
-    else if (s.kind == operand && !p.operand.defined())
-      p.operand = s.f, p.panel = s.panel;
+    else if (s.kind == operand && !p.operand.f.defined())
+      p.operand = s;
     else
       return std::nullopt;
   }
-  if (!p.sum.defined() || !p.operand.defined()) return std::nullopt;
+  if (!p.sum.defined() || !p.operand.f.defined()) return std::nullopt;
   const int rank = p.out.dimensions();
-  if (p.sum.dimensions() != rank || p.operand.dimensions() != rank || p.sum.output_types()[0] != f32 ||
+  if (p.sum.dimensions() != rank || p.operand.f.dimensions() != rank || p.sum.output_types()[0] != f32 ||
       p.sum.num_update_definitions() != 1 || p.sum.rvars(0).empty() || !update_writes_pure_vars(p.sum, 0))
     return std::nullopt;
   return p;

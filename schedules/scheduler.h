@@ -58,8 +58,8 @@ bool schedule_branches(
 // Reduction stage of its rank with one update that writes its pure vars, and
 // one stage of kind `operand` of the same rank: nothing else.
 struct ProductKernel {
-  Halide::Func out, sum, operand;
-  int panel = 0;  // the operand stage's Stage::panel
+  Halide::Func out, sum;
+  Stage operand;
 };
 std::optional<ProductKernel> find_product_kernel(const LoweredKernel &k, StageKind operand, int min_rank);
 

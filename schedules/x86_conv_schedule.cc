@@ -11,15 +11,17 @@ using Halide::VarOrRVar;
 
 namespace {
 
+// The parallel task loop of both micro-kernels, where the ConvInput copy goes.
+constexpr const char *kTaskLoop = "conv_task";
+
 // Rows (every dim but width and channels) are tasks; a 1-D Conv has none
 // but the batch, so its channel blocks are tasks too.
-Var task_of(Halide::Stage s, const std::vector<Var> &a, const Var &coo) {
+void fuse_tasks(Halide::Stage s, const std::vector<Var> &a, const Var &coo) {
   const int rank = static_cast<int>(a.size());
   std::vector<Var> outer = rank == 3 ? std::vector<Var>{coo} : std::vector<Var>(a.begin() + 1, a.end() - 2);
   outer.push_back(a.back());
-  Var task("conv_task");
+  const Var task(kTaskLoop);
   s.rename(fuse_range(s, outer, 0, outer.size()), task).parallel(task);
-  return task;
 }
 
 // Weights stored channels-last (group 1, lowering/weight_layout.h): the
@@ -45,7 +47,7 @@ void schedule_channels_last(Func y, Func p, Func xp, const ConvExtents &e, int l
     order.insert(order.end(), a.begin() + 1, a.end() - 2);
     order.push_back(a.back());
     s.reorder(order);
-    task_of(s, a, coo);
+    fuse_tasks(s, a, coo);
     s.vectorize(xi, cols, tail == TailStrategy::ShiftInwards ? TailStrategy::Auto : tail);
     if (tail == TailStrategy::ShiftInwards) s.unroll(coi);
   };
@@ -79,7 +81,7 @@ void schedule_channels_last(Func y, Func p, Func xp, const ConvExtents &e, int l
     micro(p, p.update(0), false);
   }
   p.compute_at(y, xo);
-  xp.compute_at(y, Var("conv_task")).vectorize(xp.args()[0], lanes, TailStrategy::GuardWithIf);
+  xp.compute_at(y, Var(kTaskLoop)).vectorize(xp.args()[0], lanes, TailStrategy::GuardWithIf);
   rep->template_name = "conv";
 }
 
@@ -88,13 +90,12 @@ void schedule_channels_last(Func y, Func p, Func xp, const ConvExtents &e, int l
 bool schedule_x86_conv(LoweredKernel &k, const ConvExtents &e, const Halide::Target &target, ScheduleReport *rep) {
   std::optional<ProductKernel> found = find_product_kernel(k, StageKind::ConvInput, 3);
   if (!found) return false;
-  Func y = found->out, p = found->sum, xp = found->operand;
-  for (const Stage &s : k.stages)
-    if (s.kind == StageKind::ConvInput && s.channels_last_weights) {
-      schedule_channels_last(y, p, xp, e, vector_lanes(Halide::Float(32), target), rep);
-      return true;
-    }
+  Func y = found->out, p = found->sum, xp = found->operand.f;
   const int lanes = vector_lanes(Halide::Float(32), target);
+  if (found->operand.channels_last_weights) {
+    schedule_channels_last(y, p, xp, e, lanes, rep);
+    return true;
+  }
   const int cols = kConvVectors * lanes;
   const int channels = lanes >= 16 ? 2 * kConvChannels : kConvChannels;
   const int rank = y.dimensions();
@@ -115,9 +116,7 @@ bool schedule_x86_conv(LoweredKernel &k, const ConvExtents &e, const Halide::Tar
 
   std::vector<Var> a = y.args();
   Var x = a[0], co = a[rank - 2];
-  Var xo(x.name() + "_to"), xi(x.name() + "_ti"), coo(co.name() + "_to"), coi(co.name() + "_ti"), task("conv_task");
-  // Rows (every dim but width and channels) are tasks; a 1-D Conv has none
-  // but the batch, so its channel blocks are tasks too.
+  Var xo(x.name() + "_to"), xi(x.name() + "_ti"), coo(co.name() + "_to"), coi(co.name() + "_ti");
   std::vector<Var> rows(a.begin() + 1, a.end() - 2);
   auto tasks = [&](Halide::Stage s, int width, TailStrategy tail, TailStrategy x_tail) {
     s.split(x, xo, xi, width, x_tail).split(co, coo, coi, channels, tail);
@@ -125,9 +124,7 @@ bool schedule_x86_conv(LoweredKernel &k, const ConvExtents &e, const Halide::Tar
     for (const auto &r : rows) order.push_back(r);
     order.push_back(a.back());
     s.reorder(order);
-    std::vector<Var> outer = rows.empty() ? std::vector<Var>{coo} : rows;
-    outer.push_back(a.back());
-    s.rename(fuse_range(s, outer, 0, outer.size()), task).parallel(task);
+    fuse_tasks(s, a, coo);
     s.vectorize(xi, lanes, x_tail == TailStrategy::ShiftInwards ? TailStrategy::Auto : x_tail);
     if (tail == TailStrategy::ShiftInwards) s.unroll(coi);  // the channels, not the width, decide
   };
@@ -158,7 +155,7 @@ bool schedule_x86_conv(LoweredKernel &k, const ConvExtents &e, const Halide::Tar
   }
   p.compute_at(y, xo);
   // The padded input rows the task reads, copied once per task.
-  xp.compute_at(y, task).vectorize(xp.args()[0], lanes, TailStrategy::GuardWithIf);
+  xp.compute_at(y, Var(kTaskLoop)).vectorize(xp.args()[0], lanes, TailStrategy::GuardWithIf);
   rep->template_name = "conv";
   return true;
 }

@@ -20,14 +20,15 @@ int dot_panel_width(int64_t n, const Halide::Target &target) {
 bool schedule_x86_dot(LoweredKernel &k, const DotExtents &e, const Halide::Target &target, ScheduleReport *rep) {
   std::optional<ProductKernel> found = find_product_kernel(k, StageKind::DotOperand, 2);
   if (!found || found->sum.rvars(0).size() != 1) return false;
-  Func y = found->out, p = found->sum, q = found->operand;
+  Func y = found->out, p = found->sum, q = found->operand.f;
+  const int panel = found->operand.panel;
   const int lanes = vector_lanes(Halide::Float(32), target);
   // A packed operand sets the micro-tile's width. MR rows of sums in
   // registers, see the header; two-vector tiles keep MR (6 rows would fit
   // in the registers, but tasks of a multiple of 6 rows overlap at M's edge
   // far more than tasks of a multiple of 4: measured slower).
-  const int vectors = found->panel > 0 ? found->panel / lanes : kPanelVectors;
-  if (found->panel > 0 && (found->panel % lanes != 0 || (vectors != kPanelVectors && vectors != 2))) return false;
+  const int vectors = panel > 0 ? panel / lanes : kPanelVectors;
+  if (panel > 0 && (panel % lanes != 0 || (vectors != kPanelVectors && vectors != 2))) return false;
   const int rows = lanes >= 16 ? 8 : 4;
   const int cols = vectors * lanes, wide = kWideVectors * lanes;
 
@@ -85,7 +86,7 @@ bool schedule_x86_dot(LoweredKernel &k, const DotExtents &e, const Halide::Targe
 
   // The panel of the right operand the task reads: K x one tile of N, unless
   // packed at compile time (read in place).
-  if (found->panel > 0)
+  if (panel > 0)
     q.compute_inline();
   else
     q.compute_at(y, task).vectorize(q.args()[0], lanes, TailStrategy::GuardWithIf);

@@ -62,7 +62,7 @@ std::function<Expr(const Expr &n, const Expr &k)> dot_operand(LowerContext &c, c
   std::vector<Var> args{n, k};
   args.insert(args.end(), rest.begin(), rest.end());
   rhs(args) = read(n, k);
-  c.add_stage(rhs, StageKind::DotOperand, static_cast<int>(args.size()), Expr(), panel);
+  c.add_stage(rhs, StageKind::DotOperand, static_cast<int>(args.size())).panel = panel;
   std::vector<Expr> tail(rest.begin(), rest.end());
   return [rhs, tail](const Expr &n, const Expr &k) {
     std::vector<Expr> at{n, k};
