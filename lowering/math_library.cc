@@ -1,0 +1,460 @@
+// How the float32 functions work. Halide compiles float arithmetic with
+// LLVM's fast-math flags (reassociation, no NaNs, no infinities, no signed
+// zeros), under which (x - k C1) - k C2 may become x - k (C1 + C2) and
+// (1 + x) - 1 may become x. So:
+// - the steps whose rounding is the point (range reductions, exact
+//   splits, scalings by 2^k that may overflow or underflow) are wrapped in
+//   Halide::strict_float, which compiles them without those flags;
+// - special values are put in by selects on the bit patterns (integer
+//   operations), never by float compares with NaN or infinite constants;
+// - rounding to an integer is a multiply-add with 1.5 * 2^23, read back
+//   through the bits, which no flag can fold away.
+// Halide's own simplifier rewrites float arithmetic as it would integers'
+// ((x - 1) c becomes x c - c, x + x y becomes x (y + 1)), so the operands
+// whose form matters go through `opaque`, whose inside it does not rewrite.
+#include "lowering/math_library.h"
+
+#include <cstdint>
+
+#include "lowering/math_coefficients.h"
+
+namespace disco::math {
+
+namespace {
+
+using Halide::Expr;
+namespace mc = math_coefficients;
+
+bool is_f32(const Expr &x) { return x.type().is_float() && x.type().bits() == 32; }
+bool is_f64(const Expr &x) { return x.type().is_float() && x.type().bits() == 64; }
+
+// fn in float32 for float16 and bfloat16, rounded back.
+template <class Fn>
+Expr in_f32(const Expr &x, Fn fn) {
+  return Halide::cast(x.type(), fn(Halide::cast(Halide::Float(32, x.type().lanes()), x)));
+}
+
+// ---- bits ------------------------------------------------------------------------
+
+Expr bits(const Expr &x) { return Halide::reinterpret(Halide::UInt(32, x.type().lanes()), x); }
+Expr signed_bits(const Expr &x) { return Halide::reinterpret(Halide::Int(32, x.type().lanes()), x); }
+Expr from_bits(const Expr &u) { return Halide::reinterpret(Halide::Float(32, u.type().lanes()), u); }
+Expr u32(uint32_t v) { return Expr(v); }
+
+constexpr uint32_t kSignBit = 0x80000000u, kAbsMask = 0x7fffffffu, kInfBits = 0x7f800000u,
+                   kNegInfBits = 0xff800000u, kNanBits = 0x7fc00000u;
+
+Expr sign_of(const Expr &x) { return bits(x) & u32(kSignBit); }
+Expr abs_bits(const Expr &x) { return bits(x) & u32(kAbsMask); }
+Expr is_nan_bits(const Expr &x) { return abs_bits(x) > u32(kInfBits); }
+Expr is_zero(const Expr &x) { return abs_bits(x) == u32(0); }
+// y with x's sign bit or'ed in (y >= 0): an odd function from its positive half.
+Expr with_sign_of(const Expr &x, const Expr &y) { return from_bits(bits(y) | sign_of(x)); }
+// A select on bit patterns: `value` where `cond`, else y.
+Expr replace(const Expr &cond, const Expr &value_bits, const Expr &y) {
+  return from_bits(Halide::select(cond, value_bits, bits(y)));
+}
+Expr replace(const Expr &cond, uint32_t value_bits, const Expr &y) { return replace(cond, u32(value_bits), y); }
+// y, except x itself where x is NaN.
+Expr keep_nan(const Expr &x, const Expr &y) { return replace(is_nan_bits(x), bits(x), y); }
+
+// 2^k for an int32 k in [-126, 127].
+Expr pow2(const Expr &k) { return from_bits(Halide::cast(Halide::UInt(32, k.type().lanes()), (k + 127) << 23)); }
+
+// x, hidden from Halide's simplifier (a strict_float of x): so that m - 1
+// stays one exact subtraction rather than being spread over its uses, and z +
+// z q stays a multiply-add rather than z (q + 1).
+Expr opaque(const Expr &x) { return Halide::strict_float(x); }
+
+// x, hidden from Halide's simplifier like `opaque`, but without making its
+// computation strict: -1 times x with its sign bit flipped, which LLVM folds
+// back to x. For a large x (a polynomial) that must not be expanded into
+// its uses.
+Expr hidden(const Expr &x) { return from_bits(bits(x) ^ u32(kSignBit)) * -1.0f; }
+
+// A polynomial in x, coefficients lowest degree first, by Horner's rule.
+template <class T, size_t N>
+Expr horner(const Expr &x, const T (&c)[N]) {
+  Expr p = Halide::cast(x.type(), Expr(c[N - 1]));
+  for (size_t i = N - 1; i-- > 0;) p = p * x + Halide::cast(x.type(), Expr(c[i]));
+  return p;
+}
+
+// ---- exp ---------------------------------------------------------------------------
+
+// k = round(x / ln 2) for |x / ln 2| < 2^22: x / ln 2 + 1.5 * 2^23 rounds to
+// an integer, whose low mantissa bits hold k; as bits less the constant's, k.
+// (x hidden: a constant term of x folded into 1.5 * 2^23 would be rounded.)
+struct ExpArgument {
+  Expr k;   // int32
+  Expr kf;  // k as a float
+};
+ExpArgument exp_argument(const Expr &x) {
+  Expr k = Halide::reinterpret(Halide::Int(32), bits(hidden(x) * mc::kLog2e + 12582912.0f) - u32(0x4B400000u));
+  return {k, Halide::cast<float>(k)};
+}
+
+// x - k ln 2, exact in its first step (Cody and Waite).
+Expr exp_remainder(const Expr &x, const Expr &kf) { return hidden(opaque(x - kf * mc::kLn2Hi) - kf * mc::kLn2Lo); }
+
+// e^r - 1 = r + r^2 p(r) and e^r, |r| <= ln 2 / 2.
+Expr expm1_remainder(const Expr &r) { return opaque(r) + (r * r) * horner(r, mc::kExpRemainder); }
+Expr exp_remainder_value(const Expr &r) { return expm1_remainder(r) + 1.0f; }
+
+// y 2^k for y in [0.25, 2] and k in [-150, 128]: 2^(k/2) into y's exponent
+// bits, then a multiply by the rest, so that an overflow gives inf and an
+// underflow a correctly rounded denormal or 0.
+Expr scale_by_pow2(const Expr &y, const Expr &k) {
+  Expr k1 = k >> 1;
+  return from_bits(bits(y) + Halide::cast<uint32_t>(k1 << 23)) * pow2(k - k1);
+}
+
+Expr exp_f32(const Expr &x) {
+  Expr xc = Halide::clamp(x, -104.0f, 89.0f);
+  ExpArgument a = exp_argument(xc);
+  return keep_nan(x, scale_by_pow2(exp_remainder_value(exp_remainder(xc, a.kf)), a.k));
+}
+
+// e^(hi + lo) for hi in [-104, 0] and |lo| < 2: the reduction takes hi
+// exactly and adds lo to the remainder, so hi's full precision counts.
+Expr exp_of_sum(const Expr &hi, const Expr &lo) {
+  ExpArgument a = exp_argument(Halide::max(hi + lo, -104.0f));
+  Expr r = hidden(opaque(hi - a.kf * mc::kLn2Hi) + lo - a.kf * mc::kLn2Lo);
+  return scale_by_pow2(exp_remainder_value(r), a.k);
+}
+
+// e^x - 1 for x in [-18, 89]: 2^k (e^r - 1) + (2^k - 1), with 2^k - 1 exact
+// for k <= 24. 2^k is 2^k1 2^k2 with k2 = 1 only at k = 128.
+Expr expm1_core(const Expr &x) {
+  ExpArgument a = exp_argument(x);
+  Expr em1 = expm1_remainder(exp_remainder(x, a.kf));
+  Expr k2 = Halide::clamp(a.k - 127, 0, 1);
+  Expr t1 = pow2(a.k - k2);
+  return (t1 * em1 + opaque(t1 - pow2(-k2))) * pow2(k2);
+}
+
+// k = round(x / ln 2) and 2^k for |x| <= 87, from one multiply-add: the
+// rounding constant 1.5 * 2^23 + 127 leaves k + 127 (the exponent bias) in
+// the low mantissa bits, so the bits shifted up by 23 are 2^k. Two vector
+// operations fewer per element than converting k to an integer and back
+// (measured 0.87-0.98 of the time of layernorm_softmax (16,512) on one thread).
+struct BiasedExpArgument {
+  Expr kf;     // k as a float
+  Expr two_k;  // 2^k
+};
+BiasedExpArgument biased_exp_argument(const Expr &x) {
+  const uint32_t biased_magic = 0x4B400000u + 127;
+  Expr t = bits(hidden(x) * mc::kLog2e + 12583039.0f);  // 1.5 * 2^23 + 127
+  Expr k = Halide::reinterpret(Halide::Int(32), t - u32(biased_magic));
+  return {Halide::cast<float>(k), from_bits(t << u32(23))};
+}
+
+// ---- log ---------------------------------------------------------------------------
+
+// v = 2^e m with m in [0.75, 1.5), for positive normal v.
+struct Decomposed {
+  Expr e;  // int32
+  Expr m;
+};
+Decomposed decompose(const Expr &v) {
+  Expr t = signed_bits(v) - 0x3f400000;  // the bits of 0.75
+  return {t >> 23, from_bits(Halide::cast(Halide::UInt(32), (t & 0x007fffff) + 0x3f400000))};
+}
+
+// e ln 2 + log1p(f) for f in [-0.25, 0.5], ln 2 in Cephes' two parts.
+Expr log_of_parts(const Expr &e, const Expr &f) {
+  Expr ef = Halide::cast<float>(e), f2 = f * f;
+  Expr y = f * f2 * horner(f, mc::kLogTail) + ef * mc::kLn2Lo - 0.5f * f2;
+  return (f + y) + ef * mc::kLn2Hi;
+}
+
+Expr log_f32(const Expr &x) {
+  Expr u = bits(x);
+  Expr denormal = u < u32(0x00800000u);
+  Decomposed d = decompose(Halide::select(denormal, x * 8388608.0f, x));  // 2^23
+  Expr y = log_of_parts(d.e - Halide::select(denormal, 23, 0), opaque(d.m - 1.0f));
+  y = replace(u >= u32(kInfBits), u, y);              // +inf, NaN
+  y = replace(u > u32(kSignBit), kNanBits, y);        // x < 0
+  return replace(is_zero(x), kNegInfBits, y);         // +-0
+}
+
+// log1p on [-1, 2^24): with 1 + x = 2^e m, f = m - 1 = (x - (2^e - 1)) 2^-e
+// is exact (x and 2^e - 1 are within a factor 2 of each other), which the
+// rounded 1 + x is not. From 2^24 on, log1p(x) rounds to log(x).
+Expr log1p_f32(const Expr &x) {
+  Expr big = x >= 16777216.0f;
+  Decomposed d = decompose(Halide::select(big, x, 1.0f + x));
+  Expr s = pow2(-d.e);
+  Expr f = opaque(Halide::select(big, d.m - 1.0f, x * s - (1.0f - s)));
+  return log_of_parts(d.e, f);
+}
+
+Expr log1p_with_specials(const Expr &x) {
+  Expr u = bits(x);
+  Expr y = log1p_f32(x);
+  y = replace(u >= u32(kInfBits) && u < u32(kSignBit), u, y);  // +inf, NaN
+  y = replace(u > u32(0xbf800000u), kNanBits, y);              // x < -1
+  y = replace(u == u32(0xbf800000u), kNegInfBits, y);          // x = -1
+  return replace(is_zero(x), u, y);
+}
+
+// ---- erf ---------------------------------------------------------------------------
+
+// x^2 = hi + lo exactly, from x's 12 high significant bits h and the rest l:
+// hi = h^2, lo = l (2 h + l), each exact.
+struct Square {
+  Expr hi, lo;
+};
+Square exact_square(const Expr &x) {
+  Expr h = from_bits(bits(x) & u32(mc::kHalfMantissaMask));
+  Expr l = Halide::strict_float(x - h);
+  return {Halide::strict_float(h * h), Halide::strict_float(l * (h + h + l))};
+}
+
+// erfc(a) for a >= 0, given a^2 as hi + lo: t e^(-a^2 + R(t - 0.65)).
+Expr erfc_nonnegative(const Expr &a, const Square &a2) {
+  Expr t = 1.0f / (1.0f + 0.5f * Halide::min(a, mc::kErfcMaxArgument));
+  return t * exp_of_sum(-Halide::min(a2.hi, 104.0f), horner(opaque(t - mc::kErfcCenter), mc::kErfc) - a2.lo);
+}
+
+// erf(z) for |z| < 1: z + z Q(z^2).
+Expr erf_small(const Expr &z) { return opaque(z) + z * horner(z * z, mc::kErfSmall); }
+
+Expr erf_f32(const Expr &x) {
+  Expr a = Halide::abs(x), ac = Halide::min(a, 4.0f);  // erf(4) rounds to 1
+  Expr tail = with_sign_of(x, 1.0f - erfc_nonnegative(ac, exact_square(ac)));
+  return keep_nan(x, Halide::select(a < 1.0f, erf_small(x), tail));
+}
+
+// x Phi(x), Phi(x) = erfc(|x| / sqrt 2) / 2 below 0 and 1 - that above: no
+// cancellation costs Phi its relative accuracy, and no second polynomial is
+// needed near 0. (|x| / sqrt 2)^2 = x^2 / 2 exactly. Phi is taken at x
+// clamped to [-16, 16], where it is 0 and 1 in float.
+Expr gelu_erf_f32(const Expr &x) {
+  Expr xc = Halide::clamp(x, -16.0f, 16.0f);
+  Square x2 = exact_square(xc);
+  Expr half_erfc = 0.5f * erfc_nonnegative(Halide::abs(xc) * mc::kSqrtHalf, {0.5f * x2.hi, 0.5f * x2.lo});
+  Expr phi = Halide::select(xc < 0.0f, half_erfc, 1.0f - half_erfc);
+  return keep_nan(x, Halide::max(x, -16.0f) * phi);
+}
+
+// x / (1 + e^v), v = -2 sqrt(2/pi) (x + 0.044715 x^3), at x clamped to
+// [-16, 16] for v (beyond, the quotient is -0 and x).
+Expr gelu_tanh_f32(const Expr &x) {
+  Expr xc = Halide::clamp(x, -16.0f, 16.0f);
+  Expr v = xc * (-1.59576917f + -0.0713548139f * (xc * xc));
+  return keep_nan(x, Halide::max(x, -16.0f) / (1.0f + exp_f32(v)));
+}
+
+// ---- tanh, sigmoid, softplus ---------------------------------------------------------
+
+// tanh |x| = E / (E + 2), E = e^(2|x|) - 1, with |x| clamped to 10, where
+// tanh rounds to 1; the sign put back from x's bits.
+Expr tanh_f32(const Expr &x) {
+  Expr e = expm1_core(2.0f * Halide::min(Halide::abs(x), 10.0f));
+  return keep_nan(x, with_sign_of(x, e / (e + 2.0f)));
+}
+
+// e / (1 + e) below 0 and 1 / (1 + e) above, e = e^-|x| <= 1: no overflow,
+// and tiny results come out of exp's denormals.
+Expr sigmoid_f32(const Expr &x) {
+  Expr e = exp_f32(-Halide::abs(x));
+  return keep_nan(x, Halide::select(x < 0.0f, e, 1.0f) / (1.0f + e));
+}
+
+// max(x, 0) + log1p(e^-|x|).
+Expr softplus_f32(const Expr &x) {
+  return keep_nan(x, Halide::max(x, 0.0f) + log1p_f32(exp_f32(-Halide::abs(x))));
+}
+
+// ---- sin, cos, atan ---------------------------------------------------------------------
+
+// sin (cosine: cos) of x: |x| = k pi/2 + r in double, exact for k < 2^23;
+// then sin r or cos r by quadrant, its sign from the quadrant (and for sin
+// from x's).
+Expr sin_cos_f32(const Expr &x, bool cosine) {
+  Expr ad = Halide::cast<double>(Halide::abs(x));
+  const Expr magic(6755399441055744.0);  // 1.5 * 2^52
+  Expr kd = Halide::strict_float((ad * Expr(mc::kTwoOverPiD) + magic) - magic);
+  Expr rd = Halide::strict_float((ad - kd * Expr(mc::kHalfPiD1)) - kd * Expr(mc::kHalfPiD2));
+  Expr r = Halide::clamp(Halide::cast<float>(rd), -0.785398185f, 0.785398185f);  // pi/4: finite beyond 1.3e7
+  Expr q = Halide::cast<int32_t>(Halide::min(kd, Expr(1073741824.0))) + (cosine ? 1 : 0);  // its low bits
+  Expr w = r * r;
+  Expr s = opaque(r) + r * (w * horner(w, mc::kSin));
+  Expr c = (1.0f - 0.5f * w) + w * w * horner(w, mc::kCos);
+  Expr y = Halide::select((q & 1) == 1, c, s);
+  Expr sign = Halide::cast<uint32_t>(q & 2) << u32(30);
+  if (!cosine) sign = sign ^ sign_of(x);
+  return replace(abs_bits(x) >= u32(kInfBits), kNanBits, from_bits(bits(y) ^ sign));
+}
+
+// atan z for z = min(|x|, 1 / |x|) <= 1, pi/2 - atan z above 1, x's sign.
+Expr atan_f32(const Expr &x) {
+  Expr a = Halide::abs(x);
+  Expr z = Halide::min(a, 1.0f) / Halide::max(a, 1.0f);
+  Expr w = z * z;
+  Expr q = z * (w * horner(w, mc::kAtan));
+  Expr y = Halide::select(a > 1.0f, opaque(mc::kHalfPiHi - z) + (mc::kHalfPiLo - q), opaque(z) + q);
+  return keep_nan(x, with_sign_of(x, y));
+}
+
+// ---- pow ---------------------------------------------------------------------------
+
+// |x|^y = 2^(y log2 |x|) for finite nonzero x, in double: log2 |x| = e +
+// log1p(f) / ln 2 with |x| = 2^e (1 + f), to about 2^-40, so that y log2 |x|
+// (up to +-150 where the result is a float) keeps 2^-30 absolutely; then
+// 2^t = 2^k 2^r, rounded once to float.
+Expr pow_magnitude(const Expr &x, const Expr &y) {
+  Expr ax = Halide::abs(x);
+  Expr denormal = bits(ax) < u32(0x00800000u);
+  Decomposed d = decompose(Halide::select(denormal, ax * 8388608.0f, ax));
+  Expr e = Halide::cast<double>(d.e - Halide::select(denormal, 23, 0));
+  Expr f = Halide::cast<double>(d.m - 1.0f);
+  Expr s = f / (Expr(2.0) + f);
+  Expr s2 = s * s;
+  Expr log2x = e + Expr(2.0 * mc::kInvLn2D) * (opaque(s) + s * (s2 * horner(s2, mc::kLogAtanhDouble)));
+  Expr t = Halide::clamp(Halide::cast<double>(y) * log2x, Expr(-1000.0), Expr(1000.0));
+  // k = round(t) by truncating t +- 1/2; r = t - k exactly.
+  Expr k = Halide::cast<int32_t>(t + Halide::select(t < Expr(0.0), Expr(-0.5), Expr(0.5)));
+  Expr r = t - Halide::cast<double>(k);
+  Expr two_r = Expr(1.0) + r * horner(r, mc::kExp2Double);
+  Expr two_k = Halide::reinterpret(Halide::Float(64), Halide::cast<int64_t>(k + 1023) << 52);
+  return Halide::cast<float>(two_r * two_k);
+}
+
+Expr pow_f32(const Expr &x, const Expr &y) {
+  // y's kind: an integer (every float of 2^24 and up is an even one), and odd.
+  Expr ay = Halide::abs(y);
+  Expr yi = Halide::cast<int32_t>(Halide::min(ay, 16777216.0f));
+  Expr y_int = ay >= 16777216.0f || Halide::cast<float>(yi) == ay;
+  Expr y_odd = ay < 16777216.0f && y_int && (yi & 1) == 1;
+  Expr ux = bits(x), uy = bits(y);
+  Expr ax_bits = ux & u32(kAbsMask), ay_bits = uy & u32(kAbsMask);
+  Expr x_zero = ax_bits == u32(0), x_inf = ax_bits == u32(kInfBits);
+  Expr y_neg = (uy & u32(kSignBit)) != u32(0), y_inf = ay_bits == u32(kInfBits);
+  Expr ax_below_1 = ax_bits < u32(0x3f800000u), ax_is_1 = ax_bits == u32(0x3f800000u);
+  // |x|^y for finite nonzero x and finite y; 0 or inf by the rules otherwise.
+  Expr to_inf = Halide::select(x_zero, y_neg, x_inf, !y_neg, ax_below_1 == y_neg);
+  Expr m = replace(x_zero || x_inf || y_inf, Halide::select(to_inf, u32(kInfBits), u32(0)), pow_magnitude(x, y));
+  // Odd integer powers of negative x (-0 and -inf included) are negative.
+  Expr r = from_bits(bits(m) | Halide::select(y_odd, ux & u32(kSignBit), u32(0)));
+  // A negative finite x to a finite non-integer power is NaN.
+  r = replace(ux > u32(kSignBit) && ux < u32(kNegInfBits) && !y_int && !y_inf, kNanBits, r);
+  r = replace(is_nan_bits(x) || is_nan_bits(y), kNanBits, r);
+  // pow(-1, +-inf) = 1 (x = 1 and y = 0 below take NaNs too).
+  r = replace(ax_is_1 && y_inf, 0x3f800000u, r);
+  return replace(ay_bits == u32(0) || ux == u32(0x3f800000u), 0x3f800000u, r);
+}
+
+}  // namespace
+
+// ---- the library ------------------------------------------------------------------------
+
+Expr exp(const Expr &x) {
+  if (is_f32(x)) return exp_f32(x);
+  return is_f64(x) ? Halide::exp(x) : in_f32(x, exp_f32);
+}
+
+Expr exp_nonpositive(const Expr &x) {
+  if (!is_f32(x)) return math::exp(x);
+  Expr xc = Halide::max(x, -87.0f);
+  BiasedExpArgument a = biased_exp_argument(xc);
+  Expr y = exp_remainder_value(exp_remainder(xc, a.kf)) * a.two_k;
+  return keep_nan(x, y);
+}
+
+Expr exp_bounded(const Expr &x) {
+  if (!is_f32(x)) return math::exp(x);
+  BiasedExpArgument a = biased_exp_argument(x);
+  return exp_remainder_value(exp_remainder(x, a.kf)) * a.two_k;
+}
+
+Expr expm1(const Expr &x) {
+  auto f32 = [](const Expr &v) {
+    Expr y = expm1_core(Halide::clamp(v, -18.0f, 89.0f));
+    return replace(is_zero(v) || is_nan_bits(v), bits(v), y);
+  };
+  if (is_f32(x)) return f32(x);
+  return is_f64(x) ? Halide::exp(x) - Expr(1.0) : in_f32(x, f32);
+}
+
+Expr log(const Expr &x) {
+  if (is_f32(x)) return log_f32(x);
+  return is_f64(x) ? Halide::log(x) : in_f32(x, log_f32);
+}
+
+Expr log1p(const Expr &x) {
+  if (is_f32(x)) return log1p_with_specials(x);
+  return is_f64(x) ? Halide::log(Expr(1.0) + x) : in_f32(x, log1p_with_specials);
+}
+
+Expr pow(const Expr &x, const Expr &y) {
+  if (is_f32(x)) return pow_f32(x, Halide::cast(x.type(), y));
+  if (is_f64(x)) return Halide::pow(x, Halide::cast(x.type(), y));
+  Halide::Type f = Halide::Float(32, x.type().lanes());
+  return Halide::cast(x.type(), pow_f32(Halide::cast(f, x), Halide::cast(f, y)));
+}
+
+Expr pow_int(const Expr &x, int n) {
+  Expr one = Halide::cast(x.type(), 1);
+  if (n == 0) return one;
+  // x^|n| by squaring: the product of x^(2^i) over n's set bits.
+  unsigned m = n < 0 ? 0u - static_cast<unsigned>(n) : static_cast<unsigned>(n);
+  Expr result, square = x;
+  for (; m; m >>= 1) {
+    if (m & 1) result = result.defined() ? result * square : square;
+    if (m > 1) square = square * square;
+  }
+  return n < 0 ? one / result : result;
+}
+
+Expr sqrt(const Expr &x) { return Halide::sqrt(x); }
+
+Expr rsqrt(const Expr &x) { return Halide::cast(x.type(), 1) / Halide::sqrt(x); }
+
+Expr tanh(const Expr &x) {
+  if (is_f32(x)) return tanh_f32(x);
+  return is_f64(x) ? Halide::tanh(x) : in_f32(x, tanh_f32);
+}
+
+Expr sigmoid(const Expr &x) {
+  if (is_f32(x)) return sigmoid_f32(x);
+  if (is_f64(x)) return Expr(1.0) / (Expr(1.0) + Halide::exp(-x));
+  return in_f32(x, sigmoid_f32);
+}
+
+Expr softplus(const Expr &x) {
+  if (is_f32(x)) return softplus_f32(x);
+  if (is_f64(x)) return Halide::max(x, Expr(0.0)) + Halide::log(Expr(1.0) + Halide::exp(-Halide::abs(x)));
+  return in_f32(x, softplus_f32);
+}
+
+// Float64 computes in float32 too: Halide has no erf.
+Expr erf(const Expr &x) { return is_f32(x) ? erf_f32(x) : in_f32(x, erf_f32); }
+Expr gelu_erf(const Expr &x) { return is_f32(x) ? gelu_erf_f32(x) : in_f32(x, gelu_erf_f32); }
+
+Expr gelu_tanh(const Expr &x) {
+  if (is_f32(x)) return gelu_tanh_f32(x);
+  if (is_f64(x))
+    return Expr(0.5) * x * (Expr(1.0) + Halide::tanh(Expr(0.7978845608028654) * (x + Expr(0.044715) * x * x * x)));
+  return in_f32(x, gelu_tanh_f32);
+}
+
+Expr sin(const Expr &x) {
+  auto f32 = [](const Expr &v) { return sin_cos_f32(v, false); };
+  if (is_f32(x)) return f32(x);
+  return is_f64(x) ? Halide::sin(x) : in_f32(x, f32);
+}
+
+Expr cos(const Expr &x) {
+  auto f32 = [](const Expr &v) { return sin_cos_f32(v, true); };
+  if (is_f32(x)) return f32(x);
+  return is_f64(x) ? Halide::cos(x) : in_f32(x, f32);
+}
+
+Expr atan(const Expr &x) {
+  if (is_f32(x)) return atan_f32(x);
+  return is_f64(x) ? Halide::atan(x) : in_f32(x, atan_f32);
+}
+
+}  // namespace disco::math
