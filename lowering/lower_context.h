@@ -65,7 +65,8 @@ struct Stage {
   // template reads in place instead of packing.
   int panel = 0;
   // ConvInput only: the Conv reads its weight channels-last (lowering/weight_layout.h),
-  // so a vector of output channels is one load.
+  // so a vector of output channels is one load; its sum stage is then over
+  // flattened output positions, [s, m, n] (lowering/ops/window.h flat_domain).
   bool channels_last_weights = false;
 };
 

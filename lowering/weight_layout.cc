@@ -101,7 +101,7 @@ Shape conv_weight_shape(const AttrReader &attrs, const Shape &stored, int axis) 
 }
 
 std::vector<int> channels_last_conv_weights(Graph &g, const std::vector<int> &nodes,
-                                            const std::function<bool(int64_t out_channels)> &wanted) {
+                                            const std::function<bool(int64_t out_channels, int64_t in_channels)> &wanted) {
   std::vector<int> fresh;
   std::map<std::pair<int, bool>, int> moved_of;  // (weight, as a ConvTranspose's) -> stored channels-last
   for (int id : nodes) {
@@ -112,7 +112,7 @@ std::vector<int> channels_last_conv_weights(Graph &g, const std::vector<int> &no
     if (AttrReader(n.attrs, n.where()).get_int("group", 1) != 1) continue;
     const Value &w = g.value(n.inputs[1]);
     if (!w.constant || w.dtype != DType::F32 || w.constant->shape.size() < 3) continue;
-    if (!wanted(w.constant->shape[transpose ? 1 : 0])) continue;
+    if (!wanted(w.constant->shape[transpose ? 1 : 0], w.constant->shape[transpose ? 0 : 1])) continue;
     auto [it, first] = moved_of.emplace(std::make_pair(n.inputs[1], transpose), -1);
     if (first) {
       // w dangles from here on

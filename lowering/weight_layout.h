@@ -65,10 +65,10 @@ std::vector<T> channels_last_order(std::vector<T> v, int axis) {
 Shape conv_weight_shape(const AttrReader &attrs, const Shape &stored, int axis = 0);
 
 // For the float32 Conv and ConvTranspose nodes among `nodes` with group 1, a
-// constant W and wanted(M) (output channels): W becomes channels_last(W)
+// constant W and wanted(M, C) (output and input channels): W becomes channels_last(W)
 // (axis 1 for a ConvTranspose), once per weight, and the node is marked with
 // kChannelsLastWeightAttr. Returns the new values.
 std::vector<int> channels_last_conv_weights(Graph &g, const std::vector<int> &nodes,
-                                            const std::function<bool(int64_t out_channels)> &wanted);
+                                            const std::function<bool(int64_t out_channels, int64_t in_channels)> &wanted);
 
 }  // namespace disco

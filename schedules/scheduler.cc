@@ -131,7 +131,9 @@ std::optional<ProductKernel> find_product_kernel(const LoweredKernel &k, StageKi
   }
   if (!p.sum.defined() || !p.operand.f.defined()) return std::nullopt;
   const int rank = p.out.dimensions();
-  if (p.sum.dimensions() != rank || p.operand.f.dimensions() != rank || p.sum.output_types()[0] != f32 ||
+  // A Conv reading channels-last weights sums over flattened positions [s, m, n].
+  const int sum_rank = p.operand.channels_last_weights ? 3 : rank;
+  if (p.sum.dimensions() != sum_rank || p.operand.f.dimensions() != rank || p.sum.output_types()[0] != f32 ||
       p.sum.num_update_definitions() != 1 || p.sum.rvars(0).empty() || !update_writes_pure_vars(p.sum, 0))
     return std::nullopt;
   return p;

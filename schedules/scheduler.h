@@ -55,8 +55,9 @@ bool schedule_branches(
     const std::function<void(size_t, const std::function<Halide::Stage(Halide::Stage)> &)> &schedule);
 
 // A kernel of one float32 output (a pure Func of rank >= min_rank) over one
-// Reduction stage of its rank with one update that writes its pure vars, and
-// one stage of kind `operand` of the same rank: nothing else.
+// Reduction stage of its rank (or [s, m, n] for a Conv that reads channels-last
+// weights) with one update that writes its pure vars, and one stage of kind
+// `operand` of the output's rank: nothing else.
 struct ProductKernel {
   Halide::Func out, sum;
   Stage operand;

@@ -4,6 +4,7 @@
 
 namespace disco {
 
+using Halide::Expr;
 using Halide::Func;
 using Halide::TailStrategy;
 using Halide::Var;
@@ -26,62 +27,109 @@ void fuse_tasks(Halide::Stage s, const std::vector<Var> &a, const Var &coo) {
 
 // Weights stored channels-last (group 1, lowering/weight_layout.h): the
 // micro-kernel is vectorized over output channels instead, kChannelsLastVectors
-// vectors of them by kChannelsLastWidth output positions of the width
-// (12 of 16 registers with AVX2), each input value a broadcast scalar and
-// each weight row one load: no strided loads for strided Convs, and no
-// waste on maps narrower than a vector (the 12x12 and 7x7 maps of a
-// network's late layers). One branch, "channels" (at least one micro-tile
-// of width and channels, edge tiles overlapping), then the guarded generic.
+// vectors of them by kChannelsLastWidth output positions (12 of 16 registers
+// with AVX2), each input value a broadcast scalar and each weight row one
+// load: no strided loads for strided Convs. The sum is over flattened output
+// positions (lowering/ops/window.h flat_domain), so a micro-tile's positions
+// may span rows: a 7x7 map is 49 positions in 9 tiles, not 7 rows of two
+// overlapping 6-position tiles each (58% of the work useful).
+// Each task computes `sums`, its positions by its channels (a wrapper of the
+// sum stage, positions innermost), micro-tile by micro-tile; the output then
+// reads it with the epilogue. Branches, then the guarded generic:
+//  - "map": maps of at most kMapPositions positions (and every 1-D Conv):
+//    a task is one image by one micro-tile of channels, every position;
+//  - "rows": a task is one output row, every channel.
+// Edge tiles overlap instead of having tails.
 void schedule_channels_last(Func y, Func p, Func xp, const ConvExtents &e, int lanes, ScheduleReport *rep) {
   const int rank = y.dimensions();
-  const int cols = kChannelsLastWidth * (lanes >= 16 ? 2 : 1), channels = kChannelsLastVectors * lanes;
-  const std::vector<TemplateBranch> branches{
-      {"channels", e.width.expr >= cols && e.channels.expr >= channels,
-       e.width.at_least(cols) && e.channels.at_least(channels), e.width.below(cols) || e.channels.below(channels)}};
+  const int tile = kChannelsLastWidth * (lanes >= 16 ? 2 : 1), channels = kChannelsLastVectors * lanes;
+  const bool has_rows = rank > 3;
+  Expr map_condition = e.positions.expr >= tile && e.channels.expr >= channels;
+  if (has_rows) map_condition = map_condition && e.positions.expr <= kMapPositions;
+  const bool small_known = !has_rows || (e.positions.value && *e.positions.value <= kMapPositions);
+  const bool large_known = has_rows && e.positions.value && *e.positions.value > kMapPositions;
+  std::vector<TemplateBranch> branches{
+      {"map", map_condition,
+       e.positions.at_least(tile) && small_known && e.channels.at_least(channels),
+       e.positions.below(tile) || large_known || e.channels.below(channels)}};
+  if (has_rows)
+    branches.push_back({"rows", e.width.expr >= tile && e.channels.expr >= channels,
+                        e.width.at_least(tile) && e.channels.at_least(channels),
+                        e.width.below(tile) || e.channels.below(channels)});
+  const size_t map = 0;
+
+  // The output's loops. The sums are computed at the loop `at`: a map's
+  // every position ("map": `at` has one iteration, just inside the task
+  // loop), or one micro-tile of a row ("rows"), which the sums then hold in
+  // registers for the output to read. One name in both, as compute_at needs.
   std::vector<Var> a = y.args();
   Var x = a[0], co = a[rank - 2];
-  Var xo(x.name() + "_to"), xi(x.name() + "_ti"), coo(co.name() + "_to"), coi(co.name() + "_ti");
-  auto tasks = [&](Halide::Stage s, TailStrategy tail) {
-    s.split(x, xo, xi, cols, tail).split(co, coo, coi, channels, tail);
-    std::vector<VarOrRVar> order{xi, coi, xo, coo};
-    order.insert(order.end(), a.begin() + 1, a.end() - 2);
-    order.push_back(a.back());
-    s.reorder(order);
-    fuse_tasks(s, a, coo);
-    s.vectorize(xi, cols, tail == TailStrategy::ShiftInwards ? TailStrategy::Auto : tail);
-    if (tail == TailStrategy::ShiftInwards) s.unroll(coi);
+  Var coo(co.name() + "_to"), coi(co.name() + "_ti"), xi(x.name() + "_ti"), inner(co.name() + "_tj");
+  const Var task(kTaskLoop), at("conv_tile");
+  auto tasks = [&](Halide::Stage s, bool by_image, TailStrategy tail) {
+    std::vector<Var> outer;
+    s.split(co, coo, coi, channels, tail);
+    if (by_image) {
+      s.split(coi, at, inner, channels, tail);
+      std::vector<VarOrRVar> order(a.begin(), a.end() - 2);
+      for (const Var &v : {inner, at, coo, a.back()}) order.push_back(v);
+      s.reorder(order).vectorize(x, lanes, TailStrategy::GuardWithIf);
+      outer = {coo, a.back()};
+    } else {
+      s.split(x, at, xi, tile, tail);
+      std::vector<VarOrRVar> order{xi, coi, at, coo};
+      order.insert(order.end(), a.begin() + 1, a.end() - 2);
+      order.push_back(a.back());
+      s.reorder(order).vectorize(xi, tile, tail == TailStrategy::ShiftInwards ? TailStrategy::Auto : tail);
+      if (tail == TailStrategy::ShiftInwards) s.unroll(coi);
+      outer.assign(a.begin() + 1, a.end() - 2);
+      outer.push_back(a.back());
+    }
+    s.rename(fuse_range(s, outer, 0, outer.size()), task).parallel(task);
   };
-  // Sums stored channels-innermost: the micro-tile's vectors are dense.
-  std::vector<Var> pa = p.args();
-  std::vector<Var> storage{pa[rank - 2], pa[0]};
-  storage.insert(storage.end(), pa.begin() + 1, pa.end() - 2);
-  storage.push_back(pa.back());
-  p.reorder_storage(storage);
+  // The sums at `at`, positions by channels, micro-tile by micro-tile.
+  Func sums = p.in();  // y may read p through inlined Funcs (the Conv output, an activation)
+  std::vector<Var> qa = sums.args();  // [s, m, n]
+  Var so(qa[0].name() + "_to"), si(qa[0].name() + "_ti"), mo(qa[1].name() + "_to"), mi(qa[1].name() + "_ti");
+  sums.reorder_storage(qa[1], qa[0], qa[2]);
+  auto tiles = [&](Halide::Stage s, TailStrategy tail) {
+    s.split(qa[0], so, si, tile, tail).split(qa[1], mo, mi, channels, tail).reorder(mi, si, so, mo, qa[2]);
+    s.vectorize(mi, lanes, tail == TailStrategy::ShiftInwards ? TailStrategy::Auto : tail);
+    if (tail == TailStrategy::ShiftInwards) s.unroll(si).unroll(mi);
+  };
+  // The micro-tile's sums, channels innermost, over every input channel and tap.
+  std::vector<Var> pa = p.args();  // [s, m, n]
+  p.reorder_storage(pa[1], pa[0], pa[2]);
   auto micro = [&](Halide::Stage init, Halide::Stage update, bool tiled) {
     TailStrategy tail = tiled ? TailStrategy::RoundUp : TailStrategy::GuardWithIf;
-    init.reorder(pa[rank - 2], pa[0]).vectorize(pa[rank - 2], lanes, tail);
-    // Taps innermost: the weight rows and the input walk forward.
-    std::vector<VarOrRVar> order{pa[rank - 2], pa[0]};
+    init.reorder(pa[1], pa[0]).vectorize(pa[1], lanes, tail);
+    std::vector<VarOrRVar> order{pa[1], pa[0]};
     const auto rv = p.rvars(0);
-    for (auto r = rv.rbegin(); r != rv.rend(); ++r) order.push_back(*r);
-    for (int i = 1; i < rank - 2; ++i) order.push_back(pa[i]);
-    order.push_back(pa[rank - 1]);
-    update.reorder(order).vectorize(pa[rank - 2], lanes, tail);
+    for (auto r = rv.rbegin(); r != rv.rend(); ++r) order.push_back(*r);  // input channels innermost
+    order.push_back(pa[2]);
+    update.reorder(order).vectorize(pa[1], lanes, tail);
     if (tiled) {
-      init.unroll(pa[rank - 2]).unroll(pa[0]);
-      update.unroll(pa[rank - 2]).unroll(pa[0]);
+      init.unroll(pa[1]).unroll(pa[0]);
+      update.unroll(pa[1]).unroll(pa[0]);
     }
   };
-  const bool proven = schedule_branches(branches, rep, [&](size_t, const auto &in) {
-    tasks(in(y), TailStrategy::ShiftInwards);
+  const bool proven = schedule_branches(branches, rep, [&](size_t i, const auto &in) {
+    tasks(in(y), i == map, TailStrategy::ShiftInwards);
+    tiles(in(sums), TailStrategy::ShiftInwards);
     micro(in(p), in(p.update(0)), true);
   });
   if (!proven) {
-    tasks(y, TailStrategy::GuardWithIf);
+    tasks(y, !has_rows, TailStrategy::GuardWithIf);
+    tiles(sums, TailStrategy::GuardWithIf);
     micro(p, p.update(0), false);
   }
-  p.compute_at(y, xo);
-  xp.compute_at(y, Var(kTaskLoop)).vectorize(xp.args()[0], lanes, TailStrategy::GuardWithIf);
+  sums.compute_at(y, at);
+  p.compute_at(sums, so);
+  // The padded input, copied whole before the tasks: a map's tasks (one per
+  // micro-tile of channels) would each copy all of it. Images in parallel;
+  // finer tasks (rows) cost more to start than a row takes to copy.
+  std::vector<Var> xa = xp.args();
+  xp.compute_root().vectorize(xa[0], lanes, TailStrategy::GuardWithIf).parallel(xa.back());
   rep->template_name = "conv";
 }
 

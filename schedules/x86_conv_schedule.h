@@ -33,9 +33,19 @@ constexpr int kConvChannels = 6;  // output channels per micro-tile (AVX2; 12 wi
 // overlapped at the edge of 32 and 64 and ran slower).
 constexpr int kChannelsLastWidth = 6;
 constexpr int kChannelsLastVectors = 2;
+// Convs with fewer input channels (per group) than this keep W as it is and
+// the width-vectorized micro-kernel: a network's stem, 3 input channels, whose
+// sum over 27 taps LLVM unrolls whole, spilling registers with the
+// channels-last kernel's per-position addresses (0.67 against 0.33 ms for
+// convnet's stem at 3x3x40x56).
+constexpr int kChannelsLastMinInputs = 8;
+// Maps of at most this many output positions are computed whole by each
+// task (one image by one micro-tile of channels); larger ones row by row.
+constexpr int kMapPositions = 256;
 
 struct ConvExtents {
   KnownExtent width, channels;  // the output's width (innermost) and channels
+  KnownExtent positions;        // its spatial extents' product
 };
 
 // Schedules `k` and returns true, or returns false, scheduling nothing, when

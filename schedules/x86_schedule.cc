@@ -229,8 +229,13 @@ ScheduleReport X86Scheduler::generic(GroupKind kind) {
     if (out.size() >= 2 &&
         schedule_x86_dot(k_, {known_extent(out.back()), known_extent(out[out.size() - 2])}, target_, &rep))
       return rep;
-    if (out.size() >= 3 && schedule_x86_conv(k_, {known_extent(out.back()), known_extent(out[1])}, target_, &rep))
-      return rep;
+    if (out.size() >= 3) {
+      Dim positions = out[2];
+      for (size_t i = 3; i < out.size(); ++i) positions = positions * out[i];
+      if (schedule_x86_conv(k_, {known_extent(out.back()), known_extent(out[1]), known_extent(positions)}, target_,
+                            &rep))
+        return rep;
+    }
   }
   for (auto &s : k_.stages) {
     if (s.kind == StageKind::RowValues || s.kind == StageKind::DotOperand || s.kind == StageKind::ConvInput)

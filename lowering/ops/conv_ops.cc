@@ -11,6 +11,7 @@
 #include "lowering/op_registry.h"
 #include "lowering/ops/op_helpers.h"
 #include "lowering/ops/window.h"
+#include "lowering/weight_layout.h"
 
 namespace disco {
 namespace {
@@ -34,11 +35,15 @@ void lower_conv(LowerContext &c) {
     return [&, i](const std::vector<Expr> &idx) { return Halide::cast(acc, c.in(i).at(idx)); };
   };
   Expr init = c.has_input(2) ? Halide::cast(acc, c.in(2).at({v[1]})) : Halide::cast(acc, 0);
+  if (!acc.is_float()) {
+    define_accumulated(c, v, acc, "conv", [&](Func &f, const std::vector<Var> &) {
+      define_conv_sum(c, ConvInputs{}, acc, read(0), read(1), init, f, output_domain(c, v));
+    });
+    return;
+  }
   // A float sum is always a stage: the x86 conv template keeps a tile of it in registers.
-  define_accumulated(
-      c, v, acc, "conv",
-      [&](Func &f, const std::vector<Var> &) { define_conv_sum(c, ConvInputs{}, acc, read(0), read(1), init, f, v); },
-      acc.is_float());
+  SumDomain d = has_channels_last_weight(c.attrs()) ? flat_domain(c, v) : output_domain(c, v);
+  define_sum_stage(c, v, d, "conv", [&](Func &f) { define_conv_sum(c, ConvInputs{}, acc, read(0), read(1), init, f, d); });
 }
 
 // ---- pools -----------------------------------------------------------------

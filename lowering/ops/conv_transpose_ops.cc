@@ -116,7 +116,8 @@ void lower_phase_exact(LowerContext &c, const std::vector<TAxis> &geo, Halide::T
   const HTensor &x = c.in(0), &w = c.in(1);
   const bool channels_last = has_channels_last_weight(c.attrs());
   auto v = c.vars(x.rank());
-  auto idx = c.exprs(v);
+  SumDomain d = channels_last ? flat_domain(c, v) : output_domain(c, v);
+  const std::vector<Expr> &idx = d.idx;
   Halide::RDom r = make_rdom(c, {x.shape[1]});
   Expr ci = r.x;
   // X at the input position under each output position.
@@ -131,13 +132,10 @@ void lower_phase_exact(LowerContext &c, const std::vector<TAxis> &geo, Halide::T
   for (size_t i = 0; i < geo.size(); ++i) wi.push_back(idx[i + 2] % static_cast<int32_t>(geo[i].stride));
   if (channels_last) wi = channels_last_order(wi, 1);
   Expr init = c.has_input(2) ? Halide::cast(acc, c.in(2).at({idx[1]})) : Halide::cast(acc, 0);
-  define_accumulated(
-      c, v, acc, "convt",
-      [&](Func &f, const std::vector<Var> &lhs) {
-        f(lhs) = init;
-        f(lhs) += up(reversed(at)) * Halide::cast(acc, w.at(wi));
-      },
-      /*stage=*/true);
+  define_sum_stage(c, v, d, "convt", [&](Func &f) {
+    f(d.lhs) = init;
+    f(d.lhs) += up(reversed(at)) * Halide::cast(acc, w.at(wi));
+  });
 }
 
 void lower_conv_transpose(LowerContext &c) {

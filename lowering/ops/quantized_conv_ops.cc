@@ -50,7 +50,7 @@ void lower_conv_integer(LowerContext &c) {
     return Halide::cast(acc, c.in(1).at(i)) - wz;
   };
   define_accumulated(c, v, acc, "conv", [&](Func &f, const std::vector<Var> &) {
-    define_conv_sum(c, ConvInputs{0, 1, -1}, acc, read_x, read_w, Halide::cast(acc, 0), f, v);
+    define_conv_sum(c, ConvInputs{0, 1, -1}, acc, read_x, read_w, Halide::cast(acc, 0), f, output_domain(c, v));
   });
 }
 
@@ -81,7 +81,7 @@ void lower_qlinear_conv(LowerContext &c) {
   };
   Expr init = c.has_input(8) ? Halide::cast(acc, c.in(8).at({m})) : Halide::cast(acc, 0);
   Func sum = c.func("conv");
-  define_conv_sum(c, kQLinear, acc, read_x, read_w, init, sum, v);
+  define_conv_sum(c, kQLinear, acc, read_x, read_w, init, sum, output_domain(c, v));
   c.add_stage(sum, StageKind::Reduction, static_cast<int>(v.size()));
   Expr scale =
       Halide::cast(f32, scalar_read(c.in(1))) * per_channel(c, 4, m, f32) / Halide::cast(f32, scalar_read(c.in(6)));

@@ -139,6 +139,40 @@ void define_accumulated(LowerContext &c, const std::vector<Var> &v, Halide::Type
   c.define_output(0, v, f(lhs));
 }
 
+SumDomain output_domain(LowerContext &c, const std::vector<Var> &v) { return {reversed(v), c.exprs(v), false}; }
+
+SumDomain flat_domain(LowerContext &c, const std::vector<Var> &v) {
+  const Shape &out = c.out_shape(0);
+  Var s("s");
+  // The last spatial axis varies fastest; the first takes what is left.
+  std::vector<Expr> pos(out.size() - 2);
+  Expr rest = s;
+  for (size_t i = pos.size(); i-- > 1;) {
+    Expr extent = c.dim(out[i + 2]);
+    pos[i] = rest % extent;
+    rest = rest / extent;
+  }
+  pos[0] = rest;
+  std::vector<Expr> idx{v[0], v[1]};
+  idx.insert(idx.end(), pos.begin(), pos.end());
+  return {{s, v[1], v[0]}, idx, true};
+}
+
+void define_sum_stage(LowerContext &c, const std::vector<Var> &v, const SumDomain &d, const std::string &name,
+                      const std::function<void(Func &sum)> &build) {
+  Func f = c.func(name);
+  build(f);
+  c.add_stage(f, StageKind::Reduction, static_cast<int>(d.lhs.size()));
+  if (!d.flat) {
+    c.define_output(0, v, f(d.lhs));
+    return;
+  }
+  const Shape &out = c.out_shape(0);
+  Expr s = v[2];
+  for (size_t i = 3; i < v.size(); ++i) s = s * c.dim(out[i]) + v[i];
+  c.define_output(0, v, f(s, v[1], v[0]));
+}
+
 // ---- Conv-like ops -----------------------------------------------------------
 
 namespace {
@@ -187,13 +221,13 @@ Shape infer_conv_shape(InferContext &c, const ConvInputs &in) {
 }
 
 void define_conv_sum(LowerContext &c, const ConvInputs &in, Halide::Type acc, const ConvRead &read_x,
-                     const ConvRead &read_w, const Expr &init, Func &f, const std::vector<Var> &v) {
+                     const ConvRead &read_w, const Expr &init, Func &f, const SumDomain &d) {
   const HTensor &x = c.in(in.x);
   const Shape w_shape = conv_weight_shape(c.attrs(), c.in(in.w).shape);
   const bool channels_last = has_channels_last_weight(c.attrs()) && w_shape.size() >= 3;
   int64_t group = c.attrs().get_int("group", 1);
   auto geo = conv_geometry(c.attrs(), c.node().where(), x.shape, w_shape);
-  auto idx = c.exprs(v);
+  const std::vector<Expr> &idx = d.idx;
   Expr batch = idx[0], m = idx[1];
   std::vector<Expr> out_pos(idx.begin() + 2, idx.end());
 
@@ -216,7 +250,10 @@ void define_conv_sum(LowerContext &c, const ConvInputs &in, Halide::Type acc, co
     // no select, and a schedule can copy a task's rows of it once.
     std::vector<Var> pv = c.vars(x.rank());
     std::vector<Expr> pos(pv.begin() + 2, pv.end());
-    WindowRead whole = guarded_read(c, geo, pos, /*every_axis=*/true);
+    // The conv template reads a channels-last Conv's input only within the
+    // windows (its tiles of positions never pass the output); the other
+    // template reads whole vectors of width past them, and zeros there.
+    WindowRead whole = guarded_read(c, geo, pos, /*every_axis=*/!channels_last);
     std::vector<Expr> xi{pv[0], pv[1]};
     xi.insert(xi.end(), whole.spatial.begin(), whole.spatial.end());
     Expr value = read_x(xi);
@@ -234,9 +271,8 @@ void define_conv_sum(LowerContext &c, const ConvInputs &in, Halide::Type acc, co
     term = read_x(xi) * read_w(wi);
     if (rd.inside.defined()) term = Halide::select(rd.inside, term, Halide::cast(acc, 0));
   }
-  auto lhs = reversed(v);
-  f(lhs) = init;
-  f(lhs) += term;
+  f(d.lhs) = init;
+  f(d.lhs) += term;
 }
 
 }  // namespace disco

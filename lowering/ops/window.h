@@ -66,6 +66,26 @@ void define_accumulated(LowerContext &c, const std::vector<Halide::Var> &v, Hali
                         const std::function<void(Halide::Func &, const std::vector<Halide::Var> &lhs)> &build,
                         bool stage = false);
 
+// The points a sum stage of a Conv-like op is defined over, and the output
+// index [n, m, spatial...] each stands for.
+struct SumDomain {
+  std::vector<Halide::Var> lhs;   // the stage's pure vars, in Halide order
+  std::vector<Halide::Expr> idx;  // the output index, in ONNX order, of lhs
+  bool flat = false;              // lhs is [s, m, n] (flat_domain)
+};
+// The output's own points: lhs is v reversed.
+SumDomain output_domain(LowerContext &c, const std::vector<Halide::Var> &v);
+// Output positions flattened, for a Conv-like op whose weight the host stored
+// channels-last (lowering/weight_layout.h): the stage is sum(s, m, n) with s
+// the row-major index of the spatial position, so that the x86 conv
+// template's micro-tiles of positions run across rows (a 7x7 map is 49
+// positions in 9 tiles of 6, not 7 rows of 7 each computed as 12).
+SumDomain flat_domain(LowerContext &c, const std::vector<Halide::Var> &v);
+// Output 0 over `v` read from `sum`, a materialized (StageKind::Reduction)
+// stage over `d` that `build` defines.
+void define_sum_stage(LowerContext &c, const std::vector<Halide::Var> &v, const SumDomain &d, const std::string &name,
+                      const std::function<void(Halide::Func &sum)> &build);
+
 // ---- Conv-like ops: X [N, C, spatial...] and W [M, C / group, kernel...] ----
 
 // Where a Conv-like op has its data, weights and (optional, -1 if none) bias.
@@ -85,10 +105,9 @@ Shape infer_conv_shape(InferContext &c, const ConvInputs &in);
 // Reads an element of X or W (index in ONNX order) in the accumulation type.
 using ConvRead = std::function<Halide::Expr(const std::vector<Halide::Expr> &)>;
 
-// Defines `f` over `v` (the output's vars) as bias(m) + the sum over input
-// channels and kernel positions of read_x * read_w; padding contributes 0.
+// Defines `f` over `d` as init + the sum over input channels and kernel
+// positions of read_x * read_w; padding contributes 0.
 void define_conv_sum(LowerContext &c, const ConvInputs &in, Halide::Type acc, const ConvRead &read_x,
-                     const ConvRead &read_w, const Halide::Expr &init, Halide::Func &f,
-                     const std::vector<Halide::Var> &v);
+                     const ConvRead &read_w, const Halide::Expr &init, Halide::Func &f, const SumDomain &d);
 
 }  // namespace disco

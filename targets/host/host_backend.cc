@@ -72,13 +72,15 @@ class HostBackend : public Backend {
   }
   // Constant dot weights packed in the panels the x86 dot template reads;
   // constant Conv weights channels-last where there are enough output
-  // channels for the conv template's channel vectors.
+  // channels for the conv template's channel vectors and enough input
+  // channels (kChannelsLastMinInputs).
   void prepare_region(Graph &g, Region &region, const std::string &target) const override {
     const Halide::Target t = parse_target(target);
     for (int vid : pack_dot_weights(g, region.nodes, [&](int64_t n) { return dot_panel_width(n, t); }))
       region.inputs.push_back(vid);
     const int64_t channels = kChannelsLastVectors * vector_lanes(Halide::Float(32), t);
-    for (int vid : channels_last_conv_weights(g, region.nodes, [&](int64_t m) { return m >= channels; }))
+    auto wanted = [&](int64_t m, int64_t c) { return m >= channels && c >= kChannelsLastMinInputs; };
+    for (int vid : channels_last_conv_weights(g, region.nodes, wanted))
       region.inputs.push_back(vid);
   }
   Declined compile(const Region &region, PlanBuilder &b) const override {

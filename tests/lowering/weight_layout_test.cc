@@ -106,8 +106,8 @@ TEST(WeightLayout, ChannelsLastConvWeightsKeepEachOutputChannelInnermost) {
   b.output(b.op("Conv", {x, b.constant("g", f32({2, 1, 1, 3}, {0, 1, 2, 10, 11, 12}))}, {{"group", attr_int(1)}}));
   Graph g = b.build();
   std::vector<int> nodes{0, 1};
-  EXPECT_TRUE(channels_last_conv_weights(g, nodes, [](int64_t m) { return m > 2; }).empty()) << "too few channels";
-  ASSERT_EQ(channels_last_conv_weights(g, nodes, [](int64_t m) { return m == 2; }).size(), 2u);
+  EXPECT_TRUE(channels_last_conv_weights(g, nodes, [](int64_t m, int64_t) { return m > 2; }).empty()) << "too few channels";
+  ASSERT_EQ(channels_last_conv_weights(g, nodes, [](int64_t m, int64_t) { return m == 2; }).size(), 2u);
   const Node &conv = g.nodes[0];
   EXPECT_EQ(AttrReader(conv.attrs, "").get_int(kChannelsLastWeightAttr, 0), 1);
   const Shape logical = conv_weight_shape(AttrReader(conv.attrs, ""), *g.value(conv.inputs[1]).shape);

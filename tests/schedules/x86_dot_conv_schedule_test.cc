@@ -367,22 +367,28 @@ TEST(X86ConvSchedule, Conv1dAnd3dMatchTheReference) {
 
 // Group-1 Convs with enough output channels get their weight stored
 // channels-last at compile time and the micro-kernel vectorized over output
-// channels ("channels": 6 positions by 2 vectors of channels with AVX2).
-// 40 channels: edge tiles of channels overlap; width 6+ takes the branch,
-// narrower maps the guarded generic one.
+// channels (6 positions by 2 vectors of channels with AVX2), its positions
+// flattened across rows: "map" for maps of up to 256 positions (tiles
+// spanning rows: 2x3 is one tile), "rows" for larger ones at least a tile
+// wide, the guarded generic one for the rest (1x1, and 65x5 below).
+// 40 channels: edge tiles of channels overlap. Fewer than 8 input channels
+// (a stem's 3) keep the width-vectorized kernel.
 TEST(X86ConvSchedule, ChannelsLastWeightsMatchTheReference) {
   const int64_t wide = Halide::get_host_target().has_feature(Halide::Target::AVX512) ? 32 : 16;
-  check_conv({"channels-last 3x3 pad 1", 5, 2 * wide + wide / 2, 1, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
-             {{9, 37}, {4, 12}, {3, 7}, {2, 3}, {1, 1}}, "conv, branches: channels");
+  const char *both = "conv, branches: map rows";
+  check_conv({"channels-last 3x3 pad 1", 8, 2 * wide + wide / 2, 1, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+             {{9, 37}, {4, 12}, {3, 7}, {2, 3}, {1, 1}}, both);
   check_conv({"channels-last 3x3 stride 2", 9, wide, 1, {3, 3}, {2, 2}, {1, 1}, {1, 0, 1, 2}},
-             {{11, 41}, {7, 13}, {3, 4}}, "conv, branches: channels");
-  check_conv({"channels-last 3x2 dilation 2", 3, wide, 1, {3, 2}, {1, 1}, {2, 3}, {2, 1, 2, 1}}, {{8, 35}, {5, 6}},
-             "conv, branches: channels");
-  check_conv({"channels-last 1x1", 20, wide, 1, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}}, {{5, 14}, {2, 2}},
-             "conv, branches: channels");
-  check_conv({"channels-last 1-D", 3, wide, 1, {5}, {1}, {1}, {2, 2}}, {{50}, {6}, {1}}, "conv, branches: channels");
-  check_conv({"channels-last 3-D", 2, wide, 1, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}},
-             {{3, 4, 19}, {2, 3, 5}}, "conv, branches: channels");
+             {{11, 41}, {7, 13}, {3, 4}, {130, 9}}, both);
+  check_conv({"channels-last 3x2 dilation 2", 8, wide, 1, {3, 2}, {1, 1}, {2, 3}, {2, 1, 2, 1}}, {{8, 35}, {5, 6}},
+             both);
+  check_conv({"channels-last 1x1", 20, wide, 1, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}}, {{5, 14}, {2, 2}}, both);
+  check_conv({"channels-last 1-D", 8, wide, 1, {5}, {1}, {1}, {2, 2}}, {{50}, {6}, {1}, {300}},
+             "conv, branches: map");
+  check_conv({"channels-last 3-D", 8, wide, 1, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}},
+             {{3, 4, 19}, {2, 3, 5}, {4, 8, 10}}, both);
+  check_conv({"stem", 3, wide, 1, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}}, {{9, 37}, {3, 3}},
+             "conv, branches: tiles narrow masked");
 }
 
 // ConvTranspose 2x2 stride 2 (a UNet's upsampling): host kernels against the reference.
@@ -435,7 +441,7 @@ void check_conv_transpose(int64_t cin, int64_t cout, int64_t kernel, int64_t str
   Compiled c = compile(b.build());
   ASSERT_EQ(c.schedules.size(), 1u);
   EXPECT_EQ(c.schedules[0].rfind(schedule, 0), 0u) << c.schedules[0];
-  const bool wide = cout >= (Halide::get_host_target().has_feature(Halide::Target::AVX512) ? 32 : 16);
+  const bool wide = cout >= (Halide::get_host_target().has_feature(Halide::Target::AVX512) ? 32 : 16) && cin >= 8;
   EXPECT_EQ(packed_constant(c, "/channels_last").empty(), !wide) << "the weight is stored channels-last iff wide";
   Executor exec(c.model.plan, c.model.dir);
   for (auto [n, h, wd] : shapes) {
@@ -466,15 +472,16 @@ void check_conv_transpose(int64_t cin, int64_t cout, int64_t kernel, int64_t str
 
 TEST(X86ConvSchedule, ConvTransposeByOutputPhaseMatchesTheReference) {
   const int64_t wide = Halide::get_host_target().has_feature(Halide::Target::AVX512) ? 32 : 16;
-  check_conv_transpose(6, 2 * wide + 3, 2, 2, 0, {{2, 5, 19}, {1, 1, 3}, {1, 4, 1}}, "conv, branches: channels");
-  check_conv_transpose(5, 3 * wide, 3, 3, 0, {{1, 3, 7}, {2, 2, 2}}, "conv, branches: channels");
+  check_conv_transpose(8, 2 * wide + 3, 2, 2, 0, {{2, 5, 19}, {1, 1, 3}, {1, 4, 1}, {1, 70, 2}},
+                       "conv, branches: map rows");
+  check_conv_transpose(9, 3 * wide, 3, 3, 0, {{1, 3, 7}, {2, 2, 2}}, "conv, branches: map rows");
   check_conv_transpose(7, 9, 2, 2, 0, {{2, 6, 21}, {1, 2, 2}}, "conv, branches: tiles narrow masked");
   check_conv_transpose(7, 4, 2, 2, 0, {{1, 3, 5}}, "conv");  // fewer channels than a micro-tile: generic
 }
 
 TEST(X86ConvSchedule, GeneralConvTransposeReadsChannelsLastWeights) {
   const int64_t wide = Halide::get_host_target().has_feature(Halide::Target::AVX512) ? 32 : 16;
-  check_conv_transpose(4, wide, 3, 2, 1, {{2, 5, 9}, {1, 2, 1}}, "generic");
+  check_conv_transpose(8, wide, 3, 2, 1, {{2, 5, 9}, {1, 2, 1}}, "generic");
 }
 
 }  // namespace
