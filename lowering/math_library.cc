@@ -221,8 +221,10 @@ Expr erfc_nonnegative(const Expr &a, const Square &a2) {
 Expr erf_small(const Expr &z) { return opaque(z) + z * horner(z * z, mc::kErfSmall); }
 
 Expr erf_f32(const Expr &x) {
-  Expr a = Halide::abs(x), ac = Halide::min(a, 4.0f);  // erf(4) rounds to 1
-  Expr tail = with_sign_of(x, 1.0f - erfc_nonnegative(ac, exact_square(ac)));
+  // Beyond |x| = 1, erf = 1 - erfc needs erfc to an absolute 2^-25 only: a^2
+  // rounded will do. erf(4) rounds to 1.
+  Expr a = Halide::abs(x), ac = Halide::min(a, 4.0f);
+  Expr tail = with_sign_of(x, 1.0f - erfc_nonnegative(ac, {ac * ac, 0.0f}));
   return keep_nan(x, Halide::select(a < 1.0f, erf_small(x), tail));
 }
 
@@ -396,6 +398,7 @@ Expr pow(const Expr &x, const Expr &y) {
 }
 
 Expr pow_int(const Expr &x, int n) {
+  if (!is_f32(x) && !is_f64(x)) return in_f32(x, [n](const Expr &v) { return pow_int(v, n); });
   Expr one = Halide::cast(x.type(), 1);
   if (n == 0) return one;
   // x^|n| by squaring: the product of x^(2^i) over n's set bits.

@@ -3,6 +3,7 @@
 // slope broadcast to the input. Half types compute in float32.
 #include "lowering/infer_context.h"
 #include "lowering/lower_context.h"
+#include "lowering/math_library.h"
 #include "lowering/op_registry.h"
 #include "lowering/ops/op_helpers.h"
 
@@ -10,12 +11,6 @@ namespace disco {
 namespace {
 
 using Halide::Expr;
-
-// log(1 + e^x) without overflow for large x.
-Expr softplus(const Expr &x) {
-  Halide::Type t = x.type();
-  return Halide::max(x, Halide::cast(t, 0)) + Halide::log(Halide::cast(t, 1) + Halide::exp(-Halide::abs(x)));
-}
 
 // Shrink takes every numeric type; integers compute in float64, where their
 // values and the float thresholds compare exactly.
@@ -60,17 +55,17 @@ void register_activation_ops(OpRegistry &r) {
   using Args = const UnaryArgs &;
   add_float_unary(r, "Elu", {[](const Expr &x, Args u) {
                     Expr alpha = Halide::cast(x.type(), u.attrs.get_float("alpha", 1.0f));
-                    return Halide::select(x < 0, alpha * (Halide::exp(x) - 1), x);
+                    return Halide::select(x < 0, alpha * math::expm1(x), x);
                   }});
   add_float_unary(r, "Selu", {[](const Expr &x, Args u) {
                     Expr alpha = Halide::cast(x.type(), u.attrs.get_float("alpha", 1.67326319217681884765625f));
                     Expr gamma = Halide::cast(x.type(), u.attrs.get_float("gamma", 1.05070102214813232421875f));
-                    return gamma * Halide::select(x <= 0, alpha * Halide::exp(x) - alpha, x);
+                    return gamma * Halide::select(x <= 0, alpha * math::expm1(x), x);
                   }});
   add_float_unary(r, "Celu", {[](const Expr &x, Args u) {
                     Expr alpha = Halide::cast(x.type(), u.attrs.get_float("alpha", 1.0f));
                     Expr zero = Halide::cast(x.type(), 0);
-                    return Halide::max(zero, x) + Halide::min(zero, alpha * (Halide::exp(x / alpha) - 1));
+                    return Halide::max(zero, x) + Halide::min(zero, alpha * math::expm1(x / alpha));
                   }});
   add_float_unary(r, "LeakyRelu", {[](const Expr &x, Args u) {
                     return Halide::select(x < 0, Halide::cast(x.type(), u.attrs.get_float("alpha", 0.01f)) * x, x);
@@ -88,9 +83,9 @@ void register_activation_ops(OpRegistry &r) {
                     Expr alpha = Halide::cast(x.type(), 1.0f / 6.0f), beta = Halide::cast(x.type(), 0.5f);
                     return x * Halide::clamp(alpha * x + beta, Halide::cast(x.type(), 0), Halide::cast(x.type(), 1));
                   }});
-  add_float_unary(r, "Softplus", {[](const Expr &x, Args) { return softplus(x); }});
+  add_float_unary(r, "Softplus", {[](const Expr &x, Args) { return math::softplus(x); }});
   add_float_unary(r, "Softsign", {[](const Expr &x, Args) { return x / (1 + Halide::abs(x)); }});
-  add_float_unary(r, "Mish", {[](const Expr &x, Args) { return x * Halide::tanh(softplus(x)); }});
+  add_float_unary(r, "Mish", {[](const Expr &x, Args) { return x * math::tanh(math::softplus(x)); }});
   r.add("Shrink", 9, OpKind::Elementwise, infer_numeric_unary, lower_shrink);
   r.add("PRelu", 7, OpKind::Elementwise, infer_prelu, lower_prelu);
 }

@@ -5,7 +5,9 @@
 #include <cmath>
 
 #include "lowering/infer_context.h"
+#include "lowering/known_values.h"
 #include "lowering/lower_context.h"
+#include "lowering/math_library.h"
 #include "lowering/op_registry.h"
 #include "lowering/ops/op_helpers.h"
 
@@ -62,36 +64,20 @@ void infer_identity(InferContext &c) {
 
 // ---- lowering --------------------------------------------------------------
 
-// Halide's transcendental functions want float32 or float64; other types
-// compute in float32.
+// A function of math_library.h as an op's expression (float16 computes in
+// float32 there).
+template <Expr (*fn)(const Expr &)>
+Expr library(const Expr &x, const UnaryArgs &) {
+  return fn(x);
+}
+
+// Halide's floor and ceil want float32 or float64; other types compute in
+// float32.
 template <Expr (*fn)(Expr)>
 Expr in_float(const Expr &x, const UnaryArgs &u) {
   if (u.dtype == DType::F32 || u.dtype == DType::F64) return fn(x);
   return Halide::cast(x.type(), fn(Halide::cast(Halide::Float(32), x)));
 }
-
-Expr erf_approx(Expr x) {
-  // Abramowitz-Stegun 7.1.26 is too coarse (1.5e-7 abs is fine, but relative
-  // error near 0 matters for GELU); use the float32 polynomial from Cephes.
-  Expr ax = Halide::abs(x);
-  Expr t = 1.0f / (1.0f + 0.5f * ax);
-  Expr y = t * Halide::exp(-ax * ax - 1.26551223f +
-                           t * (1.00002368f +
-                                t * (0.37409196f +
-                                     t * (0.09678418f +
-                                          t * (-0.18628806f +
-                                               t * (0.27886807f +
-                                                    t * (-1.13520398f +
-                                                         t * (1.48851587f + t * (-0.82215223f + t * 0.17087277f)))))))));
-  return Halide::select(x >= 0, 1.0f - y, y - 1.0f);
-}
-
-Expr erf(const Expr &x, const UnaryArgs &u) {
-  if (u.dtype == DType::F64) return Halide::cast(x.type(), erf_approx(Halide::cast(Halide::Float(32), x)));
-  return in_float<erf_approx>(x, u);
-}
-
-Expr sigmoid(Expr x) { return 1 / (1 + Halide::exp(-x)); }
 
 void lower_unary(LowerContext &c) {
   auto v = c.vars(c.in(0).rank());
@@ -112,11 +98,10 @@ std::optional<Dim> divide_dims(const Dim &x, const Dim &y) {
   return floor_div(x, y);
 }
 
+// Integer powers compute in float64, where every int32 and its small powers
+// are exact.
 Expr power(const Expr &a, const Expr &b, DType t) {
-  if (dtype_is_float(t)) {
-    Halide::Type ft = t == DType::F64 ? Halide::Float(64) : Halide::Float(32);
-    return Halide::cast(a.type(), Halide::pow(Halide::cast(ft, a), Halide::cast(ft, b)));
-  }
+  if (dtype_is_float(t)) return math::pow(a, b);
   return Halide::cast(a.type(), Halide::pow(Halide::cast(Halide::Float(64), a), Halide::cast(Halide::Float(64), b)));
 }
 
@@ -127,6 +112,21 @@ void lower_binary(LowerContext &c) {
   Expr a = c.broadcast_read(0, idx, os), b = c.broadcast_read(1, idx, os);
   if (b.type() != a.type()) b = Halide::cast(a.type(), b);  // Pow's exponent may differ
   c.define_output(0, v, c.math<BinaryMath>().expr(a, b, c.in(0).dtype));
+}
+
+// A float Pow by a constant integer exponent in [-2, 4] (x^2 in a variance,
+// x^3 in GELU's tanh form) is that many multiplies (math::pow_int, within 2
+// ulp); any other goes through math::pow.
+void lower_pow(LowerContext &c) {
+  std::optional<std::vector<double>> v = floats_value(c.input(1));
+  if (dtype_is_float(c.in(0).dtype) && v && v->size() == 1 && c.out_shape(0).size() == c.shape(0).size()) {
+    const double n = v->front();
+    if (n == std::floor(n) && n >= -2 && n <= 4) {
+      auto idx = c.vars(c.in(0).rank());
+      return c.define_output(0, idx, math::pow_int(c.in(0).at(c.exprs(idx)), static_cast<int>(n)));
+    }
+  }
+  lower_binary(c);
 }
 
 void lower_cast(LowerContext &c) {
@@ -208,17 +208,17 @@ void register_elementwise_ops(OpRegistry &r) {
   add_unary(r, "Neg", {[](const Expr &x, Args) { return -x; }, [](const Dim &d) { return -d; }});
   add_unary(r, "Abs",
             {[](const Expr &x, Args) { return x.type().is_uint() ? x : Halide::cast(x.type(), Halide::abs(x)); }});
-  add_unary(r, "Exp", {in_float<Halide::exp>});
-  add_unary(r, "Log", {in_float<Halide::log>});
-  add_unary(r, "Sqrt", {in_float<Halide::sqrt>});
-  add_unary(r, "Tanh", {in_float<Halide::tanh>});
-  add_unary(r, "Sin", {in_float<Halide::sin>});
-  add_unary(r, "Cos", {in_float<Halide::cos>});
+  add_unary(r, "Exp", {library<math::exp>});
+  add_unary(r, "Log", {library<math::log>});
+  add_unary(r, "Sqrt", {library<math::sqrt>});
+  add_unary(r, "Tanh", {library<math::tanh>});
+  add_unary(r, "Sin", {library<math::sin>});
+  add_unary(r, "Cos", {library<math::cos>});
   add_unary(r, "Floor", {in_float<Halide::floor>});
   add_unary(r, "Ceil", {in_float<Halide::ceil>});
   add_unary(r, "Reciprocal", {[](const Expr &x, Args) { return Halide::cast(x.type(), 1) / x; }});
-  add_unary(r, "Sigmoid", {in_float<sigmoid>});
-  add_unary(r, "Erf", {erf});
+  add_unary(r, "Sigmoid", {library<math::sigmoid>});
+  add_unary(r, "Erf", {library<math::erf>});
   add_unary(r, "Not", {[](const Expr &x, Args) { return !x; }});
   add_binary(r, "Add",
              {[](const Expr &a, const Expr &b, DType) { return a + b; },
@@ -230,7 +230,7 @@ void register_elementwise_ops(OpRegistry &r) {
              {[](const Expr &a, const Expr &b, DType) { return a * b; },
               [](const Dim &x, const Dim &y) { return std::optional<Dim>(x * y); }});
   add_binary(r, "Div", {divide, divide_dims});
-  add_binary(r, "Pow", {power, nullptr, /*same_dtypes=*/false});
+  r.add("Pow", 7, OpKind::Elementwise, infer_binary, lower_pow, BinaryMath{power, nullptr, /*same_dtypes=*/false});
   r.add("Cast", 6, OpKind::Elementwise, infer_cast, lower_cast);
   r.add("Identity", 1, OpKind::Elementwise, infer_identity, lower_identity);
   r.add("Clip", 1, OpKind::Elementwise, infer_clip, lower_clip);

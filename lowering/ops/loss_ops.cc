@@ -7,6 +7,7 @@
 
 #include "lowering/infer_context.h"
 #include "lowering/lower_context.h"
+#include "lowering/math_library.h"
 #include "lowering/op_registry.h"
 #include "lowering/ops/op_helpers.h"
 
@@ -112,12 +113,12 @@ void lower_sce(LowerContext &c) {
   c.add_stage(mx, kind, rank - 1);
   Func se = c.func("sumexp");
   se(reversed(kv)) = Halide::cast(t, 0);
-  se(reversed(kv)) += Halide::exp(xv(full(kept, rc)) - mx(reversed(kept)));
+  se(reversed(kv)) += math::exp_nonpositive(xv(full(kept, rc)) - mx(reversed(kept)));
   c.add_stage(se, kind, rank - 1);
   auto logp = [&](const std::vector<Expr> &i) {
     std::vector<Expr> k{i[0]};
     k.insert(k.end(), i.begin() + 2, i.end());
-    return xv(i) - mx(reversed(k)) - Halide::log(se(reversed(k)));
+    return xv(i) - mx(reversed(k)) - math::log(se(reversed(k)));
   };
   define_nll(c, t, logp);
   if (c.has_output(1)) {

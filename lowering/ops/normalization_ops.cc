@@ -9,6 +9,7 @@
 
 #include "lowering/infer_context.h"
 #include "lowering/lower_context.h"
+#include "lowering/math_library.h"
 #include "lowering/op_registry.h"
 #include "lowering/ops/op_helpers.h"
 
@@ -169,7 +170,7 @@ void lower_batchnorm(LowerContext &c) {
     if (c.has_output(1)) c.define_output(1, cv, read_param(c, 3, k, t) * momentum + m.mean({k}) * (one - momentum));
     if (c.has_output(2)) c.define_output(2, cv, read_param(c, 4, k, t) * momentum + m.var({k}) * (one - momentum));
   }
-  Expr inv_std = Halide::cast(t, 1) / Halide::sqrt(var + Halide::cast(t, eps));
+  Expr inv_std = math::rsqrt(var + Halide::cast(t, eps));
   Expr y = (Halide::cast(t, x.at(idx)) - mean) * (read_param(c, 1, ch, t) * inv_std) + read_param(c, 2, ch, t);
   c.define_output(0, v, y);
 }
@@ -191,7 +192,7 @@ void lower_instancenorm(LowerContext &c) {
   auto v = c.vars(x.rank());
   Index idx = c.exprs(v);
   Expr eps = Halide::cast(t, c.attrs().get_float("epsilon", 1e-5f));
-  Expr y = (Halide::cast(t, x.at(idx)) - m.mean_at(idx)) / Halide::sqrt(m.var_at(idx) + eps);
+  Expr y = (Halide::cast(t, x.at(idx)) - m.mean_at(idx)) / math::sqrt(m.var_at(idx) + eps);
   c.define_output(0, v, y * read_param(c, 1, idx[1], t) + read_param(c, 2, idx[1], t));
 }
 
@@ -241,7 +242,7 @@ void lower_groupnorm(LowerContext &c) {
   Index idx = c.exprs(v);
   Expr group = idx[1] / pg;
   Expr eps = Halide::cast(t, c.attrs().get_float("epsilon", 1e-5f));
-  Expr y = (Halide::cast(t, x.at(idx)) - m.mean({idx[0], group})) / Halide::sqrt(m.var({idx[0], group}) + eps);
+  Expr y = (Halide::cast(t, x.at(idx)) - m.mean({idx[0], group})) / math::sqrt(m.var({idx[0], group}) + eps);
   Expr p = c.opset() >= 21 ? idx[1] : group;
   c.define_output(0, v, y * read_param(c, 1, p, t) + read_param(c, 2, p, t));
 }
@@ -268,7 +269,7 @@ void lower_mvn(LowerContext &c) {
   Moments m = moments(c, x.shape, mvn_axes(c, x.rank()), t, [&](const Index &i) { return x.at(i); });
   auto v = c.vars(x.rank());
   Index idx = c.exprs(v);
-  Expr y = (Halide::cast(t, x.at(idx)) - m.mean_at(idx)) / (Halide::sqrt(m.var_at(idx)) + Halide::cast(t, 1e-9f));
+  Expr y = (Halide::cast(t, x.at(idx)) - m.mean_at(idx)) / (math::sqrt(m.var_at(idx)) + Halide::cast(t, 1e-9f));
   c.define_output(0, v, y);
 }
 
@@ -308,7 +309,7 @@ void lower_lpnorm(LowerContext &c) {
   Index k = idx;
   k.erase(k.begin() + axis);
   Expr n = norm(reversed(k));
-  if (!l1) n = Halide::sqrt(n);
+  if (!l1) n = math::sqrt(n);
   // A zero vector stays zero rather than becoming NaN.
   Expr xv = Halide::cast(t, x.at(idx));
   c.define_output(0, v, Halide::select(n == Halide::cast(t, 0), xv, xv / n));
@@ -344,7 +345,7 @@ void lower_lrn(LowerContext &c) {
   Expr alpha = Halide::cast(t, c.attrs().get_float("alpha", 1e-4f) / static_cast<float>(size));
   Expr beta = Halide::cast(t, c.attrs().get_float("beta", 0.75f));
   Expr bias = Halide::cast(t, c.attrs().get_float("bias", 1.0f));
-  Expr denom = Halide::pow(bias + alpha * sq(reversed(v)), beta);
+  Expr denom = math::pow(bias + alpha * sq(reversed(v)), beta);
   c.define_output(0, v, Halide::cast(t, x.at(idx)) / denom);
 }
 

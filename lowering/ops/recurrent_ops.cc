@@ -20,6 +20,7 @@
 
 #include "lowering/infer_context.h"
 #include "lowering/lower_context.h"
+#include "lowering/math_library.h"
 #include "lowering/op_registry.h"
 #include "lowering/ops/op_helpers.h"
 
@@ -148,17 +149,17 @@ Expr apply(LowerContext &c, const Act &a, const Expr &x) {
   Expr al = Halide::cast(t, a.alpha), be = Halide::cast(t, a.beta), zero = Halide::cast(t, 0),
        one = Halide::cast(t, 1);
   const std::string &n = a.name;
-  if (n == "Tanh") return Halide::tanh(x);
-  if (n == "Sigmoid") return one / (one + Halide::exp(-x));
+  if (n == "Tanh") return math::tanh(x);
+  if (n == "Sigmoid") return math::sigmoid(x);
   if (n == "Relu") return Halide::max(x, zero);
   if (n == "Affine") return al * x + be;
   if (n == "LeakyRelu") return Halide::select(x < zero, al * x, x);
   if (n == "ThresholdedRelu") return Halide::select(x > al, x, zero);
-  if (n == "ScaledTanh") return al * Halide::tanh(be * x);
+  if (n == "ScaledTanh") return al * math::tanh(be * x);
   if (n == "HardSigmoid") return Halide::clamp(al * x + be, zero, one);
-  if (n == "Elu") return Halide::select(x < zero, al * (Halide::exp(x) - one), x);
+  if (n == "Elu") return Halide::select(x < zero, al * math::expm1(x), x);
   if (n == "Softsign") return x / (one + Halide::abs(x));
-  if (n == "Softplus") return Halide::max(x, zero) + Halide::log(one + Halide::exp(-Halide::abs(x)));
+  if (n == "Softplus") return math::softplus(x);
   c.fail("unsupported activation '", n, "'");
 }
 

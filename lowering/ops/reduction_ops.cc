@@ -11,6 +11,7 @@
 
 #include "lowering/infer_context.h"
 #include "lowering/lower_context.h"
+#include "lowering/math_library.h"
 #include "lowering/op_registry.h"
 #include "lowering/ops/op_helpers.h"
 
@@ -126,62 +127,6 @@ void require_float(InferContext &c) {
 
 // ---- Softmax / LogSoftmax --------------------------------------------------
 
-// e^r for |r| <= ln 2 / 2 with r = x - k ln 2 (k integral, as a float): a
-// polynomial p(r), to be finished as p r^2 + r + 1. ln 2 comes in two parts
-// (Cephes'), so r stays exact. p is a degree-4 fit to (e^r - 1 - r) / r^2
-// weighted for relative error (3e-9 in exact arithmetic; within 1.04 ulp in
-// float32, like Cephes' expf with its degree-5 p), one multiply-add less
-// per element.
-Expr cephes_remainder(const Expr &x, const Expr &kf) { return x - kf * 0.693359375f + kf * 2.12194440e-4f; }
-
-Expr exp_remainder_polynomial(const Expr &r) {
-  Expr p = 1.3814612757e-3f;
-  for (float c : {8.3687100559e-3f, 4.1668388993e-2f, 1.6666521132e-1f, 4.9999994040e-1f}) p = p * r + c;
-  return p;
-}
-
-// k = round(x / ln 2) as a float, and 2^k, for |x| <= 87, from one
-// multiply-add: x / ln 2 + 1.5 * 2^23 + 127 is a float whose rounding rounds
-// x / ln 2 to an integer and whose low mantissa bits then hold k + 127 (the
-// exponent bias), in [1, 254]. Those bits shifted up by 23 are 2^k; as an
-// integer less the constant's, k. Two vector operations fewer per element
-// than converting k to an integer and back (measured 0.87-0.98 of the time
-// of layernorm_softmax (16,512) on one thread, 3-4% typically).
-struct ExpSplit {
-  Expr k;      // round(x / ln 2), as a float
-  Expr two_k;  // 2^k
-};
-ExpSplit split_exp_argument(const Expr &x) {
-  const uint32_t biased_magic = 0x4B400000u + 127;  // the float 1.5 * 2^23, plus the bias
-  Expr t = Halide::reinterpret<uint32_t>(x * 1.44269504f + 12583039.0f);  // 12583039 = 1.5 * 2^23 + 127
-  Expr k = Halide::cast<float>(Halide::reinterpret<int32_t>(t - Expr(biased_magic)));
-  return {k, Halide::reinterpret<float>(t << Expr(uint32_t(23)))};
-}
-
-// exp(x) for x <= 0 or NaN, as x - max in a softmax: 2^k * e^r with
-// k = round(x / ln 2) and e^r, |r| <= ln 2 / 2, from the polynomial above
-// (within 2 ulp, like Halide's exp). It skips what arguments <= 0 never
-// need (overflow, and rounding by floor, which AVX-512 emulates at some
-// cost): about two thirds of Halide's exp. Below -87 the result is e^-87
-// rather than a denormal, which no softmax can tell from 0.
-Expr exp_nonpositive(const Expr &x) {
-  if (x.type() != Halide::Float(32)) return Halide::exp(x);
-  Expr xc = Halide::max(x, -87.0f);
-  ExpSplit s = split_exp_argument(xc);
-  Expr r = cephes_remainder(xc, s.k);
-  Expr er = exp_remainder_polynomial(r) * r * r + r + 1.0f;
-  return Halide::select(Halide::is_nan(x), x, er * s.two_k);
-}
-
-// exp(x) for |x| <= 87 (finite or NaN), as 2^k * e^r like exp_nonpositive,
-// with neither a clamp nor floor; a NaN stays NaN through the polynomial.
-Expr exp_bounded(const Expr &x) {
-  ExpSplit s = split_exp_argument(x);
-  Expr r = cephes_remainder(x, s.k);
-  Expr er = (exp_remainder_polynomial(r) * r + 1.0f) * r + 1.0f;  // p r^2 + r + 1 as two multiply-adds
-  return er * s.two_k;
-}
-
 // Whether a float32 softmax over `ax` may skip subtracting the row max: its
 // input is bounded by `bound`, so no exp overflows or becomes denormal, and
 // neither does a row's sum of exps (the row's length is a constant).
@@ -221,7 +166,7 @@ void lower_softmax(LowerContext &c) {
   if (c.node().op_type == "Softmax" && t == Halide::Float(32) && softmax_needs_no_max(ax, c.input_abs_bound(0))) {
     // A bounded input (a LayerNormalization's, say) cannot overflow exp(): no max pass,
     // and the input is read once.
-    exp_value = exp_bounded(Halide::cast(t, in.at(idx)));
+    exp_value = math::exp_bounded(Halide::cast(t, in.at(idx)));
   } else {
     ValueAt x = row_values(c, ax, "x", in, t, [&](const std::vector<Expr> &i) { return Halide::cast(t, in.at(i)); });
     // Subtracting the row max keeps exp() from overflowing.
@@ -229,11 +174,11 @@ void lower_softmax(LowerContext &c) {
     auto shifted = [&](const std::vector<Expr> &i) { return x(i) - call(mx, ax.kept(i)); };
     if (c.node().op_type == "LogSoftmax") {
       Func sum = fold(c, ax, "sum", Halide::cast(t, 0), sum_of,
-                      [&](const std::vector<Expr> &i) { return Halide::exp(shifted(i)); });
-      c.define_output(0, v, shifted(idx) - Halide::log(call(sum, ax.kept(idx))));
+                      [&](const std::vector<Expr> &i) { return math::exp_nonpositive(shifted(i)); });
+      c.define_output(0, v, shifted(idx) - math::log(call(sum, ax.kept(idx))));
       return;
     }
-    exp_value = exp_nonpositive(shifted(idx));
+    exp_value = math::exp_nonpositive(shifted(idx));
   }
   // The exp is read by the sum and by the output: one exp per element.
   Func e = c.func("exp");
@@ -305,7 +250,7 @@ void lower_layernorm(LowerContext &c) {
     return d * d;
   });
   auto inv_std = [&](const std::vector<Expr> &i) {
-    return Halide::cast(t, 1) / Halide::sqrt(call(sq, ax.kept(i)) / n + Halide::cast(t, a.epsilon));
+    return math::rsqrt(call(sq, ax.kept(i)) / n + Halide::cast(t, a.epsilon));
   };
   auto v = c.vars(in.rank());
   auto idx = c.exprs(v);
@@ -380,8 +325,8 @@ Expr log_sum_exp(LowerContext &c, const AxisReduction &ax, Halide::Type t, const
   Halide::Type ft = as_float(Halide::cast(t, 0)).type();
   Func mx = fold(c, ax, "max", ft.min(), max_of, xf);
   Func s = fold(c, ax, "sumexp", Halide::cast(ft, 0), sum_of,
-                [&](const std::vector<Expr> &i) { return Halide::exp(xf(i) - call(mx, ax.kept(i))); });
-  return Halide::log(call(s, k)) + call(mx, k);
+                [&](const std::vector<Expr> &i) { return math::exp_nonpositive(xf(i) - call(mx, ax.kept(i))); });
+  return math::log(call(s, k)) + call(mx, k);
 }
 
 void lower_reduce_with(LowerContext &c, ReduceValue value) {
@@ -461,9 +406,9 @@ void register_reduction_ops(OpRegistry &r) {
   add_reduce(r, "ReduceMean",
              {"sum", zero, sum_of, nullptr, mean_of});
   add_reduce(r, "ReduceSumSquare", {"sumsq", zero, sum_of, square});
-  add_reduce(r, "ReduceL2", {"sumsq", zero, sum_of, square, [](E sum, E) { return Halide::sqrt(as_float(sum)); }});
+  add_reduce(r, "ReduceL2", {"sumsq", zero, sum_of, square, [](E sum, E) { return math::sqrt(as_float(sum)); }});
   add_reduce(r, "ReduceL1", {"sumabs", zero, sum_of, [](E x) { return Halide::cast(x.type(), Halide::abs(x)); }});
-  add_reduce(r, "ReduceLogSum", {"sum", zero, sum_of, nullptr, [](E sum, E) { return Halide::log(as_float(sum)); }});
+  add_reduce(r, "ReduceLogSum", {"sum", zero, sum_of, nullptr, [](E sum, E) { return math::log(as_float(sum)); }});
   add_reduce(r, "ReduceMax", {"max", [](const Halide::Type &t) { return t.min(); }, max_of});
   add_reduce(r, "ReduceMin", {"min", [](const Halide::Type &t) { return t.max(); }, min_of});
   add_reduce(r, "ReduceProd", {"prod", [](const Halide::Type &t) { return Halide::cast(t, 1); }, product_of});

@@ -8,6 +8,7 @@
 
 #include "lowering/infer_context.h"
 #include "lowering/lower_context.h"
+#include "lowering/math_library.h"
 #include "lowering/op_registry.h"
 #include "lowering/ops/op_helpers.h"
 
@@ -51,11 +52,11 @@ void lower_window(LowerContext &c) {
   const std::string &op = c.node().op_type;
   Expr y;
   if (op == "HannWindow")
-    y = Expr(0.5) - Expr(0.5) * Halide::cos(a);
+    y = Expr(0.5) - Expr(0.5) * math::cos(a);
   else if (op == "HammingWindow")
-    y = Expr(25.0 / 46.0) - Expr(21.0 / 46.0) * Halide::cos(a);
+    y = Expr(25.0 / 46.0) - Expr(21.0 / 46.0) * math::cos(a);
   else
-    y = Expr(0.42) - Expr(0.5) * Halide::cos(a) + Expr(0.08) * Halide::cos(2 * a);
+    y = Expr(0.42) - Expr(0.5) * math::cos(a) + Expr(0.08) * math::cos(2 * a);
   c.define_output(0, v, y);
 }
 
@@ -66,7 +67,7 @@ std::pair<Expr, Expr> twiddle(const Expr &k, const Expr &n, const Expr &len) {
   Expr l64 = Halide::cast(Halide::Int(64), len);
   Expr kn = (Halide::cast(Halide::Int(64), k) * Halide::cast(Halide::Int(64), n)) % Halide::max(l64, 1);
   Expr a = Expr(2 * M_PI) * Halide::cast(kF64, kn) / Halide::cast(kF64, len);
-  return {Halide::cos(a), Halide::sin(a)};
+  return {math::cos(a), math::sin(a)};
 }
 
 // The real and imaginary part of a [..., 1 or 2] tensor at `idx` (without the

@@ -2,6 +2,7 @@
 // and their inverses, Round, Sign, IsInf and IsNaN.
 #include "lowering/infer_context.h"
 #include "lowering/lower_context.h"
+#include "lowering/math_library.h"
 #include "lowering/op_registry.h"
 #include "lowering/ops/op_helpers.h"
 
@@ -10,11 +11,14 @@ namespace {
 
 using Halide::Expr;
 
-// Halide's math function as an op's expression.
+// Halide's math function as an op's expression (those math_library.h
+// lacks; each is a libm call per lane on x86).
 template <Expr (*fn)(Expr)>
 Expr halide_math(const Expr &x, const UnaryArgs &) {
   return fn(x);
 }
+
+Expr atan(const Expr &x, const UnaryArgs &) { return math::atan(x); }
 
 void require_float_input(InferContext &c) {
   if (!dtype_is_float(c.dtype(0))) c.fail("input must be a float tensor, got ", dtype_name(c.dtype(0)));
@@ -79,7 +83,7 @@ void register_unary_math_ops(OpRegistry &r) {
   const std::pair<const char *, UnaryMath> fns[] = {
       {"Tan", {halide_math<Halide::tan>}},     {"Sinh", {halide_math<Halide::sinh>}},
       {"Cosh", {halide_math<Halide::cosh>}},   {"Asin", {halide_math<Halide::asin>}},
-      {"Acos", {halide_math<Halide::acos>}},   {"Atan", {halide_math<Halide::atan>}},
+      {"Acos", {halide_math<Halide::acos>}},   {"Atan", {atan}},
       {"Asinh", {halide_math<Halide::asinh>}}, {"Acosh", {halide_math<Halide::acosh>}},
       {"Atanh", {halide_math<Halide::atanh>}}, {"Round", {halide_math<Halide::round>}},
   };
