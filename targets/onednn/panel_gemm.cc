@@ -2,42 +2,36 @@
 
 #include <immintrin.h>
 
+#include "targets/onednn/panel_math.h"
+
 namespace disco {
 
 namespace {
 
-// e^x for x <= 0 (the argument of GELU's erf below): 2^k e^r with
-// k = round(x / ln 2), ln 2 in two parts (Cephes'), a degree-6 polynomial.
-inline __m512 exp_nonpositive(__m512 x) {
-  x = _mm512_max_ps(x, _mm512_set1_ps(-87.0f));
-  const __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504f)), _MM_FROUND_TO_NEAREST_INT);
-  __m512 r = _mm512_fnmadd_ps(k, _mm512_set1_ps(0.693359375f), x);
-  r = _mm512_fnmadd_ps(k, _mm512_set1_ps(-2.12194440e-4f), r);
-  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
-  static const float kP[] = {1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f};
-  for (float c : kP) p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(c));
-  p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
-  return _mm512_scalef_ps(p, k);
-}
-
-// x * 0.5 * (1 + erf(x / sqrt 2)), erf by Abramowitz and Stegun 7.1.26
-// (absolute error below 1.5e-7).
-inline __m512 gelu_erf(__m512 x) {
-  const __m512 z = _mm512_mul_ps(x, _mm512_set1_ps(0.70710678f));
-  const __m512 az = _mm512_abs_ps(z);
-  const __m512 t =
-      _mm512_div_ps(_mm512_set1_ps(1.0f), _mm512_fmadd_ps(az, _mm512_set1_ps(0.3275911f), _mm512_set1_ps(1.0f)));
-  __m512 p = _mm512_set1_ps(1.061405429f);
-  static const float kA[] = {-1.453152027f, 1.421413741f, -0.284496736f, 0.254829592f};
-  for (float c : kA) p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(c));
-  p = _mm512_mul_ps(p, t);
-  const __m512 e = exp_nonpositive(_mm512_sub_ps(_mm512_setzero_ps(), _mm512_mul_ps(az, az)));
-  const __m512 erf_abs = _mm512_fnmadd_ps(p, e, _mm512_set1_ps(1.0f));
-  // erf is odd: the sign of z.
-  const __mmask16 negative = _mm512_cmp_ps_mask(z, _mm512_setzero_ps(), _CMP_LT_OQ);
-  const __m512 erf = _mm512_mask_sub_ps(erf_abs, negative, _mm512_setzero_ps(), erf_abs);
-  return _mm512_mul_ps(_mm512_mul_ps(x, _mm512_set1_ps(0.5f)), _mm512_add_ps(erf, _mm512_set1_ps(1.0f)));
-}
+// panel_math.h's operations on 16 floats.
+struct Avx512 {
+  static __m512 splat(float v) { return _mm512_set1_ps(v); }
+  static __m512 add(__m512 a, __m512 b) { return _mm512_add_ps(a, b); }
+  static __m512 sub(__m512 a, __m512 b) { return _mm512_sub_ps(a, b); }
+  static __m512 mul(__m512 a, __m512 b) { return _mm512_mul_ps(a, b); }
+  static __m512 div(__m512 a, __m512 b) { return _mm512_div_ps(a, b); }
+  static __m512 fmadd(__m512 a, __m512 b, __m512 c) { return _mm512_fmadd_ps(a, b, c); }
+  static __m512 min(__m512 a, __m512 b) { return _mm512_min_ps(a, b); }
+  static __m512 max(__m512 a, __m512 b) { return _mm512_max_ps(a, b); }
+  static __m512 abs(__m512 a) { return _mm512_abs_ps(a); }
+  static __m512 high_bits(__m512 a) {
+    const __m512i mask = _mm512_set1_epi32(static_cast<int>(math_coefficients::kHalfMantissaMask));
+    return _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(a), mask));
+  }
+  static __m512 round(__m512 a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+  static __m512 scale(__m512 a, __m512 k) { return _mm512_scalef_ps(a, k); }
+  static __m512 select_negative(__m512 c, __m512 a, __m512 b) {
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(c, _mm512_setzero_ps(), _CMP_LT_OQ), b, a);
+  }
+  static __m512 keep_nan(__m512 x, __m512 y) {
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), y, x);
+  }
+};
 
 inline __m512 operand_at(const PanelOp &op, int64_t r, int64_t n) {
   const float *p = op.operand + r * op.row_stride + n * op.col_stride;
@@ -61,7 +55,7 @@ inline __m512 epilogue(__m512 v, const PanelGemm &g, int64_t r, int64_t n) {
         break;
       }
       case PanelOp::GeluErf:
-        v = gelu_erf(v);
+        v = panel_math::gelu_erf<Avx512>(v);
         break;
       case PanelOp::Linear:
         v = _mm512_fmadd_ps(v, _mm512_set1_ps(op.a), _mm512_set1_ps(op.b));

@@ -1,0 +1,60 @@
+// The panel product's GELU, x Phi(x) in its erf form, step for step
+// math::gelu_erf of lowering/math_library.cc with its constants
+// (lowering/math_coefficients.h): Phi from erfc(|x| / sqrt 2) = t e^(-x^2/2 +
+// R(t - 0.65)), t = 1 / (1 + |x| / (2 sqrt 2)), x^2 taken exactly as hi + lo.
+// So host kernels and the panel product compute one GELU, within a few ulp
+// of each other (tests/targets/onednn/panel_math_test.cc).
+//
+// Written once over a vector type V and its operations Ops, so that
+// panel_gemm.cc runs it on AVX-512 registers and the test on plain floats.
+// Ops provides, as static functions on V:
+//   splat(float), add, sub, mul, div, fmadd(a, b, c) = a b + c, min, max, abs,
+//   high_bits(x) (x with its 12 low mantissa bits cleared), round(x) (to the
+//   nearest integer, as a float), scale(x, k) (x 2^k, k integral),
+//   select_negative(c, a, b) (a where c < 0, else b), keep_nan(x, y) (x where
+//   x is NaN, else y).
+// Templates and constants only: panel_gemm.cc, built for AVX-512, includes it
+// and must hold no library code.
+#pragma once
+
+#include "lowering/math_coefficients.h"
+
+namespace disco::panel_math {
+
+template <class Ops, class V, unsigned long N>
+inline V horner(V x, const float (&c)[N]) {
+  V p = Ops::splat(c[N - 1]);
+  for (unsigned long i = N - 1; i-- > 0;) p = Ops::fmadd(p, x, Ops::splat(c[i]));
+  return p;
+}
+
+// e^(hi + lo) for hi in [-104, 0] and |lo| < 2, hi exact in the reduction.
+template <class Ops, class V>
+inline V exp_of_sum(V hi, V lo) {
+  namespace mc = math_coefficients;
+  const V k = Ops::round(Ops::mul(Ops::max(Ops::add(hi, lo), Ops::splat(-104.0f)), Ops::splat(mc::kLog2e)));
+  V r = Ops::fmadd(k, Ops::splat(-mc::kLn2Hi), hi);  // exact
+  r = Ops::fmadd(k, Ops::splat(-mc::kLn2Lo), Ops::add(r, lo));
+  const V em1 = Ops::fmadd(Ops::mul(r, r), horner<Ops>(r, mc::kExpRemainder), r);  // e^r - 1
+  return Ops::scale(Ops::add(em1, Ops::splat(1.0f)), k);
+}
+
+template <class Ops, class V>
+inline V gelu_erf(V x) {
+  namespace mc = math_coefficients;
+  const V xc = Ops::min(Ops::max(x, Ops::splat(-16.0f)), Ops::splat(16.0f));
+  // x^2 / 2 = hi + lo exactly.
+  const V h = Ops::high_bits(xc), l = Ops::sub(xc, h), half = Ops::splat(0.5f);
+  const V hi = Ops::mul(half, Ops::mul(h, h)), lo = Ops::mul(half, Ops::mul(l, Ops::add(Ops::add(h, h), l)));
+  // erfc(a), a = |x| / sqrt 2.
+  const V a = Ops::mul(Ops::abs(xc), Ops::splat(mc::kSqrtHalf));
+  const V t = Ops::div(Ops::splat(1.0f),
+                       Ops::fmadd(Ops::min(a, Ops::splat(mc::kErfcMaxArgument)), half, Ops::splat(1.0f)));
+  const V rt = horner<Ops>(Ops::sub(t, Ops::splat(mc::kErfcCenter)), mc::kErfc);
+  const V hi_c = Ops::sub(Ops::splat(0.0f), Ops::min(hi, Ops::splat(104.0f)));
+  const V half_erfc = Ops::mul(half, Ops::mul(t, exp_of_sum<Ops>(hi_c, Ops::sub(rt, lo))));
+  const V phi = Ops::select_negative(xc, half_erfc, Ops::sub(Ops::splat(1.0f), half_erfc));
+  return Ops::keep_nan(x, Ops::mul(Ops::max(x, Ops::splat(-16.0f)), phi));
+}
+
+}  // namespace disco::panel_math

@@ -1,0 +1,98 @@
+// targets/onednn/panel_math.h, the panel product's GELU, run on plain floats
+// (a fused multiply-add as the hardware's, scalef as ldexp) so that it is
+// checked on every CPU, not only on AVX-512 ones: against the exact GELU,
+// and against math::gelu_erf as host kernels compute it.
+#include "targets/onednn/panel_math.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "lowering/math_library.h"
+
+namespace disco {
+namespace {
+
+// panel_math.h's operations on one float, as the AVX-512 ones on each lane.
+struct Scalar {
+  static float splat(float v) { return v; }
+  static float add(float a, float b) { return a + b; }
+  static float sub(float a, float b) { return a - b; }
+  static float mul(float a, float b) { return a * b; }
+  static float div(float a, float b) { return a / b; }
+  static float fmadd(float a, float b, float c) { return std::fma(a, b, c); }
+  static float min(float a, float b) { return a < b ? a : b; }  // b when either is NaN, as vminps
+  static float max(float a, float b) { return a > b ? a : b; }
+  static float abs(float a) { return std::fabs(a); }
+  static float high_bits(float a) {
+    uint32_t u;
+    std::memcpy(&u, &a, 4);
+    u &= math_coefficients::kHalfMantissaMask;
+    std::memcpy(&a, &u, 4);
+    return a;
+  }
+  static float round(float a) { return std::nearbyint(a); }
+  static float scale(float a, float k) { return std::ldexp(a, static_cast<int>(k)); }
+  static float select_negative(float c, float a, float b) { return c < 0 ? a : b; }
+  static float keep_nan(float x, float y) { return std::isnan(x) ? x : y; }
+};
+
+float panel_gelu(float x) { return panel_math::gelu_erf<Scalar>(x); }
+
+std::vector<float> host_gelu(const std::vector<float> &xs) {
+  Halide::ImageParam in(Halide::Float(32), 1);
+  Halide::Var i;
+  Halide::Func f;
+  f(i) = math::gelu_erf(in(i));
+  f.vectorize(i, 8, Halide::TailStrategy::GuardWithIf);
+  in.set(Halide::Buffer<float>(const_cast<float *>(xs.data()), static_cast<int>(xs.size())));
+  std::vector<float> out(xs.size());
+  Halide::Buffer<float> outb(out.data(), static_cast<int>(out.size()));
+  f.realize(outb, Halide::get_jit_target_from_environment());
+  return out;
+}
+
+// |got - want| in ulps of float at want.
+double ulps(double got, double want) {
+  int e;
+  std::frexp(want, &e);
+  return std::fabs(got - want) / std::ldexp(1.0, std::max(e - 24, -149));
+}
+
+TEST(PanelMath, GeluIsWithinMathLibrarysBoundOfTheExactGeluAndOfHostKernels) {
+  std::vector<float> xs;
+  for (int i = 0; i <= 1 << 20; ++i) xs.push_back(-13.0f + 33.0f * static_cast<float>(i) / (1 << 20));
+  for (float x = 1e-30f; x < 1; x *= 1.01f) xs.push_back(x), xs.push_back(-x);
+  const std::vector<float> host = host_gelu(xs);
+  double to_exact = 0, to_host = 0;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const double x = xs[i], exact = x * 0.5 * std::erfc(-x / std::sqrt(2.0));
+    const float panel = panel_gelu(xs[i]);
+    to_exact = std::max(to_exact, ulps(panel, exact));
+    to_host = std::max(to_host, ulps(panel, host[i]));
+  }
+  EXPECT_LE(to_exact, 6.0);  // math::gelu_erf's bound
+  EXPECT_LE(to_host, 6.0);  // 4 measured, at x = -13
+  std::printf("[ measure  ] panel GELU: %.2f ulp from the exact GELU, %.2f ulp from math::gelu_erf\n", to_exact,
+              to_host);
+}
+
+TEST(PanelMath, GeluKeepsItsSpecialValues) {
+  const float inf = std::numeric_limits<float>::infinity();
+  EXPECT_TRUE(std::isnan(panel_gelu(std::numeric_limits<float>::quiet_NaN())));
+  EXPECT_EQ(panel_gelu(inf), inf);
+  EXPECT_EQ(panel_gelu(30), 30);
+  for (float x : {-inf, -30.0f, -0.0f}) {
+    EXPECT_EQ(panel_gelu(x), 0.0f) << x;
+    EXPECT_TRUE(std::signbit(panel_gelu(x))) << x;
+  }
+  EXPECT_EQ(panel_gelu(0), 0.0f);
+  EXPECT_FALSE(std::signbit(panel_gelu(0)));
+}
+
+}  // namespace
+}  // namespace disco
