@@ -3,6 +3,7 @@
 // of one compile.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 
@@ -267,6 +268,70 @@ TEST_P(OnednnEpilogue, FusesIntoTheMatMulStepAndMatchesTheReference) {
 
 INSTANTIATE_TEST_SUITE_P(Epilogues, OnednnEpilogue, ::testing::ValuesIn(epilogue_cases()),
                          [](const ::testing::TestParamInfo<EpilogueCase> &i) { return i.param.name; });
+
+// GELU (as PyTorch exports it), Tanh and Sigmoid after a MatMul by constant
+// weights, on 16 and 40 rows whose products reach +-8: the host's Halide
+// kernel (lowering/math_library.h) and the oneDNN step (the panel product
+// with panel_math.h's GELU on AVX-512 CPUs, oneDNN's post-ops elsewhere)
+// agree with a double-precision reference, and so with each other, to within
+// the float rounding of the product and a few ulp of the function.
+TEST(OnednnMatMul, TranscendentalEpiloguesGiveTheHostKernelsNumbers) {
+  const int64_t k = 64, n = 96;
+  const TensorData w = random_f32({k, n}, 11, 0.25f);
+  struct Case {
+    const char *name;
+    std::function<std::string(GraphBuilder &, const std::string &)> build;
+    double (*ref)(double);
+  };
+  const Case cases[] = {
+      {"gelu",
+       [](GraphBuilder &b, const std::string &y) {
+         auto e = b.op("Erf", {b.op("Div", {y, scalar(b, 1.4142135f)})});
+         return b.op("Mul", {b.op("Mul", {y, b.op("Add", {e, scalar(b, 1.0f)})}), scalar(b, 0.5f)});
+       },
+       gelu},
+      {"tanh", [](GraphBuilder &b, const std::string &y) { return b.op("Tanh", {y}); },
+       [](double y) { return std::tanh(y); }},
+      {"sigmoid", [](GraphBuilder &b, const std::string &y) { return b.op("Sigmoid", {y}); },
+       [](double y) { return 1 / (1 + std::exp(-y)); }},
+  };
+  CompileOptions host_only;
+  host_only.backends = {"host"};
+  host_only.use_cache = false;
+  for (const Case &c : cases) {
+    GraphBuilder b;
+    auto x = b.input("x", DType::F32, {sym("m"), k});
+    b.output(c.build(b, b.op("MatMul", {x, b.constant("w", w)})));
+    const Graph g = b.build();
+    Session on_host(g, std::string(c.name) + "_host", "", host_only);
+    Session on_onednn(g, std::string(c.name) + "_onednn", "", onednn_first());
+    on_host.set_num_threads(1);
+    on_onednn.set_num_threads(1);  // the panel product takes small weights on one thread
+    EXPECT_EQ(count_steps(on_onednn.last_compile().plan).other, 0) << c.name << " runs in the oneDNN step";
+    EXPECT_EQ(count_steps(on_host.last_compile().plan).onednn, 0) << c.name;
+    for (int64_t m : {16, 40}) {
+      const TensorData tx = random_f32({m, k}, 5 + static_cast<uint32_t>(m), 3.0f);
+      const auto from_host = on_host.run({tx}), from_onednn = on_onednn.run({tx});
+      double worst = 0, reach = 0;  // worst error over its tolerance; the largest |product|
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          double y = 0, magnitude = 0;
+          for (int64_t kk = 0; kk < k; ++kk) {
+            const double p = double(tx.as<float>()[i * k + kk]) * w.as<float>()[kk * n + j];
+            y += p, magnitude += std::fabs(p);
+          }
+          const double want = c.ref(y);
+          // The product's rounding, through a slope of at most 1.13, and 8 ulp of the result.
+          const double tol = 1.2 * k * 0x1p-24 * magnitude + 8 * 0x1p-24 * std::fabs(want);
+          const float h = from_host[0].as<float>()[i * n + j], o = from_onednn[0].as<float>()[i * n + j];
+          worst = std::max({worst, std::fabs(h - want) / tol, std::fabs(o - want) / tol});
+          reach = std::max(reach, std::fabs(y));
+        }
+      EXPECT_LE(worst, 1.0) << c.name << " at m = " << m;
+      EXPECT_GT(reach, 6.0) << "the products reach far into the function's tails";
+    }
+  }
+}
 
 }  // namespace
 }  // namespace disco
