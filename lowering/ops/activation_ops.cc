@@ -1,6 +1,6 @@
 // Activations with attributes: Elu, Selu, Celu, LeakyRelu, ThresholdedRelu,
-// HardSigmoid, HardSwish, Softplus, Softsign, Shrink, Mish, and PRelu with its
-// slope broadcast to the input. Half types compute in float32.
+// HardSigmoid, HardSwish, Softplus, Softsign, Shrink, Mish, Gelu, and PRelu
+// with its slope broadcast to the input. Half types compute in float32.
 #include "lowering/infer_context.h"
 #include "lowering/lower_context.h"
 #include "lowering/math_library.h"
@@ -86,6 +86,10 @@ void register_activation_ops(OpRegistry &r) {
   add_float_unary(r, "Softplus", {[](const Expr &x, Args) { return math::softplus(x); }});
   add_float_unary(r, "Softsign", {[](const Expr &x, Args) { return x / (1 + Halide::abs(x)); }});
   add_float_unary(r, "Mish", {[](const Expr &x, Args) { return x * math::tanh(math::softplus(x)); }});
+  add_float_unary(r, "Gelu", {[](const Expr &x, Args u) {
+                    return u.attrs.get_string("approximate", "none") == "tanh" ? math::gelu_tanh(x) : math::gelu_erf(x);
+                  }},
+                  20);
   r.add("Shrink", 9, OpKind::Elementwise, infer_numeric_unary, lower_shrink);
   r.add("PRelu", 7, OpKind::Elementwise, infer_prelu, lower_prelu);
 }

@@ -76,8 +76,8 @@ void lower_float_unary(LowerContext &c) {
 
 }  // namespace
 
-void add_float_unary(OpRegistry &r, const char *op, UnaryMath m) {
-  r.add(op, 1, OpKind::Elementwise, infer_float_unary, lower_float_unary, m);
+void add_float_unary(OpRegistry &r, const char *op, UnaryMath m, int since) {
+  r.add(op, since, OpKind::Elementwise, infer_float_unary, lower_float_unary, m);
 }
 
 void infer_numeric_unary(InferContext &c) {

@@ -70,8 +70,8 @@ Halide::Type acc_type(DType t);
 // An elementwise op of one float input (opset 1 on), registered with its
 // expression: inference wants a float input and gives the output its dtype and
 // shape; lowering hands the expression the element in its accumulation type,
-// since Halide's math wants float32 or float64.
-void add_float_unary(OpRegistry &r, const char *op, UnaryMath m);
+// since Halide's math wants float32 or float64. `since`: the first opset.
+void add_float_unary(OpRegistry &r, const char *op, UnaryMath m, int since = 1);
 
 // Inference of an elementwise op of one numeric (not bool) input: the output
 // has the input's dtype and shape.

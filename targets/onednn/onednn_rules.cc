@@ -416,6 +416,9 @@ bool match_epilogue_node(const MatchContext &ctx, int anchor, int cur, int node,
     u.post_ops.push_back({OnednnPostOp::Sigmoid});
   } else if (op == "Tanh") {
     u.post_ops.push_back({OnednnPostOp::Tanh});
+  } else if (op == "Gelu") {  // opset 20's; its tanh form stays on the host
+    if (AttrReader(n.attrs, n.where()).get_string("approximate", "none") != "none") return false;
+    u.post_ops.push_back({OnednnPostOp::GeluErf});
   } else if (op == "Clip") {
     double lo = 0, hi = 0;
     if (n.inputs[0] != cur || !clip_bounds(ctx, cur, n, &lo, &hi)) return false;

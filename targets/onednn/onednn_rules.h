@@ -1,9 +1,10 @@
 // What the oneDNN backend takes: a MatMul, Gemm or Conv (the anchor) with
 // the epilogue that follows it as oneDNN post-ops: bias and residual adds,
-// Relu, Gelu (in the erf form PyTorch exports), Sigmoid, Tanh, LeakyRelu,
-// Clip, scalar scaling and inference BatchNormalization. Also MaxPool,
-// AveragePool and their Global forms, alone, so that convolutional networks
-// stay in oneDNN's layout between their convolutions.
+// Relu, Gelu (in the erf form PyTorch exports, or opset 20's Gelu node),
+// Sigmoid, Tanh, LeakyRelu, Clip, scalar scaling and inference
+// BatchNormalization. Also MaxPool, AveragePool and their Global forms,
+// alone, so that convolutional networks stay in oneDNN's layout between
+// their convolutions.
 //
 // A MatMul also takes the Reshape and Transpose views around it (attention's
 // head split and merge) as strided operands and result: see onednn_view.h.

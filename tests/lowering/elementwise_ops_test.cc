@@ -56,6 +56,47 @@ TEST(ElementwiseOps, ErfMatchesTheLibm) {
   EXPECT_LE(testing::closeness(out[0], f32({81}, ref), 1e-5, 1e-6), 1.0);
 }
 
+// Opset 20's Gelu: x Phi(x) by default, its tanh approximation on request.
+TEST(ElementwiseOps, GeluHasItsErfAndItsTanhForm) {
+  for (const char *approximate : {"none", "tanh"}) {
+    GraphBuilder b(20);
+    auto x = b.input("x", DType::F32, {Dim::symbol("n")});
+    b.output(b.op("Gelu", {x}, testing::attrs({{"approximate", attr_string(approximate)}})));
+    std::vector<float> in, ref;
+    for (int i = -60; i <= 60; ++i) {
+      const double v = i * 0.1;
+      in.push_back(static_cast<float>(v));
+      ref.push_back(static_cast<float>(std::string(approximate) == "tanh"
+                                           ? 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)))
+                                           : 0.5 * v * std::erfc(-v / std::sqrt(2.0))));
+    }
+    auto out = testing::jit_eval(b.build(), {f32({121}, in)});
+    EXPECT_LE(testing::closeness(out[0], f32({121}, ref), 1e-5, 1e-7), 1.0) << approximate;
+  }
+}
+
+// A constant integer exponent in [-2, 4] is multiplies, negative bases
+// included; any other exponent is powf's.
+TEST(ElementwiseOps, PowByAConstantHandlesNegativeBasesAndFractions) {
+  const std::vector<float> base = {-3, -1.5f, -0.5f, 0, 0.5f, 2, 10};
+  for (float e : {-2.0f, -1.0f, 0.0f, 2.0f, 3.0f, 4.0f, 5.0f, 0.5f, -1.5f}) {
+    GraphBuilder b;
+    auto x = b.input("x", DType::F32, {Dim::symbol("n")});
+    b.output(b.op("Pow", {x, b.constant("e", f32({}, {e}))}));
+    auto out = testing::jit_eval(b.build(), {f32({7}, base)});
+    for (size_t i = 0; i < base.size(); ++i) {
+      const float want = std::pow(base[i], e), got = out[0].as<float>()[i];
+      if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan(got)) << base[i] << "^" << e;
+      } else if (std::isinf(want)) {
+        EXPECT_EQ(got, want) << base[i] << "^" << e;
+      } else {
+        EXPECT_NEAR(got, want, 1e-6f * std::fabs(want)) << base[i] << "^" << e;
+      }
+    }
+  }
+}
+
 // ---- Clip, Min, Max, Sum, Mean ----------------------------------------------
 
 TEST(ElementwiseOps, ClipBeforeOpset11UsesAttributes) {
