@@ -1,17 +1,18 @@
-// How the float32 functions work. Halide compiles float arithmetic with
-// LLVM's fast-math flags (reassociation, no NaNs, no infinities, no signed
-// zeros), under which (x - k C1) - k C2 may become x - k (C1 + C2) and
-// (1 + x) - 1 may become x. So:
-// - the steps whose rounding is the point (range reductions, exact
-//   splits, scalings by 2^k that may overflow or underflow) are wrapped in
-//   Halide::strict_float, which compiles them without those flags;
-// - special values are put in by selects on the bit patterns (integer
+// How the float32 functions survive compilation. Halide compiles float
+// arithmetic with LLVM's fast-math flags (reassociation, no NaNs, no
+// infinities, no signed zeros), under which (x - k C1) - k C2 may become
+// x - k (C1 + C2); and Halide's own simplifier rewrites float arithmetic as it
+// would integers' ((m - 1) c becomes m c - c, z + z q becomes z (q + 1), a
+// constant term moves out of a sum). So:
+// - the exact steps (the first step of a range reduction, m - 1, splits) go
+//   through `opaque`, a strict_float, compiled without those flags and left
+//   alone by the simplifier; a value whose form must not be spread over its
+//   uses (a remainder that feeds a polynomial) goes through `hidden`;
+// - special values are put in by selects on bit patterns (integer
 //   operations), never by float compares with NaN or infinite constants;
-// - rounding to an integer is a multiply-add with 1.5 * 2^23, read back
-//   through the bits, which no flag can fold away.
-// Halide's own simplifier rewrites float arithmetic as it would integers'
-// ((x - 1) c becomes x c - c, x + x y becomes x (y + 1)), so the operands
-// whose form matters go through `opaque`, whose inside it does not rewrite.
+// - rounding to an integer is a multiply-add with 1.5 * 2^23 read back
+//   through the bits, and scaling by 2^k adds to the exponent bits before one
+//   multiply, neither of which a flag can fold away.
 #include "lowering/math_library.h"
 
 #include <cstdint>
@@ -41,8 +42,8 @@ Expr signed_bits(const Expr &x) { return Halide::reinterpret(Halide::Int(32, x.t
 Expr from_bits(const Expr &u) { return Halide::reinterpret(Halide::Float(32, u.type().lanes()), u); }
 Expr u32(uint32_t v) { return Expr(v); }
 
-constexpr uint32_t kSignBit = 0x80000000u, kAbsMask = 0x7fffffffu, kInfBits = 0x7f800000u,
-                   kNegInfBits = 0xff800000u, kNanBits = 0x7fc00000u;
+constexpr uint32_t kSignBit = 0x80000000u, kAbsMask = 0x7fffffffu, kInfBits = 0x7f800000u, kNegInfBits = 0xff800000u,
+                   kNanBits = 0x7fc00000u;
 
 Expr sign_of(const Expr &x) { return bits(x) & u32(kSignBit); }
 Expr abs_bits(const Expr &x) { return bits(x) & u32(kAbsMask); }
@@ -173,9 +174,9 @@ Expr log_f32(const Expr &x) {
   Expr denormal = u < u32(0x00800000u);
   Decomposed d = decompose(Halide::select(denormal, x * 8388608.0f, x));  // 2^23
   Expr y = log_of_parts(d.e - Halide::select(denormal, 23, 0), opaque(d.m - 1.0f));
-  y = replace(u >= u32(kInfBits), u, y);              // +inf, NaN
-  y = replace(u > u32(kSignBit), kNanBits, y);        // x < 0
-  return replace(is_zero(x), kNegInfBits, y);         // +-0
+  y = replace(u >= u32(kInfBits), u, y);        // +inf, NaN
+  y = replace(u > u32(kSignBit), kNanBits, y);  // x < 0
+  return replace(is_zero(x), kNegInfBits, y);   // +-0
 }
 
 // log1p on [-1, 2^24): with 1 + x = 2^e m, f = m - 1 = (x - (2^e - 1)) 2^-e
@@ -207,8 +208,8 @@ struct Square {
 };
 Square exact_square(const Expr &x) {
   Expr h = from_bits(bits(x) & u32(mc::kHalfMantissaMask));
-  Expr l = Halide::strict_float(x - h);
-  return {Halide::strict_float(h * h), Halide::strict_float(l * (h + h + l))};
+  Expr l = opaque(x - h);
+  return {opaque(h * h), opaque(l * (h + h + l))};
 }
 
 // erfc(a) for a >= 0, given a^2 as hi + lo: t e^(-a^2 + R(t - 0.65)).
@@ -265,9 +266,7 @@ Expr sigmoid_f32(const Expr &x) {
 }
 
 // max(x, 0) + log1p(e^-|x|).
-Expr softplus_f32(const Expr &x) {
-  return keep_nan(x, Halide::max(x, 0.0f) + log1p_f32(exp_f32(-Halide::abs(x))));
-}
+Expr softplus_f32(const Expr &x) { return keep_nan(x, Halide::max(x, 0.0f) + log1p_f32(exp_f32(-Halide::abs(x)))); }
 
 // ---- sin, cos, atan ---------------------------------------------------------------------
 
@@ -277,9 +276,10 @@ Expr softplus_f32(const Expr &x) {
 Expr sin_cos_f32(const Expr &x, bool cosine) {
   Expr ad = Halide::cast<double>(Halide::abs(x));
   const Expr magic(6755399441055744.0);  // 1.5 * 2^52
-  Expr kd = Halide::strict_float((ad * Expr(mc::kTwoOverPiD) + magic) - magic);
-  Expr rd = Halide::strict_float((ad - kd * Expr(mc::kHalfPiD1)) - kd * Expr(mc::kHalfPiD2));
-  Expr r = Halide::clamp(Halide::cast<float>(rd), -0.785398185f, 0.785398185f);  // pi/4: finite beyond 1.3e7
+  Expr kd = opaque((ad * Expr(mc::kTwoOverPiD) + magic) - magic);
+  Expr rd = opaque((ad - kd * Expr(mc::kHalfPiD1)) - kd * Expr(mc::kHalfPiD2));
+  // Clamped to pi/4 so that beyond 1.3e7, where the reduction is inexact, the result stays in [-1, 1].
+  Expr r = Halide::clamp(Halide::cast<float>(rd), -0.785398185f, 0.785398185f);
   Expr q = Halide::cast<int32_t>(Halide::min(kd, Expr(1073741824.0))) + (cosine ? 1 : 0);  // its low bits
   Expr w = r * r;
   Expr s = opaque(r) + r * (w * horner(w, mc::kSin));

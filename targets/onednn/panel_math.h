@@ -48,8 +48,8 @@ inline V gelu_erf(V x) {
   const V hi = Ops::mul(half, Ops::mul(h, h)), lo = Ops::mul(half, Ops::mul(l, Ops::add(Ops::add(h, h), l)));
   // erfc(a), a = |x| / sqrt 2.
   const V a = Ops::mul(Ops::abs(xc), Ops::splat(mc::kSqrtHalf));
-  const V t = Ops::div(Ops::splat(1.0f),
-                       Ops::fmadd(Ops::min(a, Ops::splat(mc::kErfcMaxArgument)), half, Ops::splat(1.0f)));
+  const V t =
+      Ops::div(Ops::splat(1.0f), Ops::fmadd(Ops::min(a, Ops::splat(mc::kErfcMaxArgument)), half, Ops::splat(1.0f)));
   const V rt = horner<Ops>(Ops::sub(t, Ops::splat(mc::kErfcCenter)), mc::kErfc);
   const V hi_c = Ops::sub(Ops::splat(0.0f), Ops::min(hi, Ops::splat(104.0f)));
   const V half_erfc = Ops::mul(half, Ops::mul(t, exp_of_sum<Ops>(hi_c, Ops::sub(rt, lo))));

@@ -121,9 +121,7 @@ struct Worst {
 double sigmoid_ref(double x) { return 1 / (1 + std::exp(-x)); }
 double softplus_ref(double x) { return std::max(x, 0.0) + std::log1p(std::exp(-std::fabs(x))); }
 double gelu_erf_ref(double x) { return x * 0.5 * std::erfc(-x / std::sqrt(2.0)); }
-double gelu_tanh_ref(double x) {
-  return x / (1 + std::exp(-2 * std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
-}
+double gelu_tanh_ref(double x) { return x / (1 + std::exp(-2 * std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x))); }
 
 struct AccuracyCase {
   std::string name;
@@ -213,10 +211,17 @@ TEST(MathLibraryPow, IsWithinOneUlpWhereTheResultIsNormal) {
   for (int i = 0; i < (1 << 20); ++i) {
     float x = std::exp2(log2x(rng)), y = yd(rng);
     switch (i % 4) {
-      case 1: x = -x, y = std::round(y); break;  // negative x, integer y
-      case 2: x = 1 + near1(rng), y = ybig(rng); break;
-      case 3: y = std::round(y * 4) / 4; break;
-      default: break;
+      case 1:
+        x = -x, y = std::round(y);
+        break;  // negative x, integer y
+      case 2:
+        x = 1 + near1(rng), y = ybig(rng);
+        break;
+      case 3:
+        y = std::round(y * 4) / 4;
+        break;
+      default:
+        break;
     }
     xs.push_back(x), ys.push_back(y);
   }
@@ -256,19 +261,48 @@ void expect_specials(const char *name, const Unary &fn, const std::vector<Specia
 
 TEST(MathLibrarySpecialValues, ExpAndLogMatchCsFloatFunctions) {
   expect_specials("exp", math::exp,
-                  {{kNan, kNan}, {-kInf, 0}, {kInf, kInf}, {-0.0f, 1}, {0, 1}, {88.8f, kInf}, {-104, 0},
-                   {-1000, 0}, {1000, kInf}, {-100, std::exp(-100.0f)}});
+                  {{kNan, kNan},
+                   {-kInf, 0},
+                   {kInf, kInf},
+                   {-0.0f, 1},
+                   {0, 1},
+                   {88.8f, kInf},
+                   {-104, 0},
+                   {-1000, 0},
+                   {1000, kInf},
+                   {-100, std::exp(-100.0f)}});
   expect_specials("exp_nonpositive", math::exp_nonpositive, {{kNan, kNan}, {0, 1}, {-0.0f, 1}});
   expect_specials("exp_bounded", math::exp_bounded, {{kNan, kNan}, {0, 1}});
   expect_specials("expm1", math::expm1,
-                  {{kNan, kNan}, {-kInf, -1}, {kInf, kInf}, {-0.0f, -0.0f}, {0, 0}, {89, kInf}, {-30, -1},
-                   {1e-30f, 1e-30f}, {-1e-40f, -1e-40f}});
+                  {{kNan, kNan},
+                   {-kInf, -1},
+                   {kInf, kInf},
+                   {-0.0f, -0.0f},
+                   {0, 0},
+                   {89, kInf},
+                   {-30, -1},
+                   {1e-30f, 1e-30f},
+                   {-1e-40f, -1e-40f}});
   expect_specials("log", math::log,
-                  {{kNan, kNan}, {-kNan, kNan}, {0, -kInf}, {-0.0f, -kInf}, {-1, kNan}, {-kInf, kNan}, {kInf, kInf},
-                   {1, 0}, {1e-45f, std::log(1e-45f)}});
+                  {{kNan, kNan},
+                   {-kNan, kNan},
+                   {0, -kInf},
+                   {-0.0f, -kInf},
+                   {-1, kNan},
+                   {-kInf, kNan},
+                   {kInf, kInf},
+                   {1, 0},
+                   {1e-45f, std::log(1e-45f)}});
   expect_specials("log1p", math::log1p,
-                  {{kNan, kNan}, {-1, -kInf}, {-2, kNan}, {-kInf, kNan}, {kInf, kInf}, {0, 0}, {-0.0f, -0.0f},
-                   {1e-30f, 1e-30f}, {-1e-40f, -1e-40f}});
+                  {{kNan, kNan},
+                   {-1, -kInf},
+                   {-2, kNan},
+                   {-kInf, kNan},
+                   {kInf, kInf},
+                   {0, 0},
+                   {-0.0f, -0.0f},
+                   {1e-30f, 1e-30f},
+                   {-1e-40f, -1e-40f}});
   expect_specials("rsqrt", math::rsqrt, {{0, kInf}, {-0.0f, -kInf}, {-1, kNan}, {kInf, 0}, {kNan, kNan}, {4, 0.5f}});
   expect_specials("sqrt", math::sqrt, {{-0.0f, -0.0f}, {-1, kNan}, {kInf, kInf}, {4, 2}});
 }
@@ -279,8 +313,7 @@ TEST(MathLibrarySpecialValues, ActivationsHaveTheirLimitsAndKeepNegativeZero) {
   expect_specials("sigmoid", math::sigmoid, {{kNan, kNan}, {-kInf, 0}, {kInf, 1}, {0, 0.5f}, {-200, 0}, {50, 1}});
   expect_specials("softplus", math::softplus,
                   {{kNan, kNan}, {-kInf, 0}, {kInf, kInf}, {1e30f, 1e30f}, {100, 100}, {-200, 0}});
-  expect_specials("erf", math::erf,
-                  {{kNan, kNan}, {kInf, 1}, {-kInf, -1}, {0, 0}, {-0.0f, -0.0f}, {10, 1}, {-4, -1}});
+  expect_specials("erf", math::erf, {{kNan, kNan}, {kInf, 1}, {-kInf, -1}, {0, 0}, {-0.0f, -0.0f}, {10, 1}, {-4, -1}});
   expect_specials("gelu_erf", math::gelu_erf,
                   {{kNan, kNan}, {kInf, kInf}, {-kInf, -0.0f}, {0, 0}, {-0.0f, -0.0f}, {30, 30}, {-30, -0.0f}});
   expect_specials("gelu_tanh", math::gelu_tanh,
@@ -307,15 +340,15 @@ TEST(MathLibrarySpecialValues, PowFollowsAnnexF) {
     float x, y, want;
   };
   const std::vector<Case> cases = {
-      {kNan, 0, 1},        {kNan, -0.0f, 1},     {1, kNan, 1},         {1, kInf, 1},        {-1, kInf, 1},
-      {-1, -kInf, 1},      {kNan, 1, kNan},      {2, kNan, kNan},      {-2, 0.5f, kNan},    {-2, -1.5f, kNan},
-      {-2, 3, -8},         {-2, 2, 4},           {-2, -1, -0.5f},      {0, -3, kInf},       {-0.0f, -3, -kInf},
-      {-0.0f, -2, kInf},   {-0.0f, -0.5f, kInf}, {0, -kInf, kInf},     {-0.0f, -kInf, kInf}, {0, 3, 0},
-      {-0.0f, 3, -0.0f},   {-0.0f, 2, 0},        {-0.0f, 0.5f, 0},     {0.5f, -kInf, kInf}, {2, -kInf, 0},
-      {-0.5f, -kInf, kInf}, {0.5f, kInf, 0},     {-2, kInf, kInf},     {-kInf, -3, -0.0f},  {-kInf, -2, 0},
-      {-kInf, 3, -kInf},   {-kInf, 2, kInf},     {-kInf, 0.5f, kInf},  {kInf, -1, 0},       {kInf, 0.5f, kInf},
-      {2, 200, kInf},      {2, -200, 0},         {-2, 129, -kInf},     {-2, -151, -0.0f},   {4, 0.5f, 2},
-      {2, -149, 0x1p-149f}, {-3, 1e30f, kInf},   {-0.5f, 1e30f, 0},    {10, 38, 1e38f},
+      {kNan, 0, 1},         {kNan, -0.0f, 1},     {1, kNan, 1},        {1, kInf, 1},         {-1, kInf, 1},
+      {-1, -kInf, 1},       {kNan, 1, kNan},      {2, kNan, kNan},     {-2, 0.5f, kNan},     {-2, -1.5f, kNan},
+      {-2, 3, -8},          {-2, 2, 4},           {-2, -1, -0.5f},     {0, -3, kInf},        {-0.0f, -3, -kInf},
+      {-0.0f, -2, kInf},    {-0.0f, -0.5f, kInf}, {0, -kInf, kInf},    {-0.0f, -kInf, kInf}, {0, 3, 0},
+      {-0.0f, 3, -0.0f},    {-0.0f, 2, 0},        {-0.0f, 0.5f, 0},    {0.5f, -kInf, kInf},  {2, -kInf, 0},
+      {-0.5f, -kInf, kInf}, {0.5f, kInf, 0},      {-2, kInf, kInf},    {-kInf, -3, -0.0f},   {-kInf, -2, 0},
+      {-kInf, 3, -kInf},    {-kInf, 2, kInf},     {-kInf, 0.5f, kInf}, {kInf, -1, 0},        {kInf, 0.5f, kInf},
+      {2, 200, kInf},       {2, -200, 0},         {-2, 129, -kInf},    {-2, -151, -0.0f},    {4, 0.5f, 2},
+      {2, -149, 0x1p-149f}, {-3, 1e30f, kInf},    {-0.5f, 1e30f, 0},   {10, 38, 1e38f},
   };
   std::vector<float> xs, ys;
   for (const Case &c : cases) xs.push_back(c.x), ys.push_back(c.y);
@@ -326,7 +359,8 @@ TEST(MathLibrarySpecialValues, PowFollowsAnnexF) {
           << "pow(" << cases[i].x << ", " << cases[i].y << ") = " << got[i] << ", want " << cases[i].want << " on "
           << t.to_string();
   }
-  std::vector<float> zero = evaluate([](const Expr &x) { return math::pow_int(x, 0); }, {kNan, 0, -kInf}, host_target());
+  std::vector<float> zero =
+      evaluate([](const Expr &x) { return math::pow_int(x, 0); }, {kNan, 0, -kInf}, host_target());
   for (float v : zero) EXPECT_EQ(v, 1.0f);
 }
 
@@ -337,7 +371,8 @@ TEST(MathLibraryTypes, HalfComputesInFloatAndDoubleFallsBackToHalide) {
   Halide::Var i;
   Expr h = Halide::cast(Halide::Float(16), 0.5f + Halide::cast<float>(i));
   Expr d = Halide::cast<double>(0.5f + Halide::cast<float>(i));
-  f(i) = {Halide::cast<float>(math::tanh(h)), Halide::cast<float>(math::erf(d)), Halide::cast<float>(math::pow(d, Expr(2.5)))};
+  f(i) = {Halide::cast<float>(math::tanh(h)), Halide::cast<float>(math::erf(d)),
+          Halide::cast<float>(math::pow(d, Expr(2.5)))};
   Halide::Realization r = f.realize({4});
   Halide::Buffer<float> th = r[0], er = r[1], pw = r[2];
   for (int k = 0; k < 4; ++k) {
@@ -351,11 +386,20 @@ TEST(MathLibraryTypes, HalfComputesInFloatAndDoubleFallsBackToHalide) {
 // code; the library's are arithmetic.
 TEST(MathLibraryTypes, NothingLowersToACall) {
   const std::vector<std::pair<const char *, Unary>> fns = {
-      {"exp", math::exp},         {"expm1", math::expm1},     {"log", math::log},
-      {"log1p", math::log1p},     {"tanh", math::tanh},       {"sigmoid", math::sigmoid},
-      {"softplus", math::softplus}, {"erf", math::erf},       {"gelu_erf", math::gelu_erf},
-      {"gelu_tanh", math::gelu_tanh}, {"sin", math::sin},     {"cos", math::cos},
-      {"atan", math::atan},       {"rsqrt", math::rsqrt},
+      {"exp", math::exp},
+      {"expm1", math::expm1},
+      {"log", math::log},
+      {"log1p", math::log1p},
+      {"tanh", math::tanh},
+      {"sigmoid", math::sigmoid},
+      {"softplus", math::softplus},
+      {"erf", math::erf},
+      {"gelu_erf", math::gelu_erf},
+      {"gelu_tanh", math::gelu_tanh},
+      {"sin", math::sin},
+      {"cos", math::cos},
+      {"atan", math::atan},
+      {"rsqrt", math::rsqrt},
       {"pow", [](const Expr &x) { return math::pow(x, x + 1.0f); }},
   };
   const std::string path = ::testing::TempDir() + "math_library_test.stmt";
