@@ -3,10 +3,10 @@
 // ONNX Runtime with disco in one run.
 //
 // Protocol: one JSON request per stdin line, one JSON reply per stdout line.
-//   {"model": PATH, "shape": [..], "threads": N, "runs": R, "warmup": W}
+//   {"model": PATH, "inputs": {NAME: [..shape], ...}, "threads": N, "runs": R, "warmup": W}
 //   -> {"ms": [r1, ...]}  or  {"error": "..."}
-// Input data is deterministic (same generator as disco's random_tensor is not
-// needed: timing does not depend on values for these models).
+// Input data is deterministic float32 (same generator as disco's random_tensor
+// is not needed: timing does not depend on values for these models).
 'use strict';
 const ort = require('onnxruntime-node');
 const readline = require('readline');
@@ -39,7 +39,8 @@ function input(shape) {
 
 async function handle(req) {
   const s = await session(req.model, req.threads);
-  const feeds = {[s.inputNames[0]]: input(req.shape)};
+  const feeds = {};
+  for (const [name, shape] of Object.entries(req.inputs)) feeds[name] = input(shape);
   for (let i = 0; i < (req.warmup || 0); i++) await s.run(feeds);
   const ms = [];
   for (let i = 0; i < req.runs; i++) {
