@@ -9,7 +9,7 @@ Generated, never committed.
 For each model's sweep shapes k = 1, 2, ... it writes OUTDIR/NAME.<k>.input.npy
 (input "x") and OUTDIR/NAME.<k>.output.npy (output "y", PyTorch in eval mode),
 and OUTDIR/zoo.txt, which lists one line per (model, shape) for
-`harness --sweep`:
+`harness --sweep` (and a comment with the error for a model that failed to export):
 
     NAME MODEL.onnx --input x=NAME.<k>.input.npy --expect y=NAME.<k>.output.npy [--rtol X] [--atol X]
 
@@ -290,15 +290,17 @@ def main():
         ap.error("OUTDIR is required")
     os.makedirs(a.outdir, exist_ok=True)
     torch.set_num_threads(max(1, os.cpu_count() or 1))
-    lines, failed = [], []
+    lines, failed = [], 0
     for name in a.only or ZOO:
         if not (a.keep and all(os.path.exists(os.path.join(a.outdir, f)) for f in files(name, ZOO[name][1]))):
             print(f"make_zoo: {name}", file=sys.stderr, flush=True)
             try:
                 build(name, a.outdir)
             except Exception as e:  # one model's export failure should not stop the others
-                failed.append(name)
-                print(f"make_zoo: {name} failed: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
+                failed += 1
+                error = " ".join(f"{type(e).__name__}: {e}".split())
+                print(f"make_zoo: {name} failed: {error}", file=sys.stderr, flush=True)
+                lines.append(f"# {name}: export failed: {error}")
                 continue
         lines += zoo_lines(name)
     with open(os.path.join(a.outdir, "zoo.txt"), "w") as f:
