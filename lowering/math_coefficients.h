@@ -54,6 +54,13 @@ constexpr float kAtan[] = {-0.333332986f, 0.199985296f,   -0.142640159f, 0.10950
                            0.0578813329f, -0.0310968403f, 0.0108685289f, -0.00178276096f};
 constexpr float kHalfPiHi = 1.57079637f, kHalfPiLo = -4.37113883e-08f;
 
+// ---- asin, acos ------------------------------------------------------------------
+
+// asin(z) = z + z^3 P(z^2), z in [0, 1/2] (0.00485); |x| > 1/2 through
+// asin |x| = pi/2 - 2 asin(z), z = sqrt((1 - |x|) / 2)
+constexpr float kAsin[] = {0.166666597f, 0.0750052184f, 0.0445133783f, 0.0318389684f, 0.0143158985f, 0.037694145f};
+constexpr float kPiHi = 3.14159274f, kPiLo = -8.74227766e-08f;
+
 // ---- sin, cos: x = k pi/2 + r, |r| <= pi/4 -------------------------------------
 
 // The reduction runs in double: kHalfPiD1 has 30 significant bits, so k *
