@@ -105,6 +105,14 @@ def main():
     emit("kErfc", "erfc(a) = t exp(-a^2 + R(t - 0.65)), t = 1 / (1 + a/2), a in [0, 10]",
          *rounded_fit(powers(t - 0.65, 11), target, np.ones_like(t)))
 
+    # erf's tail, 1 - erfc(a) for a in [1, 4]: erfc(a) = exp(-a^2 + R(a - 2.5)), R weighted by
+    # erfc(a) (absolute in erf), no division.
+    a = grid(1.0, 4.0, 1000)
+    target = np.array([float(mp.log(mp.erfc(mpf(v))) + mpf(v) ** 2) for v in a])
+    w = np.array([float(mp.erfc(mpf(v))) for v in a])
+    emit("kErfcTail", "erfc(a) = exp(-a^2 + R(a - 2.5)), a in [1, 4], absolute in erf",
+         *rounded_fit(powers(a - 2.5, 7), target, w))
+
     # atan(z) = z + z^3 P(z^2), z in [0, 1]; relative.
     z = grid(1e-4, 1.0)
     tail = np.array([float((mp.atan(mpf(v)) - mpf(v)) / mpf(v) ** 3) for v in z])

@@ -42,6 +42,10 @@ constexpr float kErfSmall[] = {0.128379166f,   -0.376126289f,    0.112836152f,  
 constexpr float kErfcCenter = 0.65f;
 constexpr float kErfc[] = {-0.467064142f, 1.37538469f,   0.00913723931f, -0.40399304f,  0.0579594448f, 0.253872693f,
                            -0.147298276f, -0.150906101f, 0.205280706f,   0.0507024415f, -0.148515314f};
+// erf's tail, a in [1, 4]: erfc(a) = exp(-a^2 + R(a - 2.5)) (0.0173, absolute
+// in erf, which needs 2^-25 of erfc there; no division). erf(4) rounds to 1.
+constexpr float kErfcTail[] = {-1.55681777f,  -0.352693826f,   0.0561148226f,  -0.0107177291f,
+                               0.00245765666f, -0.000156104739f, 0.000185549143f};
 constexpr float kErfcMaxArgument = 10.0f;  // t is taken at min(a, 10): erfc(10) ~ 2e-45
 // The mask that keeps 12 significant bits of a float: x = hi + lo with hi^2,
 // 2 hi lo and lo^2 exact.

@@ -116,6 +116,14 @@ Expr exp_f32(const Expr &x) {
   return keep_nan(x, scale_by_pow2(exp_remainder_value(exp_remainder(xc, a.kf)), a.k));
 }
 
+// e^x / 2 for x in [-103, 90] (NaN not kept): exp's reduction with 2^(k-1),
+// finite up to where cosh overflows.
+Expr half_exp(const Expr &x) {
+  Expr xc = Halide::clamp(x, -103.0f, 90.0f);
+  ExpArgument a = exp_argument(xc);
+  return scale_by_pow2(exp_remainder_value(exp_remainder(xc, a.kf)), a.k - 1);
+}
+
 // e^(hi + lo) for hi in [-104, 0] and |lo| < 2: the reduction takes hi
 // exactly and adds lo to the remainder, so hi's full precision counts.
 Expr exp_of_sum(const Expr &hi, const Expr &lo) {
@@ -125,13 +133,16 @@ Expr exp_of_sum(const Expr &hi, const Expr &lo) {
 }
 
 // e^x - 1 for x in [-18, 89]: 2^k (e^r - 1) + (2^k - 1), with 2^k - 1 exact
-// for k <= 24. 2^k is 2^k1 2^k2 with k2 = 1 only at k = 128.
-Expr expm1_core(const Expr &x) {
+// for k <= 24. 2^k is 2^k1 2^k2 with k2 = 1 only at k = 128. With half,
+// (e^x - 1) / 2 for x in [-18, 89.5] (2^(k-1) in place of 2^k), finite up to
+// where sinh overflows.
+Expr expm1_core(const Expr &x, bool half = false) {
   ExpArgument a = exp_argument(x);
   Expr em1 = expm1_remainder(exp_remainder(x, a.kf));
-  Expr k2 = Halide::clamp(a.k - 127, 0, 1);
-  Expr t1 = pow2(a.k - k2);
-  return (t1 * em1 + opaque(t1 - pow2(-k2))) * pow2(k2);
+  Expr k = half ? a.k - 1 : a.k;
+  Expr k2 = Halide::clamp(k - 127, 0, 1);
+  Expr t1 = pow2(k - k2);
+  return (t1 * em1 + opaque(t1 - (half ? 0.5f : 1.0f) * pow2(-k2))) * pow2(k2);
 }
 
 // k = round(x / ln 2) and 2^k for |x| <= 87, from one multiply-add: the
@@ -223,9 +234,12 @@ Expr erf_small(const Expr &z) { return opaque(z) + z * horner(z * z, mc::kErfSma
 
 Expr erf_f32(const Expr &x) {
   // Beyond |x| = 1, erf = 1 - erfc needs erfc to an absolute 2^-25 only: a^2
-  // rounded will do. erf(4) rounds to 1.
-  Expr a = Halide::abs(x), ac = Halide::min(a, 4.0f);
-  Expr tail = with_sign_of(x, 1.0f - erfc_nonnegative(ac, {ac * ac, 0.0f}));
+  // rounded will do, and a fit of its own on [1, 4] without erfc's division.
+  // erf(4) rounds to 1.
+  Expr a = Halide::abs(x), ac = Halide::clamp(a, 1.0f, 4.0f);
+  Expr v = horner(ac - 2.5f, mc::kErfcTail) - ac * ac;
+  BiasedExpArgument e = biased_exp_argument(v);
+  Expr tail = with_sign_of(x, 1.0f - exp_remainder_value(exp_remainder(v, e.kf)) * e.two_k);
   return keep_nan(x, Halide::select(a < 1.0f, erf_small(x), tail));
 }
 
@@ -265,8 +279,25 @@ Expr sigmoid_f32(const Expr &x) {
   return keep_nan(x, Halide::select(x < 0.0f, e, 1.0f) / (1.0f + e));
 }
 
-// max(x, 0) + log1p(e^-|x|).
-Expr softplus_f32(const Expr &x) { return keep_nan(x, Halide::max(x, 0.0f) + log1p_f32(exp_f32(-Halide::abs(x)))); }
+// max(x, 0) + log1p(e^-|x|), with log1p_f32's form for an argument in [0, 1]
+// (no select for large ones).
+Expr softplus_f32(const Expr &x) {
+  Expr e = exp_f32(-Halide::abs(x));
+  Decomposed d = decompose(1.0f + e);
+  Expr s = pow2(-d.e);
+  return keep_nan(x, Halide::max(x, 0.0f) + log_of_parts(d.e, opaque(e * s - (1.0f - s))));
+}
+
+// x tanh(ln(1 + e^x)) = x n / (n + 2), n = (1 + e^x)^2 - 1 = e^x (e^x + 2):
+// one exp, no cancellation. e^x at x clamped to 10, where n / (n + 2) rounds
+// to 1, and x to -200, where the product rounds to -0 (so that -inf gives -0,
+// not -inf * 0); the product opaque, so that LLVM's reassociation cannot form
+// x n, which overflows.
+Expr mish_f32(const Expr &x) {
+  Expr e = exp_f32(Halide::min(x, 10.0f));
+  Expr n = e * (e + 2.0f);
+  return keep_nan(x, opaque(Halide::max(x, -200.0f) * (n / (n + 2.0f))));  // not (x n) / (n + 2)
+}
 
 // ---- sin, cos, atan ---------------------------------------------------------------------
 
@@ -298,6 +329,121 @@ Expr atan_f32(const Expr &x) {
   Expr q = z * (w * horner(w, mc::kAtan));
   Expr y = Halide::select(a > 1.0f, opaque(mc::kHalfPiHi - z) + (mc::kHalfPiLo - q), opaque(z) + q);
   return keep_nan(x, with_sign_of(x, y));
+}
+
+// tan |x| = sin r / cos r for an even quadrant, -cos r / sin r for an odd
+// one, from sin_cos's reduction; x's sign put back.
+Expr tan_f32(const Expr &x) {
+  Expr ad = Halide::cast<double>(Halide::abs(x));
+  const Expr magic(6755399441055744.0);  // 1.5 * 2^52
+  Expr kd = opaque((ad * Expr(mc::kTwoOverPiD) + magic) - magic);
+  Expr rd = opaque((ad - kd * Expr(mc::kHalfPiD1)) - kd * Expr(mc::kHalfPiD2));
+  Expr r = Halide::clamp(Halide::cast<float>(rd), -0.785398185f, 0.785398185f);
+  Expr odd = (Halide::cast<int32_t>(Halide::min(kd, Expr(1073741824.0))) & 1) == 1;
+  Expr w = r * r;
+  Expr s = opaque(r) + r * (w * horner(w, mc::kSin));
+  Expr c = (1.0f - 0.5f * w) + w * w * horner(w, mc::kCos);
+  Expr y = Halide::select(odd, -c, s) / Halide::select(odd, s, c);
+  return replace(abs_bits(x) >= u32(kInfBits), kNanBits, from_bits(bits(y) ^ sign_of(x)));
+}
+
+// ---- asin, acos ----------------------------------------------------------------------
+
+// asin of z = |x| up to 1/2, and of z = sqrt((1 - |x|) / 2) above (1 - |x|
+// exact there): y = z + z^3 P(z^2), which asin and acos turn into theirs.
+struct AsinParts {
+  Expr a, big, y;
+};
+AsinParts asin_parts(const Expr &x) {
+  Expr a = Halide::abs(x);
+  Expr big = a > 0.5f;
+  Expr w = Halide::select(big, opaque(1.0f - a) * 0.5f, a * a);
+  Expr z = Halide::select(big, Halide::sqrt(w), a);
+  return {a, big, opaque(z) + z * (w * horner(w, mc::kAsin))};
+}
+
+// |x| > 1 is NaN, NaN stays NaN.
+Expr outside_unit(const Expr &x, const Expr &y) {
+  return replace(abs_bits(x) > u32(0x3f800000u), Halide::select(is_nan_bits(x), bits(x), u32(kNanBits)), y);
+}
+
+// asin |x| = y below 1/2, pi/2 - 2 y above (exact by Sterbenz where 2 y >=
+// pi/4); x's sign.
+Expr asin_f32(const Expr &x) {
+  AsinParts p = asin_parts(x);
+  Expr y = Halide::select(p.big, opaque(mc::kHalfPiHi - 2.0f * p.y) + mc::kHalfPiLo, p.y);
+  return outside_unit(x, with_sign_of(x, y));
+}
+
+// acos x = 2 y above 1/2, pi - 2 y below -1/2, pi/2 - asin x between.
+Expr acos_f32(const Expr &x) {
+  AsinParts p = asin_parts(x);
+  Expr sy = with_sign_of(x, p.y);
+  Expr y = Halide::select(!p.big, opaque(mc::kHalfPiHi - sy) + mc::kHalfPiLo, x > 0.0f, 2.0f * p.y,
+                          opaque(mc::kPiHi - 2.0f * p.y) + mc::kPiLo);
+  return outside_unit(x, y);
+}
+
+// ---- hyperbolic functions and their inverses ------------------------------------------
+
+// sinh |x| = H + H / (2 H + 1), H = (e^|x| - 1) / 2 (no cancellation, and
+// finite up to where sinh overflows; the quotient, 1/2 from there, at H
+// clamped to 2^100, so that an infinite H gives no inf / inf); x itself below
+// 2^-12; x's sign.
+Expr sinh_f32(const Expr &x) {
+  Expr a = Halide::abs(x);
+  Expr h = expm1_core(Halide::min(a, 89.5f), true), hc = Halide::min(h, 1.2676506e30f);
+  Expr y = Halide::select(a < 0.000244140625f, a, h + hc / (2.0f * hc + 1.0f));
+  return keep_nan(x, with_sign_of(x, y));
+}
+
+// cosh x = H + 1 / (4 H), H = e^|x| / 2.
+Expr cosh_f32(const Expr &x) {
+  Expr h = half_exp(Halide::min(Halide::abs(x), 90.0f));
+  return keep_nan(x, h + 0.25f / h);
+}
+
+// ln(1 + u) for u >= 0, plus ln 2 where twice: log1p_f32's form with one
+// more in the exponent (u itself is the argument from 2^24 on).
+Expr log1p_times(const Expr &u, const Expr &twice) {
+  Expr big = u >= 16777216.0f;
+  Decomposed d = decompose(Halide::select(big, u, 1.0f + u));
+  Expr s = pow2(-d.e);
+  Expr f = opaque(Halide::select(big, d.m - 1.0f, u * s - (1.0f - s)));
+  return log_of_parts(d.e + Halide::select(twice, 1, 0), f);
+}
+
+// asinh |x| = log1p(a + a^2 / (1 + sqrt(1 + a^2))), and ln(2 a) from a =
+// 2^24 on (where a^2 would overflow); x's sign.
+Expr asinh_f32(const Expr &x) {
+  Expr a = Halide::abs(x);
+  Expr big = a >= 16777216.0f;
+  Expr ac = Halide::min(a, 16777216.0f), a2 = ac * ac;
+  Expr u = Halide::select(big, a, ac + a2 / (1.0f + Halide::sqrt(1.0f + a2)));
+  Expr y = replace(abs_bits(x) == u32(kInfBits), kInfBits, log1p_times(u, big));
+  return keep_nan(x, with_sign_of(x, y));
+}
+
+// acosh x = log1p(t + sqrt(t (t + 2))), t = x - 1 (exact below 2^24), and
+// ln(2 x) from 2^24 on; NaN below 1.
+Expr acosh_f32(const Expr &x) {
+  Expr big = x >= 16777216.0f;
+  Expr t = opaque(Halide::clamp(x, 1.0f, 16777216.0f) - 1.0f);
+  Expr u = Halide::select(big, x, t + Halide::sqrt(t * (t + 2.0f)));
+  Expr y = replace(bits(x) == u32(kInfBits), kInfBits, log1p_times(u, big));
+  y = replace(bits(x) < u32(0x3f800000u) || bits(x) >= u32(kSignBit), kNanBits, y);  // x < 1, -0 included
+  return keep_nan(x, y);
+}
+
+// atanh |x| = log1p(u) / 2, u = 2 a + 2 a^2 / (1 - a) below 1/2 and 2 a /
+// (1 - a) above (1 - a exact); +-inf at +-1, NaN beyond.
+Expr atanh_f32(const Expr &x) {
+  Expr a = Halide::abs(x);
+  Expr d = opaque(1.0f - Halide::min(a, 0.99999994f));
+  Expr u = Halide::select(a < 0.5f, 2.0f * a + 2.0f * a * a / d, (2.0f * a) / d);
+  Expr y = 0.5f * log1p_f32(u);
+  y = replace(abs_bits(x) == u32(0x3f800000u), kInfBits, y);
+  return outside_unit(x, with_sign_of(x, y));
 }
 
 // ---- pow ---------------------------------------------------------------------------
@@ -432,6 +578,12 @@ Expr softplus(const Expr &x) {
   return in_f32(x, softplus_f32);
 }
 
+Expr mish(const Expr &x) {
+  if (is_f32(x)) return mish_f32(x);
+  if (is_f64(x)) return x * Halide::tanh(math::softplus(x));
+  return in_f32(x, mish_f32);
+}
+
 // Float64 computes in float32 too: Halide has no erf.
 Expr erf(const Expr &x) { return is_f32(x) ? erf_f32(x) : in_f32(x, erf_f32); }
 Expr gelu_erf(const Expr &x) { return is_f32(x) ? gelu_erf_f32(x) : in_f32(x, gelu_erf_f32); }
@@ -458,6 +610,46 @@ Expr cos(const Expr &x) {
 Expr atan(const Expr &x) {
   if (is_f32(x)) return atan_f32(x);
   return is_f64(x) ? Halide::atan(x) : in_f32(x, atan_f32);
+}
+
+Expr tan(const Expr &x) {
+  if (is_f32(x)) return tan_f32(x);
+  return is_f64(x) ? Halide::tan(x) : in_f32(x, tan_f32);
+}
+
+Expr asin(const Expr &x) {
+  if (is_f32(x)) return asin_f32(x);
+  return is_f64(x) ? Halide::asin(x) : in_f32(x, asin_f32);
+}
+
+Expr acos(const Expr &x) {
+  if (is_f32(x)) return acos_f32(x);
+  return is_f64(x) ? Halide::acos(x) : in_f32(x, acos_f32);
+}
+
+Expr sinh(const Expr &x) {
+  if (is_f32(x)) return sinh_f32(x);
+  return is_f64(x) ? Halide::sinh(x) : in_f32(x, sinh_f32);
+}
+
+Expr cosh(const Expr &x) {
+  if (is_f32(x)) return cosh_f32(x);
+  return is_f64(x) ? Halide::cosh(x) : in_f32(x, cosh_f32);
+}
+
+Expr asinh(const Expr &x) {
+  if (is_f32(x)) return asinh_f32(x);
+  return is_f64(x) ? Halide::asinh(x) : in_f32(x, asinh_f32);
+}
+
+Expr acosh(const Expr &x) {
+  if (is_f32(x)) return acosh_f32(x);
+  return is_f64(x) ? Halide::acosh(x) : in_f32(x, acosh_f32);
+}
+
+Expr atanh(const Expr &x) {
+  if (is_f32(x)) return atanh_f32(x);
+  return is_f64(x) ? Halide::atanh(x) : in_f32(x, atanh_f32);
 }
 
 }  // namespace disco::math

@@ -89,6 +89,10 @@ Halide::Expr sigmoid(const Halide::Expr &x);
 // softplus(+inf) = +inf.
 Halide::Expr softplus(const Halide::Expr &x);
 
+// x tanh(softplus(x)): <= 4.5 ulp wherever the result is normal (x >= -87.3).
+// mish(+-0) = +-0, mish(-inf) = -0, mish(+inf) = +inf.
+Halide::Expr mish(const Halide::Expr &x);
+
 // erf x: <= 1.25 ulp everywhere. erf(+-0) = +-0, erf(+-inf) = +-1.
 Halide::Expr erf(const Halide::Expr &x);
 
@@ -115,5 +119,34 @@ Halide::Expr cos(const Halide::Expr &x);
 
 // atan x: <= 1.5 ulp everywhere. atan(+-0) = +-0, atan(+-inf) = +-pi/2.
 Halide::Expr atan(const Halide::Expr &x);
+
+// tan x: <= 3.5 ulp for |x| <= 1.3e7 (sin's reduction); beyond, finite.
+// tan(+-0) = +-0, tan(+-inf) = NaN.
+Halide::Expr tan(const Halide::Expr &x);
+
+// asin x and acos x: <= ASIN and <= 1.5 ulp on [-1, 1]; NaN beyond.
+// asin(+-0) = +-0, asin(+-1) = +-pi/2, acos(1) = +0, acos(-1) = pi.
+Halide::Expr asin(const Halide::Expr &x);
+Halide::Expr acos(const Halide::Expr &x);
+
+// ---- hyperbolic functions ---------------------------------------------------------
+
+// sinh x: <= 3 ulp everywhere; +-inf beyond +-89.41. sinh(+-0) = +-0,
+// sinh(+-inf) = +-inf.
+Halide::Expr sinh(const Halide::Expr &x);
+
+// cosh x: <= 2.5 ulp everywhere; +inf beyond +-89.41. cosh(+-0) = 1,
+// cosh(+-inf) = +inf.
+Halide::Expr cosh(const Halide::Expr &x);
+
+// asinh x: <= 2 ulp everywhere. asinh(+-0) = +-0, asinh(+-inf) = +-inf.
+Halide::Expr asinh(const Halide::Expr &x);
+
+// acosh x: <= 2.5 ulp for x >= 1; NaN below. acosh(1) = +0, acosh(+inf) = +inf.
+Halide::Expr acosh(const Halide::Expr &x);
+
+// atanh x: <= 2.5 ulp on (-1, 1); NaN beyond. atanh(+-0) = +-0,
+// atanh(+-1) = +-inf.
+Halide::Expr atanh(const Halide::Expr &x);
 
 }  // namespace disco::math

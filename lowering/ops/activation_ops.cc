@@ -85,7 +85,7 @@ void register_activation_ops(OpRegistry &r) {
                   }});
   add_float_unary(r, "Softplus", {[](const Expr &x, Args) { return math::softplus(x); }});
   add_float_unary(r, "Softsign", {[](const Expr &x, Args) { return x / (1 + Halide::abs(x)); }});
-  add_float_unary(r, "Mish", {[](const Expr &x, Args) { return x * math::tanh(math::softplus(x)); }});
+  add_float_unary(r, "Mish", {[](const Expr &x, Args) { return math::mish(x); }});
   add_float_unary(r, "Gelu", {[](const Expr &x, Args u) {
                     return u.attrs.get_string("approximate", "none") == "tanh" ? math::gelu_tanh(x) : math::gelu_erf(x);
                   }},

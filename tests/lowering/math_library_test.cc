@@ -120,6 +120,7 @@ struct Worst {
 
 double sigmoid_ref(double x) { return 1 / (1 + std::exp(-x)); }
 double softplus_ref(double x) { return std::max(x, 0.0) + std::log1p(std::exp(-std::fabs(x))); }
+double mish_ref(double x) { return x * std::tanh(softplus_ref(x)); }
 double gelu_erf_ref(double x) { return x * 0.5 * std::erfc(-x / std::sqrt(2.0)); }
 double gelu_tanh_ref(double x) { return x / (1 + std::exp(-2 * std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x))); }
 
@@ -152,6 +153,7 @@ std::vector<AccuracyCase> accuracy_cases() {
       {"tanh", math::tanh, [](double x) { return std::tanh(x); }, -20.0f, 20.0f, 2.5, 2.5},
       {"sigmoid", math::sigmoid, sigmoid_ref, -87.3f, 30.0f, 2.5, 3},
       {"softplus", math::softplus, softplus_ref, -87.3f, 1e6f, 2, 2.5},
+      {"mish", math::mish, mish_ref, -87.3f, 1e6f, 4.5, 4.5},
       {"erf", math::erf, [](double x) { return std::erf(x); }, -5.0f, 5.0f, 1.25, 1.25},
       {"gelu_erf", math::gelu_erf, gelu_erf_ref, -13.0f, 20.0f, 6, 6},
       {"gelu_tanh", math::gelu_tanh, gelu_tanh_ref, -3.0f, 20.0f, 12, 12},
@@ -159,6 +161,14 @@ std::vector<AccuracyCase> accuracy_cases() {
       {"sin", math::sin, [](double x) { return std::sin(x); }, -1.3e7f, 1.3e7f, 1.6, 1.6},
       {"cos", math::cos, [](double x) { return std::cos(x); }, -1.3e7f, 1.3e7f, 1.6, 1.6},
       {"atan", math::atan, [](double x) { return std::atan(x); }, -big, big, 1.5, 1.5},
+      {"tan", math::tan, [](double x) { return std::tan(x); }, -1.3e7f, 1.3e7f, 3.5, 3.5},
+      {"asin", math::asin, [](double x) { return std::asin(x); }, -1.0f, 1.0f, 2, 2},
+      {"acos", math::acos, [](double x) { return std::acos(x); }, -1.0f, 1.0f, 1.5, 1.5},
+      {"sinh", math::sinh, [](double x) { return std::sinh(x); }, -89.5f, 89.5f, 3, 3},
+      {"cosh", math::cosh, [](double x) { return std::cosh(x); }, -89.5f, 89.5f, 2.5, 2.5},
+      {"asinh", math::asinh, [](double x) { return std::asinh(x); }, -big, big, 2, 2},
+      {"acosh", math::acosh, [](double x) { return std::acosh(x); }, 1.0f, big, 2.5, 2.5},
+      {"atanh", math::atanh, [](double x) { return std::atanh(x); }, -0.99999994f, 0.99999994f, 2.5, 2.5},
       {"rsqrt", math::rsqrt, [](double x) { return 1 / std::sqrt(x); }, 1e-45f, big, 1.5, 1.5},
       {"pow_int_2", pow_int(2), [](double x) { return x * x; }, -1e19f, 1e19f, 0.5, 0.5},
       {"pow_int_minus_1", pow_int(-1), [](double x) { return 1 / x; }, -1e38f, 1e38f, 0.5, 0.5},
@@ -313,6 +323,8 @@ TEST(MathLibrarySpecialValues, ActivationsHaveTheirLimitsAndKeepNegativeZero) {
   expect_specials("sigmoid", math::sigmoid, {{kNan, kNan}, {-kInf, 0}, {kInf, 1}, {0, 0.5f}, {-200, 0}, {50, 1}});
   expect_specials("softplus", math::softplus,
                   {{kNan, kNan}, {-kInf, 0}, {kInf, kInf}, {1e30f, 1e30f}, {100, 100}, {-200, 0}});
+  expect_specials("mish", math::mish,
+                  {{kNan, kNan}, {-kInf, -0.0f}, {kInf, kInf}, {0, 0}, {-0.0f, -0.0f}, {1e30f, 1e30f}, {-300, -0.0f}});
   expect_specials("erf", math::erf, {{kNan, kNan}, {kInf, 1}, {-kInf, -1}, {0, 0}, {-0.0f, -0.0f}, {10, 1}, {-4, -1}});
   expect_specials("gelu_erf", math::gelu_erf,
                   {{kNan, kNan}, {kInf, kInf}, {-kInf, -0.0f}, {0, 0}, {-0.0f, -0.0f}, {30, 30}, {-30, -0.0f}});
@@ -326,12 +338,38 @@ TEST(MathLibrarySpecialValues, TrigonometryMatchesCsFloatFunctions) {
   expect_specials("cos", math::cos, {{kNan, kNan}, {kInf, kNan}, {-kInf, kNan}, {0, 1}, {-0.0f, 1}});
   expect_specials("atan", math::atan,
                   {{kNan, kNan}, {kInf, half_pi}, {-kInf, -half_pi}, {0, 0}, {-0.0f, -0.0f}, {1e30f, half_pi}});
+  const float pi = static_cast<float>(M_PI);
+  expect_specials("tan", math::tan, {{kNan, kNan}, {kInf, kNan}, {-kInf, kNan}, {0, 0}, {-0.0f, -0.0f}});
+  expect_specials("asin", math::asin,
+                  {{kNan, kNan}, {0, 0}, {-0.0f, -0.0f}, {1, half_pi}, {-1, -half_pi}, {1.0000001f, kNan},
+                   {-2, kNan}, {kInf, kNan}, {-kInf, kNan}});
+  expect_specials("acos", math::acos,
+                  {{kNan, kNan}, {1, 0}, {-1, pi}, {0, half_pi}, {-0.0f, half_pi}, {1.0000001f, kNan},
+                   {-2, kNan}, {kInf, kNan}, {-kInf, kNan}});
   // Far beyond the documented range the result is still a sine.
   for (float x : {1e10f, 3e38f}) {
     std::vector<float> got = evaluate(math::sin, {x, -x}, host_target());
     EXPECT_LE(std::fabs(got[0]), 1.0f) << x;
     EXPECT_EQ(got[0], -got[1]) << x;
   }
+}
+
+TEST(MathLibrarySpecialValues, HyperbolicFunctionsMatchCsFloatFunctions) {
+  const float big = std::numeric_limits<float>::max();
+  expect_specials("sinh", math::sinh,
+                  {{kNan, kNan}, {kInf, kInf}, {-kInf, -kInf}, {0, 0}, {-0.0f, -0.0f}, {1e-30f, 1e-30f},
+                   {-1e-40f, -1e-40f}, {89.5f, kInf}, {-89.5f, -kInf}, {1000, kInf}});
+  expect_specials("cosh", math::cosh,
+                  {{kNan, kNan}, {kInf, kInf}, {-kInf, kInf}, {0, 1}, {-0.0f, 1}, {89.5f, kInf}, {-1000, kInf}});
+  expect_specials("asinh", math::asinh,
+                  {{kNan, kNan}, {kInf, kInf}, {-kInf, -kInf}, {0, 0}, {-0.0f, -0.0f}, {1e-30f, 1e-30f},
+                   {-1e-40f, -1e-40f}, {big, std::asinh(big)}});
+  expect_specials("acosh", math::acosh,
+                  {{kNan, kNan}, {kInf, kInf}, {-kInf, kNan}, {1, 0}, {0.99999994f, kNan}, {0, kNan},
+                   {-0.0f, kNan}, {-1, kNan}, {big, std::acosh(big)}});
+  expect_specials("atanh", math::atanh,
+                  {{kNan, kNan}, {1, kInf}, {-1, -kInf}, {0, 0}, {-0.0f, -0.0f}, {1e-30f, 1e-30f},
+                   {-1e-40f, -1e-40f}, {1.0000001f, kNan}, {-2, kNan}, {kInf, kNan}, {-kInf, kNan}});
 }
 
 // C99 F.9.4.4 and numpy's float32 power.
@@ -393,12 +431,21 @@ TEST(MathLibraryTypes, NothingLowersToACall) {
       {"tanh", math::tanh},
       {"sigmoid", math::sigmoid},
       {"softplus", math::softplus},
+      {"mish", math::mish},
       {"erf", math::erf},
       {"gelu_erf", math::gelu_erf},
       {"gelu_tanh", math::gelu_tanh},
       {"sin", math::sin},
       {"cos", math::cos},
       {"atan", math::atan},
+      {"tan", math::tan},
+      {"asin", math::asin},
+      {"acos", math::acos},
+      {"sinh", math::sinh},
+      {"cosh", math::cosh},
+      {"asinh", math::asinh},
+      {"acosh", math::acosh},
+      {"atanh", math::atanh},
       {"rsqrt", math::rsqrt},
       {"pow", [](const Expr &x) { return math::pow(x, x + 1.0f); }},
   };
@@ -413,8 +460,9 @@ TEST(MathLibraryTypes, NothingLowersToACall) {
     std::ifstream file(path);
     std::stringstream text;
     text << file.rdbuf();
-    for (const char *call : {"exp_f", "log_f", "tanh_f", "sin_f", "cos_f", "atan_f", "pow_f", "sqrt_f"}) {
-      if (std::string(call) == "sqrt_f" && std::string(name) == "rsqrt") continue;  // one vector instruction
+    for (const char *call : {"exp_f", "log_f", "tanh_f", "sin_f", "cos_f", "tan_f", "asin_f", "acos_f", "atan_f",
+                             "sinh_f", "cosh_f", "pow_f", "sqrt_f"}) {
+      if (std::string(call) == "sqrt_f") continue;  // Halide's sqrt is one vector instruction
       EXPECT_EQ(text.str().find(call), std::string::npos) << name << " calls " << call;
     }
   }
