@@ -135,6 +135,11 @@ def main():
     w = r**4 / np.array([float(mp.cos(mpf(v))) for v in r])
     emit("kCos", "cos(r) = 1 - r^2/2 + r^4 C(r^2), |r| <= pi/4", *rounded_fit(powers(r * r, 3), tail, w))
 
+    # tan(r) = r + r^3 T(r^2), |r| <= pi/4; relative.
+    tail = np.array([float((mp.tan(mpf(v)) - mpf(v)) / mpf(v) ** 3) for v in r])
+    w = r**3 / np.array([float(mp.tan(mpf(v))) for v in r])
+    emit("kTan", "tan(r) = r + r^3 T(r^2), |r| <= pi/4", *rounded_fit(powers(r * r, 7), tail, w))
+
     # pow's double-precision steps: 2^r = 1 + r Q(r), |r| <= 1/2, and
     # log1p(f) = 2 s (1 + s^2 L(s^2)), s = f / (2 + f) in [-1/7, 1/5]; relative, double coefficients.
     r = grid(-0.5, 0.5)

@@ -44,7 +44,7 @@ constexpr float kErfc[] = {-0.467064142f, 1.37538469f,   0.00913723931f, -0.4039
                            -0.147298276f, -0.150906101f, 0.205280706f,   0.0507024415f, -0.148515314f};
 // erf's tail, a in [1, 4]: erfc(a) = exp(-a^2 + R(a - 2.5)) (0.0173, absolute
 // in erf, which needs 2^-25 of erfc there; no division). erf(4) rounds to 1.
-constexpr float kErfcTail[] = {-1.55681777f,  -0.352693826f,   0.0561148226f,  -0.0107177291f,
+constexpr float kErfcTail[] = {-1.55681777f,   -0.352693826f,    0.0561148226f,  -0.0107177291f,
                                0.00245765666f, -0.000156104739f, 0.000185549143f};
 constexpr float kErfcMaxArgument = 10.0f;  // t is taken at min(a, 10): erfc(10) ~ 2e-45
 // The mask that keeps 12 significant bits of a float: x = hi + lo with hi^2,
@@ -74,6 +74,10 @@ constexpr double kHalfPiD1 = 1.5707963276654482, kHalfPiD2 = -8.705515695504166e
 // sin(r) = r + r^3 S(r^2) (0.0666), cos(r) = 1 - r^2/2 + r^4 C(r^2) (0.00196)
 constexpr float kSin[] = {-0.166666552f, 0.00833218917f, -0.000195182845f};
 constexpr float kCos[] = {0.0416666456f, -0.00138873106f, 2.44325674e-05f};
+
+// tan(r) = r + r^3 T(r^2), |r| <= pi/4 (0.0214); an odd quadrant takes -1 / tan r
+constexpr float kTan[] = {0.333333492f,  0.133326769f,    0.0540586933f, 0.0212874319f,
+                          0.0108241979f, 0.000102378122f, 0.00437066471f};
 
 // ---- pow: 2^(y log2 |x|) in double ------------------------------------------------
 

@@ -301,17 +301,26 @@ Expr mish_f32(const Expr &x) {
 
 // ---- sin, cos, atan ---------------------------------------------------------------------
 
-// sin (cosine: cos) of x: |x| = k pi/2 + r in double, exact for k < 2^23;
-// then sin r or cos r by quadrant, its sign from the quadrant (and for sin
-// from x's).
-Expr sin_cos_f32(const Expr &x, bool cosine) {
+// |x| = k pi/2 + r in double, exact for k < 2^23: r as a float, clamped to
+// pi/4 (beyond 1.3e7, where the reduction is inexact, results stay bounded),
+// and k's low bits.
+struct QuarterTurns {
+  Expr r, k;  // float, int32
+};
+QuarterTurns quarter_turns(const Expr &x) {
   Expr ad = Halide::cast<double>(Halide::abs(x));
   const Expr magic(6755399441055744.0);  // 1.5 * 2^52
   Expr kd = opaque((ad * Expr(mc::kTwoOverPiD) + magic) - magic);
   Expr rd = opaque((ad - kd * Expr(mc::kHalfPiD1)) - kd * Expr(mc::kHalfPiD2));
-  // Clamped to pi/4 so that beyond 1.3e7, where the reduction is inexact, the result stays in [-1, 1].
-  Expr r = Halide::clamp(Halide::cast<float>(rd), -0.785398185f, 0.785398185f);
-  Expr q = Halide::cast<int32_t>(Halide::min(kd, Expr(1073741824.0))) + (cosine ? 1 : 0);  // its low bits
+  return {Halide::clamp(Halide::cast<float>(rd), -0.785398185f, 0.785398185f),
+          Halide::cast<int32_t>(Halide::min(kd, Expr(1073741824.0)))};
+}
+
+// sin (cosine: cos) of x: sin r or cos r by quadrant, its sign from the
+// quadrant (and for sin from x's).
+Expr sin_cos_f32(const Expr &x, bool cosine) {
+  QuarterTurns t = quarter_turns(x);
+  Expr r = t.r, q = t.k + (cosine ? 1 : 0);
   Expr w = r * r;
   Expr s = opaque(r) + r * (w * horner(w, mc::kSin));
   Expr c = (1.0f - 0.5f * w) + w * w * horner(w, mc::kCos);
@@ -331,19 +340,14 @@ Expr atan_f32(const Expr &x) {
   return keep_nan(x, with_sign_of(x, y));
 }
 
-// tan |x| = sin r / cos r for an even quadrant, -cos r / sin r for an odd
-// one, from sin_cos's reduction; x's sign put back.
+// tan |x| = tan r for an even quadrant, -1 / tan r for an odd one, from
+// sin_cos's reduction; x's sign put back.
 Expr tan_f32(const Expr &x) {
-  Expr ad = Halide::cast<double>(Halide::abs(x));
-  const Expr magic(6755399441055744.0);  // 1.5 * 2^52
-  Expr kd = opaque((ad * Expr(mc::kTwoOverPiD) + magic) - magic);
-  Expr rd = opaque((ad - kd * Expr(mc::kHalfPiD1)) - kd * Expr(mc::kHalfPiD2));
-  Expr r = Halide::clamp(Halide::cast<float>(rd), -0.785398185f, 0.785398185f);
-  Expr odd = (Halide::cast<int32_t>(Halide::min(kd, Expr(1073741824.0))) & 1) == 1;
+  QuarterTurns q = quarter_turns(x);
+  Expr r = q.r, odd = (q.k & 1) == 1;
   Expr w = r * r;
-  Expr s = opaque(r) + r * (w * horner(w, mc::kSin));
-  Expr c = (1.0f - 0.5f * w) + w * w * horner(w, mc::kCos);
-  Expr y = Halide::select(odd, -c, s) / Halide::select(odd, s, c);
+  Expr t = opaque(r) + r * (w * horner(w, mc::kTan));
+  Expr y = Halide::select(odd, -1.0f / t, t);
   return replace(abs_bits(x) >= u32(kInfBits), kNanBits, from_bits(bits(y) ^ sign_of(x)));
 }
 

@@ -120,7 +120,7 @@ Halide::Expr cos(const Halide::Expr &x);
 // atan x: <= 1.5 ulp everywhere. atan(+-0) = +-0, atan(+-inf) = +-pi/2.
 Halide::Expr atan(const Halide::Expr &x);
 
-// tan x: <= 3.5 ulp for |x| <= 1.3e7 (sin's reduction); beyond, finite.
+// tan x: <= 2.5 ulp for |x| <= 1.3e7 (sin's reduction); beyond, finite.
 // tan(+-0) = +-0, tan(+-inf) = NaN.
 Halide::Expr tan(const Halide::Expr &x);
 

@@ -161,7 +161,7 @@ std::vector<AccuracyCase> accuracy_cases() {
       {"sin", math::sin, [](double x) { return std::sin(x); }, -1.3e7f, 1.3e7f, 1.6, 1.6},
       {"cos", math::cos, [](double x) { return std::cos(x); }, -1.3e7f, 1.3e7f, 1.6, 1.6},
       {"atan", math::atan, [](double x) { return std::atan(x); }, -big, big, 1.5, 1.5},
-      {"tan", math::tan, [](double x) { return std::tan(x); }, -1.3e7f, 1.3e7f, 3.5, 3.5},
+      {"tan", math::tan, [](double x) { return std::tan(x); }, -1.3e7f, 1.3e7f, 2.5, 2.5},
       {"asin", math::asin, [](double x) { return std::asin(x); }, -1.0f, 1.0f, 2, 2},
       {"acos", math::acos, [](double x) { return std::acos(x); }, -1.0f, 1.0f, 1.5, 1.5},
       {"sinh", math::sinh, [](double x) { return std::sinh(x); }, -89.5f, 89.5f, 3, 3},
@@ -341,11 +341,25 @@ TEST(MathLibrarySpecialValues, TrigonometryMatchesCsFloatFunctions) {
   const float pi = static_cast<float>(M_PI);
   expect_specials("tan", math::tan, {{kNan, kNan}, {kInf, kNan}, {-kInf, kNan}, {0, 0}, {-0.0f, -0.0f}});
   expect_specials("asin", math::asin,
-                  {{kNan, kNan}, {0, 0}, {-0.0f, -0.0f}, {1, half_pi}, {-1, -half_pi}, {1.0000001f, kNan},
-                   {-2, kNan}, {kInf, kNan}, {-kInf, kNan}});
+                  {{kNan, kNan},
+                   {0, 0},
+                   {-0.0f, -0.0f},
+                   {1, half_pi},
+                   {-1, -half_pi},
+                   {1.0000001f, kNan},
+                   {-2, kNan},
+                   {kInf, kNan},
+                   {-kInf, kNan}});
   expect_specials("acos", math::acos,
-                  {{kNan, kNan}, {1, 0}, {-1, pi}, {0, half_pi}, {-0.0f, half_pi}, {1.0000001f, kNan},
-                   {-2, kNan}, {kInf, kNan}, {-kInf, kNan}});
+                  {{kNan, kNan},
+                   {1, 0},
+                   {-1, pi},
+                   {0, half_pi},
+                   {-0.0f, half_pi},
+                   {1.0000001f, kNan},
+                   {-2, kNan},
+                   {kInf, kNan},
+                   {-kInf, kNan}});
   // Far beyond the documented range the result is still a sine.
   for (float x : {1e10f, 3e38f}) {
     std::vector<float> got = evaluate(math::sin, {x, -x}, host_target());
@@ -357,19 +371,49 @@ TEST(MathLibrarySpecialValues, TrigonometryMatchesCsFloatFunctions) {
 TEST(MathLibrarySpecialValues, HyperbolicFunctionsMatchCsFloatFunctions) {
   const float big = std::numeric_limits<float>::max();
   expect_specials("sinh", math::sinh,
-                  {{kNan, kNan}, {kInf, kInf}, {-kInf, -kInf}, {0, 0}, {-0.0f, -0.0f}, {1e-30f, 1e-30f},
-                   {-1e-40f, -1e-40f}, {89.5f, kInf}, {-89.5f, -kInf}, {1000, kInf}});
+                  {{kNan, kNan},
+                   {kInf, kInf},
+                   {-kInf, -kInf},
+                   {0, 0},
+                   {-0.0f, -0.0f},
+                   {1e-30f, 1e-30f},
+                   {-1e-40f, -1e-40f},
+                   {89.5f, kInf},
+                   {-89.5f, -kInf},
+                   {1000, kInf}});
   expect_specials("cosh", math::cosh,
                   {{kNan, kNan}, {kInf, kInf}, {-kInf, kInf}, {0, 1}, {-0.0f, 1}, {89.5f, kInf}, {-1000, kInf}});
   expect_specials("asinh", math::asinh,
-                  {{kNan, kNan}, {kInf, kInf}, {-kInf, -kInf}, {0, 0}, {-0.0f, -0.0f}, {1e-30f, 1e-30f},
-                   {-1e-40f, -1e-40f}, {big, std::asinh(big)}});
+                  {{kNan, kNan},
+                   {kInf, kInf},
+                   {-kInf, -kInf},
+                   {0, 0},
+                   {-0.0f, -0.0f},
+                   {1e-30f, 1e-30f},
+                   {-1e-40f, -1e-40f},
+                   {big, std::asinh(big)}});
   expect_specials("acosh", math::acosh,
-                  {{kNan, kNan}, {kInf, kInf}, {-kInf, kNan}, {1, 0}, {0.99999994f, kNan}, {0, kNan},
-                   {-0.0f, kNan}, {-1, kNan}, {big, std::acosh(big)}});
+                  {{kNan, kNan},
+                   {kInf, kInf},
+                   {-kInf, kNan},
+                   {1, 0},
+                   {0.99999994f, kNan},
+                   {0, kNan},
+                   {-0.0f, kNan},
+                   {-1, kNan},
+                   {big, std::acosh(big)}});
   expect_specials("atanh", math::atanh,
-                  {{kNan, kNan}, {1, kInf}, {-1, -kInf}, {0, 0}, {-0.0f, -0.0f}, {1e-30f, 1e-30f},
-                   {-1e-40f, -1e-40f}, {1.0000001f, kNan}, {-2, kNan}, {kInf, kNan}, {-kInf, kNan}});
+                  {{kNan, kNan},
+                   {1, kInf},
+                   {-1, -kInf},
+                   {0, 0},
+                   {-0.0f, -0.0f},
+                   {1e-30f, 1e-30f},
+                   {-1e-40f, -1e-40f},
+                   {1.0000001f, kNan},
+                   {-2, kNan},
+                   {kInf, kNan},
+                   {-kInf, kNan}});
 }
 
 // C99 F.9.4.4 and numpy's float32 power.
