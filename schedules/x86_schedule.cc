@@ -42,6 +42,12 @@ Var row_tasks(Func f, const Expr &inner, const Expr &most = Expr()) {
   return tile;
 }
 
+// A pure Func's innermost dim in vectors, its rows in parallel row_tasks.
+void schedule_rows(Func f, int lanes, const Expr &inner, const Expr &most = Expr()) {
+  if (lanes > 1) f.vectorize(f.args()[0], lanes, TailStrategy::GuardWithIf);
+  f.parallel(row_tasks(f, inner, most));
+}
+
 void schedule_updates(Func f, int lanes, bool parallel) {
   auto args = f.args();
   for (int u = 0; u < f.num_update_definitions(); ++u) {
@@ -265,8 +271,7 @@ ScheduleReport X86Scheduler::generic(GroupKind kind) {
       // A stage's rows are taken to be about as long as the output's (a
       // Resize's first pass, say); at most kStageTaskRows rows per task, in
       // case they are much longer.
-      if (stage_lanes > 1) s.f.vectorize(s.f.args()[0], stage_lanes, TailStrategy::GuardWithIf);
-      s.f.parallel(row_tasks(s.f, extent(output_shape(0).back()), kStageTaskRows));
+      schedule_rows(s.f, stage_lanes, extent(output_shape(0).back()), kStageTaskRows);
       continue;
     }
     schedule_pure(s.f, stage_lanes, true);
@@ -277,8 +282,7 @@ ScheduleReport X86Scheduler::generic(GroupKind kind) {
     int lanes = vector_lanes(f.output_types()[0], target_);
     const Shape &out = output_shape(i);
     if (f.args().size() >= 2 && !f.has_update_definition() && !out.empty()) {
-      f.vectorize(f.args()[0], lanes, TailStrategy::GuardWithIf);
-      f.parallel(row_tasks(f, extent(out.back())));
+      schedule_rows(f, lanes, extent(out.back()));
       continue;
     }
     schedule_pure(f, lanes, true);
