@@ -270,12 +270,12 @@ struct Compiled {
   std::unique_ptr<Executor> exec;
 };
 
-std::unique_ptr<Compiled> compile_one(const Graph &g) {
+std::unique_ptr<Compiled> compile_one(const Graph &g, const std::string &name) {
   auto c = std::make_unique<Compiled>();
   CompileOptions o;
   o.use_cache = false;
   o.backends = {"host"};
-  c->model = compile_graph(g, "dmbench", "", o);
+  c->model = compile_graph(g, name, "", o);
   c->exec = std::make_unique<Executor>(c->model.plan, c->model.dir);
   return c;
 }
@@ -354,11 +354,11 @@ int main(int argc, char **argv) {
     int under = 0, rows = 0;
     for (const Case &c : cases()) {
       if (c.name.find(filter) == std::string::npos) continue;
-      auto op = compile_one(c.graph());
+      auto op = compile_one(c.graph(), "datamove");
       const std::vector<TensorData> in = c.inputs();
       // The copy's (batch, cols) floats move c.bytes: half read, half written.
       const int64_t cols = std::max<int64_t>(1, static_cast<int64_t>(c.bytes / 8 / kBatch));
-      auto copy = compile_one(copy_graph(cols));
+      auto copy = compile_one(copy_graph(cols), "copy");
       const std::vector<TensorData> copy_in{floats({kBatch, cols}, 3)};
       const double copy_bytes = 8.0 * kBatch * cols;
       for (int t : threads) {

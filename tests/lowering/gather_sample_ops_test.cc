@@ -4,6 +4,8 @@
 // reductions, out-of-range indices and adaptive sampling.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "frontend/graph_builder.h"
 #include "tests/support/jit_eval.h"
 #include "tests/support/tensors.h"
@@ -25,6 +27,67 @@ TEST(GatherScatterOps, TopKKeepsEqualValuesInIndexOrder) {
   auto out = testing::jit_eval(b.build(), {f32({1, 5}, {2, 5, 2, 5, 1})});
   EXPECT_EQ(floats(out[0]), (std::vector<double>{5, 5, 2}));
   EXPECT_EQ(floats(out[1]), (std::vector<double>{1, 3, 0}));
+}
+
+// TopK's order by std::stable_sort: by value (largest or smallest first),
+// equal values in index order. Rows along `axis` of a [rows, cols] tensor.
+std::pair<std::vector<double>, std::vector<double>> topk_reference(const std::vector<float> &x, int64_t rows,
+                                                                   int64_t cols, int axis, int64_t k,
+                                                                   bool largest) {
+  const int64_t lines = axis == 1 ? rows : cols, len = axis == 1 ? cols : rows;
+  std::vector<double> values(lines * k), indices(lines * k);
+  for (int64_t l = 0; l < lines; ++l) {
+    auto at = [&](int64_t i) { return axis == 1 ? x[l * cols + i] : x[i * cols + l]; };
+    std::vector<int64_t> order(len);
+    for (int64_t i = 0; i < len; ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int64_t a, int64_t b) { return largest ? at(a) > at(b) : at(a) < at(b); });
+    for (int64_t p = 0; p < k; ++p) {
+      const int64_t o = axis == 1 ? l * k + p : p * cols + l;
+      values[o] = at(order[p]);
+      indices[o] = static_cast<double>(order[p]);
+    }
+  }
+  return {values, indices};
+}
+
+// Small k runs as selection passes over ordered keys, large k as ranks: both
+// against the stable sort, on values with many ties, negative and zero ones
+// (-0 equal to +0), along either axis, largest and smallest.
+TEST(GatherScatterOps, TopKMatchesAStableSortForSmallAndLargeK) {
+  const int64_t rows = 7, cols = 40;
+  std::vector<float> x(rows * cols);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(static_cast<int>((i * 7919) % 23) - 11) * 0.5f;
+  x[3] = -0.0f;
+  for (int axis : {0, 1})
+    for (bool largest : {true, false})
+      for (int64_t k : {int64_t(1), int64_t(3), int64_t(5), int64_t(18)}) {
+        if (axis == 0 && k > rows) continue;
+        GraphBuilder b;
+        auto in = b.input("x", DType::F32, {n, m});
+        auto kk = b.constant("k", i64({1}, {k}));
+        auto outs =
+            b.op_n("TopK", {in, kk}, 2, attrs({{"axis", attr_int(axis)}, {"largest", attr_int(largest ? 1 : 0)}}));
+        b.output(outs[0]);
+        b.output(outs[1]);
+        auto out = testing::jit_eval(b.build(), {f32({rows, cols}, x)});
+        auto [values, indices] = topk_reference(x, rows, cols, axis, k, largest);
+        SCOPED_TRACE("axis " + std::to_string(axis) + " k " + std::to_string(k) + (largest ? " largest" : " smallest"));
+        EXPECT_EQ(floats(out[0]), values);
+        EXPECT_EQ(floats(out[1]), indices);
+      }
+}
+
+TEST(GatherScatterOps, TopKOfInt32Values) {
+  GraphBuilder b;
+  auto in = b.input("x", DType::I32, {1, n});
+  auto k = b.constant("k", i64({1}, {3}));
+  auto outs = b.op_n("TopK", {in, k}, 2, attrs({{"largest", attr_int(0)}}));
+  b.output(outs[0]);
+  b.output(outs[1]);
+  auto out = testing::jit_eval(b.build(), {i32({1, 6}, {7, -2147483647 - 1, 5, 2147483647, -3, -3})});
+  EXPECT_EQ(floats(out[0]), (std::vector<double>{-2147483648.0, -3, -3}));
+  EXPECT_EQ(floats(out[1]), (std::vector<double>{1, 4, 5}));
 }
 
 TEST(GatherScatterOps, ScatterElementsMaxAndMinReductions) {
