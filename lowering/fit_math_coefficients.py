@@ -91,6 +91,12 @@ def main():
     w = f**3 / np.array([float(mp.log1p(mpf(v))) for v in f])
     emit("kLogTail", "log1p(f) = f - f^2/2 + f^3 P(f), f in [-0.25, 0.5]", *rounded_fit(powers(f, 9), tail, w))
 
+    # log1p(e) = e + e^2 Q(e), e in [0, 1]; relative (softplus's log1p(e^-|x|)).
+    e = grid(1e-4, 1.0)
+    tail = np.array([float((mp.log1p(mpf(v)) - mpf(v)) / mpf(v) ** 2) for v in e])
+    w = e**2 / np.array([float(mp.log1p(mpf(v))) for v in e])
+    emit("kLog1pUnit", "log1p(e) = e + e^2 Q(e), e in [0, 1]", *rounded_fit(powers(e, 9), tail, w))
+
     # erf(z) = z + z Q(z^2), |z| <= 1; relative.
     z = grid(1e-4, 1.0)
     ratio = np.array([float(mp.erf(mpf(v)) / mpf(v)) for v in z])
@@ -104,6 +110,14 @@ def main():
     target = np.array([float(mp.log(mp.erfc(mpf(av)) / mpf(tv)) + mpf(av) ** 2) for av, tv in zip(a, t)])
     emit("kErfc", "erfc(a) = t exp(-a^2 + R(t - 0.65)), t = 1 / (1 + a/2), a in [0, 10]",
          *rounded_fit(powers(t - 0.65, 11), target, np.ones_like(t)))
+
+    # GELU's upper tail: Q(a) = erfc(a / sqrt 2) / 2 = e^(-a^2/2) F(t), t = 1 / (1 + 0.22 a),
+    # a in [0, 13.2]; F a polynomial in t - 1/2, relative.
+    t = grid(1 / (1 + 0.22 * 13.2), 1.0, 1500)
+    a = (1 / t - 1) / 0.22
+    f = np.array([float(mp.erfc(mpf(v) / mp.sqrt(2)) / 2 * mp.exp(mpf(v) ** 2 / 2)) for v in a])
+    emit("kGeluTail", "Q(a) = e^(-a^2/2) F(t), t = 1 / (1 + 0.22 a), a in [0, 13.2]",
+         *rounded_fit(powers(t - 0.5, 10), f, 1 / f))
 
     # erf's tail, 1 - erfc(a) for a in [1, 4]: erfc(a) = exp(-a^2 + R(a - 2.5)), R weighted by
     # erfc(a) (absolute in erf), no division.

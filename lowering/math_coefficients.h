@@ -27,6 +27,11 @@ constexpr float kExpRemainder[] = {0.49999994f, 0.166665211f, 0.041668389f, 0.00
 constexpr float kLogTail[] = {0.333333403f,  -0.250001639f, 0.199995786f,   -0.166553184f, 0.142767966f,
                               -0.127283469f, 0.116970435f,  -0.0910701826f, 0.0376113541f};
 
+// log1p(e) = e + e^2 Q(e), e in [0, 1] (0.0891; softplus's log1p(e^-|x|))
+constexpr float kLog1pUnit[] = {-0.499999344f, 0.333305508f,   -0.249589399f, 0.19697012f,    -0.153596222f,
+                                0.106871732f,  -0.0577256158f, 0.0202353839f, -0.00332498527f};
+constexpr float kLnMinNormal = -87.3365447f;  // ln 2^-126
+
 // ---- erf ------------------------------------------------------------------------
 
 constexpr float kSqrtHalf = 0.707106769f;  // 1 / sqrt(2)
@@ -35,10 +40,11 @@ constexpr float kErfSmall[] = {0.128379166f,   -0.376126289f,    0.112836152f,  
                                0.00519023463f, -0.000802570023f, 7.90196427e-05f};
 // a >= 0: erfc(a) = t exp(-a^2 + R(t - kErfcCenter)), t = 1 / (1 + a/2),
 // fitted on [0, 10] (0.178, absolute in R: relative in erfc; centred so that
-// the coefficients stay small and R's rounding with them). erf takes it from
-// |x| = 1 on, GELU everywhere. a^2 is taken exactly, as hi + lo
-// (math_library.cc's exact_square), so that erfc keeps its relative accuracy
-// where it is tiny (a GELU of a large negative x).
+// the coefficients stay small and R's rounding with them). The AVX-512 GELU
+// of the oneDNN panel product (targets/onednn/panel_math.h) takes its Phi
+// from it; the host's gelu_erf has its own form (kGeluTail below). a^2 is
+// taken exactly, as hi + lo, so that erfc keeps its relative accuracy where
+// it is tiny (a GELU of a large negative x).
 constexpr float kErfcCenter = 0.65f;
 constexpr float kErfc[] = {-0.467064142f, 1.37538469f,   0.00913723931f, -0.40399304f,  0.0579594448f, 0.253872693f,
                            -0.147298276f, -0.150906101f, 0.205280706f,   0.0507024415f, -0.148515314f};
@@ -47,6 +53,15 @@ constexpr float kErfc[] = {-0.467064142f, 1.37538469f,   0.00913723931f, -0.4039
 constexpr float kErfcTail[] = {-1.55681777f,   -0.352693826f,    0.0561148226f,  -0.0107177291f,
                                0.00245765666f, -0.000156104739f, 0.000185549143f};
 constexpr float kErfcMaxArgument = 10.0f;  // t is taken at min(a, 10): erfc(10) ~ 2e-45
+// GELU's upper tail, a >= 0: Q(a) = erfc(a / sqrt 2) / 2 = e^(-a^2/2) F(t),
+// t = 1 / (1 + kGeluTailScale a), F a polynomial in t - kGeluTailCenter, fitted
+// for a in [0, kGeluMaxArgument] (0.505, relative). t is in [0.256, 1], so t -
+// 1/2 is exact (Sterbenz). A larger scale would make F less steep in t near
+// a = 0 (where t's rounding counts), but t's range would outgrow [1/4, 1].
+constexpr float kGeluTailScale = 0.22f, kGeluTailCenter = 0.5f;
+constexpr float kGeluMaxArgument = 13.2f;  // a^2 / 2 < 87.3: e^(-a^2/2) is normal
+constexpr float kGeluTail[] = {0.0840227976f, 0.309463203f, 0.481405914f,  0.624974966f,  0.660169601f,
+                               0.538667619f,  0.297703564f, 0.0500712357f, -0.0790595263f, -0.0285184048f};
 // The mask that keeps 12 significant bits of a float: x = hi + lo with hi^2,
 // 2 hi lo and lo^2 exact.
 constexpr unsigned kHalfMantissaMask = 0xfffff000u;

@@ -124,14 +124,6 @@ Expr half_exp(const Expr &x) {
   return scale_by_pow2(exp_remainder_value(exp_remainder(xc, a.kf)), a.k - 1);
 }
 
-// e^(hi + lo) for hi in [-104, 0] and |lo| < 2: the reduction takes hi
-// exactly and adds lo to the remainder, so hi's full precision counts.
-Expr exp_of_sum(const Expr &hi, const Expr &lo) {
-  ExpArgument a = exp_argument(Halide::max(hi + lo, -104.0f));
-  Expr r = hidden(opaque(hi - a.kf * mc::kLn2Hi) + lo - a.kf * mc::kLn2Lo);
-  return scale_by_pow2(exp_remainder_value(r), a.k);
-}
-
 // e^x - 1 for x in [-18, 89]: 2^k (e^r - 1) + (2^k - 1), with 2^k - 1 exact
 // for k <= 24. 2^k is 2^k1 2^k2 with k2 = 1 only at k = 128. With half,
 // (e^x - 1) / 2 for x in [-18, 89.5] (2^(k-1) in place of 2^k), finite up to
@@ -159,6 +151,15 @@ BiasedExpArgument biased_exp_argument(const Expr &x) {
   Expr t = bits(hidden(x) * mc::kLog2e + 12583039.0f);  // 1.5 * 2^23 + 127
   Expr k = Halide::reinterpret(Halide::Int(32), t - u32(biased_magic));
   return {Halide::cast<float>(k), from_bits(t << u32(23))};
+}
+
+// e^(hi + lo) for hi + lo in [-87.3, 0] (a normal result) and |lo| < 1: the
+// reduction takes hi exactly and adds lo to the remainder, so hi's full
+// precision counts.
+Expr exp_of_sum_normal(const Expr &hi, const Expr &lo) {
+  BiasedExpArgument a = biased_exp_argument(hi + lo);
+  Expr r = hidden(opaque(hi - a.kf * mc::kLn2Hi) + (lo - a.kf * mc::kLn2Lo));
+  return exp_remainder_value(r) * a.two_k;
 }
 
 // ---- log ---------------------------------------------------------------------------
@@ -223,12 +224,6 @@ Square exact_square(const Expr &x) {
   return {opaque(h * h), opaque(l * (h + h + l))};
 }
 
-// erfc(a) for a >= 0, given a^2 as hi + lo: t e^(-a^2 + R(t - 0.65)).
-Expr erfc_nonnegative(const Expr &a, const Square &a2) {
-  Expr t = 1.0f / (1.0f + 0.5f * Halide::min(a, mc::kErfcMaxArgument));
-  return t * exp_of_sum(-Halide::min(a2.hi, 104.0f), horner(opaque(t - mc::kErfcCenter), mc::kErfc) - a2.lo);
-}
-
 // erf(z) for |z| < 1: z + z Q(z^2).
 Expr erf_small(const Expr &z) { return opaque(z) + z * horner(z * z, mc::kErfSmall); }
 
@@ -243,16 +238,30 @@ Expr erf_f32(const Expr &x) {
   return keep_nan(x, Halide::select(a < 1.0f, erf_small(x), tail));
 }
 
-// x Phi(x), Phi(x) = erfc(|x| / sqrt 2) / 2 below 0 and 1 - that above: no
-// cancellation costs Phi its relative accuracy, and no second polynomial is
-// needed near 0. (|x| / sqrt 2)^2 = x^2 / 2 exactly. Phi is taken at x
-// clamped to [-16, 16], where it is 0 and 1 in float.
+// x Phi(x) = max(x, 0) - a Q(a), with a = |x| and Q(a) = erfc(a / sqrt 2) / 2
+// = e^(-a^2/2) F(t), the upper tail: F, Q's scaled form, is a polynomial in
+// t = 1 / (1 + c a), and no cancellation costs a Q(a) its relative accuracy
+// (x - x Q(x) above 0 loses at most one bit, Q <= 1/2). Three independent
+// parts, so that their latencies overlap: e^(-a^2/2) from a^2 exactly as hi +
+// lo; t, corrected for the rounding of 1 + c a (t - t^2 d_lo, which matters
+// near 0, where F is steep in t); and F(t). a is clamped to 13.2, where
+// a^2/2 < 87.3 keeps e^(-a^2/2) normal; beyond, a Q(a) is taken as 0 (the
+// result is x above 0 and -0 below). x's sign bit is or'ed in, so that -0
+// stays -0 and underflow below 0 gives -0.
 Expr gelu_erf_f32(const Expr &x) {
-  Expr xc = Halide::clamp(x, -16.0f, 16.0f);
-  Square x2 = exact_square(xc);
-  Expr half_erfc = 0.5f * erfc_nonnegative(Halide::abs(xc) * mc::kSqrtHalf, {0.5f * x2.hi, 0.5f * x2.lo});
-  Expr phi = Halide::select(xc < 0.0f, half_erfc, 1.0f - half_erfc);
-  return keep_nan(x, Halide::max(x, -16.0f) * phi);
+  Expr a = Halide::min(Halide::abs(x), mc::kGeluMaxArgument);
+  Square a2 = exact_square(a);
+  Expr e = exp_of_sum_normal(-0.5f * a2.hi, -0.5f * a2.lo);
+  Expr ca = mc::kGeluTailScale * a;
+  Expr d = opaque(1.0f + ca);
+  Expr d_lo = opaque(opaque(1.0f - d) + ca);  // 1 + ca = d + d_lo exactly
+  Expr t = 1.0f / d;
+  Expr f = horner(opaque(t - mc::kGeluTailCenter) - (t * t) * d_lo, mc::kGeluTail);
+  // a e first: e f may be denormal where a e f is not. (hidden, not opaque:
+  // opaque would make the whole of e's computation strict, without FMAs.)
+  Expr aq = hidden(a * e) * f;
+  aq = replace(abs_bits(x) > bits(Expr(mc::kGeluMaxArgument)), 0u, aq);
+  return keep_nan(x, from_bits(bits(Halide::max(x, 0.0f) - aq) | sign_of(x)));
 }
 
 // x / (1 + e^v), v = -2 sqrt(2/pi) (x + 0.044715 x^3), at x clamped to
@@ -279,13 +288,16 @@ Expr sigmoid_f32(const Expr &x) {
   return keep_nan(x, Halide::select(x < 0.0f, e, 1.0f) / (1.0f + e));
 }
 
-// max(x, 0) + log1p(e^-|x|), with log1p_f32's form for an argument in [0, 1]
-// (no select for large ones).
+// max(x, 0) + log1p(e), e = e^-|x| in (0, 1]: log1p on [0, 1] as one
+// polynomial, e + e^2 Q(e) (no reduction of its argument). e at -|x| clamped
+// to ln 2^-126, where it is the least normal float; below that, for x, the
+// result is 0 (denormal results flushed).
 Expr softplus_f32(const Expr &x) {
-  Expr e = exp_f32(-Halide::abs(x));
-  Decomposed d = decompose(1.0f + e);
-  Expr s = pow2(-d.e);
-  return keep_nan(x, Halide::max(x, 0.0f) + log_of_parts(d.e, opaque(e * s - (1.0f - s))));
+  Expr xc = Halide::max(-Halide::abs(x), mc::kLnMinNormal);
+  BiasedExpArgument a = biased_exp_argument(xc);
+  Expr e = exp_remainder_value(exp_remainder(xc, a.kf)) * a.two_k;
+  Expr y = Halide::max(x, 0.0f) + (opaque(e) + (e * e) * horner(e, mc::kLog1pUnit));
+  return keep_nan(x, replace(x < mc::kLnMinNormal, 0u, y));
 }
 
 // x tanh(ln(1 + e^x)) = x n / (n + 2), n = (1 + e^x)^2 - 1 = e^x (e^x + 2):

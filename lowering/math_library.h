@@ -85,8 +85,8 @@ Halide::Expr tanh(const Halide::Expr &x);
 Halide::Expr sigmoid(const Halide::Expr &x);
 
 // ln(1 + e^x): <= 2 ulp with FMA, <= 2.5 ulp without, wherever the result is
-// normal (x >= -87.3). softplus(x) = x for large x; softplus(-inf) = 0,
-// softplus(+inf) = +inf.
+// normal (x >= -87.33); below, 0 (denormal results flushed). softplus(x) = x
+// for large x; softplus(-inf) = 0, softplus(+inf) = +inf.
 Halide::Expr softplus(const Halide::Expr &x);
 
 // x tanh(softplus(x)): <= 4.5 ulp wherever the result is normal (x >= -87.3).
@@ -96,10 +96,11 @@ Halide::Expr mish(const Halide::Expr &x);
 // erf x: <= 1.25 ulp everywhere. erf(+-0) = +-0, erf(+-inf) = +-1.
 Halide::Expr erf(const Halide::Expr &x);
 
-// GELU in its erf form, x Phi(x) = x (1 + erf(x / sqrt 2)) / 2, with Phi
-// from erfc(|x| / sqrt 2) on both sides of 0, so that it keeps its relative
-// accuracy where it is small: <= 6 ulp wherever the result is normal
-// (x >= -13). gelu_erf(+-0) = +-0, gelu_erf(-inf) = -0, gelu_erf(+inf) = +inf.
+// GELU in its erf form, x Phi(x) = x (1 + erf(x / sqrt 2)) / 2, as max(x, 0)
+// - |x| Q(|x|) with Q the upper tail, erfc(|x| / sqrt 2) / 2, on both sides
+// of 0, so that it keeps its relative accuracy where it is small: <= 5 ulp
+// with FMA, <= 6 ulp without, wherever the result is normal (x >= -13).
+// gelu_erf(+-0) = +-0, gelu_erf(-inf) = -0, gelu_erf(+inf) = +inf.
 Halide::Expr gelu_erf(const Halide::Expr &x);
 
 // GELU in its tanh form, x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) / 2,
