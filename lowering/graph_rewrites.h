@@ -19,7 +19,20 @@ int fold_affine_into_layernorm(Graph &g);
 // way. Returns the number of Relu nodes removed.
 int drop_redundant_relu(Graph &g);
 
-// Both of the above; returns the number of nodes removed.
+// A GELU decomposed into elementwise nodes, as PyTorch exports it below
+// opset 20, becomes one Gelu node (ai.onnx's, at opset 20, whatever the
+// graph imports), so that one kernel computes it with math::gelu_erf or
+// math::gelu_tanh: x (1 + erf(x / sqrt 2)) / 2 with approximate "none", and
+// x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) / 2 with "tanh". The halving
+// may sit on x, on the sum or on the product (a Mul by 1/2 or a Div by 2),
+// x / sqrt 2 may be a Mul by its inverse, x^3 a Pow(x, 3) or (x x) x, and
+// the operands of Add and Mul come in either order. Every constant is a
+// float scalar of x's dtype within 1e-4 of its value (relative, as the oneDNN
+// rules match the same pattern), and every value of the pattern but x has
+// its one reader in the pattern. Returns the number of nodes removed.
+int fold_gelu(Graph &g);
+
+// All of the above; returns the number of nodes removed.
 int rewrite_graph(Graph &g);
 
 }  // namespace disco

@@ -1,17 +1,21 @@
 // Graph rewrites (lowering/graph_rewrites.h): which patterns fold, which must
 // not, and that a compiled model with folded nodes still matches a scalar
-// reference of the original graph.
+// reference of the original graph (or PyTorch's outputs, for the GELUs that
+// tests/references/make_gelu_references.py exports).
 #include "lowering/graph_rewrites.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "frontend/graph_builder.h"
-#include "lowering/infer_context.h"
 #include "driver/session.h"
+#include "frontend/graph_builder.h"
+#include "frontend/onnx_importer.h"
+#include "lowering/infer_context.h"
+#include "runtime/npy.h"
 #include "tests/support/jit_eval.h"
 #include "tests/support/layernorm_softmax_reference.h"
+#include "tests/support/partitioned.h"
 #include "tests/support/tensors.h"
 
 namespace disco {
@@ -36,8 +40,8 @@ struct Chain {
 Graph chain_graph(const Chain &k) {
   GraphBuilder b;
   auto x = b.input("x", DType::F32, {sym("batch"), sym("seq"), kChannels});
-  auto ln = b.op("LayerNormalization", {x, b.constant("gamma", f32({kChannels}, k.gamma)),
-                                        b.constant("beta", f32({kChannels}, k.beta))});
+  auto ln = b.op("LayerNormalization",
+                 {x, b.constant("gamma", f32({kChannels}, k.gamma)), b.constant("beta", f32({kChannels}, k.beta))});
   auto m = b.op("Mul", {ln, b.constant("c", f32({kChannels}, k.c))});
   auto a = b.op("Add", {b.constant("d", f32({1, 1, kChannels}, k.d)), m});
   auto s = b.op("Softmax", {a});
@@ -77,7 +81,8 @@ TEST(GraphRewrites, CompiledModelMatchesTheUnfoldedReferenceAtTwoShapes) {
   opts.use_cache = false;
   opts.backends = {"host"};
   Session s(chain_graph(k), "rewrites", "", opts);
-  for (const std::vector<int64_t> &shape : {std::vector<int64_t>{2, 3, kChannels}, std::vector<int64_t>{1, 5, kChannels}}) {
+  for (const std::vector<int64_t> &shape :
+       {std::vector<int64_t>{2, 3, kChannels}, std::vector<int64_t>{1, 5, kChannels}}) {
     std::vector<float> x(static_cast<size_t>(numel(shape)));
     for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.7f * static_cast<float>(i)) * 3;
     auto out = s.run({f32(shape, x)});
@@ -132,6 +137,110 @@ TEST(GraphRewrites, KeepsReluWhoseInputCanBeNegativeOrIsReadTwice) {
     Graph g = inferred(b.build());
     EXPECT_EQ(rewrite_graph(g), 0) << "the Sigmoid's output has a second reader";
   }
+}
+
+// ---- GELU ----------------------------------------------------------------------
+
+std::string gelu_model(const std::string &name) {
+  return std::string(DISCO_SOURCE_DIR) + "/tests/references/gelu/" + name;
+}
+
+int count_of(const Graph &g, const std::string &op) {
+  int n = 0;
+  for (const auto &node : g.nodes) n += node.op_type == op;
+  return n;
+}
+
+struct ExportedGelu {
+  const char *name;
+  const char *approximate;
+};
+
+class FoldsExportedGelu : public ::testing::TestWithParam<ExportedGelu> {};
+
+TEST_P(FoldsExportedGelu, IntoOneGeluNodeThatMatchesPyTorch) {
+  const ExportedGelu c = GetParam();
+  Graph g = inferred(load_onnx_file(gelu_model(c.name) + ".onnx"));
+  const int before = static_cast<int>(g.nodes.size());
+  const int removed = rewrite_graph(g);
+  EXPECT_EQ(count_of(g, "Gelu"), 1) << ::testing::PrintToString(op_types(g));
+  EXPECT_EQ(count_of(g, "Erf") + count_of(g, "Tanh") + count_of(g, "Mul") + count_of(g, "Add") + count_of(g, "Div") +
+                count_of(g, "Pow"),
+            0)
+      << ::testing::PrintToString(op_types(g));
+  EXPECT_EQ(static_cast<int>(g.nodes.size()), before - removed);
+  for (const auto &n : g.nodes)
+    if (n.op_type == "Gelu") {
+      EXPECT_EQ(AttrReader(n.attrs, n.where()).get_string("approximate", "none"), c.approximate);
+      EXPECT_EQ(g.value(n.inputs[0]).name, "x");
+      EXPECT_EQ(g.value(n.outputs[0]).name, "y");
+    }
+  CompileOptions opts;
+  opts.use_cache = false;
+  opts.backends = {"host"};
+  Session s(load_onnx_file(gelu_model(c.name) + ".onnx"), std::string("gelu_") + c.name, "", opts);
+  const TensorData x = read_npy(gelu_model(c.name) + ".input.npy");
+  auto out = s.run({x});
+  EXPECT_LE(closeness(out[0], read_npy(gelu_model(c.name) + ".output.npy"), 1e-5, 1e-6), 1.0);
+}
+
+INSTANTIATE_TEST_SUITE_P(PyTorchOpset17, FoldsExportedGelu,
+                         ::testing::Values(ExportedGelu{"gelu_erf", "none"}, ExportedGelu{"gelu_tanh", "tanh"},
+                                           ExportedGelu{"gelu_erf_half_first", "none"},
+                                           ExportedGelu{"gelu_new_pow", "tanh"}),
+                         [](const ::testing::TestParamInfo<ExportedGelu> &i) { return std::string(i.param.name); });
+
+// 0.5 x (1 + erf(x / s)), as PyTorch exports it, with s and the values read
+// from outside chosen per case.
+Graph erf_gelu(float sqrt2, bool erf_is_output, bool half_as_div) {
+  GraphBuilder b;
+  auto x = b.input("x", DType::F32, {sym("n"), kChannels});
+  auto scalar = [&](const char *name, float v) { return b.constant(name, f32({}, {v})); };
+  auto e = b.op("Erf", {b.op("Div", {x, scalar("s", sqrt2)})});
+  auto p = b.op("Add", {e, scalar("one", 1)});
+  auto xp = b.op("Mul", {x, p});
+  b.output(half_as_div ? b.op("Div", {xp, scalar("two", 2)}) : b.op("Mul", {xp, scalar("half", 0.5f)}));
+  if (erf_is_output) b.output(e);
+  return b.build();
+}
+
+TEST(GraphRewrites, FoldsGeluWithDivByTwoButNotWithAnotherConstantOrAReadIntermediate) {
+  {
+    Graph g = inferred(erf_gelu(1.41421356f, false, true));
+    EXPECT_EQ(rewrite_graph(g), 4);
+    EXPECT_EQ(op_types(g), (std::vector<std::string>{"Gelu"}));
+  }
+  {
+    Graph g = inferred(erf_gelu(1.5f, false, false));
+    EXPECT_EQ(rewrite_graph(g), 0) << "x / 1.5 is no GELU";
+  }
+  {
+    Graph g = inferred(erf_gelu(1.41421356f, true, false));
+    EXPECT_EQ(rewrite_graph(g), 0) << "the Erf's output is read outside the pattern";
+  }
+}
+
+// The folded erf-form Gelu after a Linear is a post-op of the oneDNN MatMul
+// (targets/onednn/onednn_rules.cc reads Gelu nodes), as the unfolded pattern
+// was, and the compiled model still matches PyTorch.
+TEST(GraphRewrites, FoldedGeluAfterALinearStaysInTheOnednnRegion) {
+  Graph g = inferred(load_onnx_file(gelu_model("linear_gelu") + ".onnx"));
+  rewrite_graph(g);
+  ASSERT_EQ(count_of(g, "Gelu"), 1);
+  testing::Partitioned p = testing::partition_for(g, {"onednn", "host"});
+  EXPECT_EQ(p.backend_of("Gelu"), "onednn") << p.notes();
+  int gelu = -1, matmul = -1;
+  for (size_t n = 0; n < p.graph.nodes.size(); ++n) {
+    if (p.graph.nodes[n].op_type == "Gelu") gelu = p.partition.region_of[n];
+    if (p.graph.nodes[n].op_type == "MatMul" || p.graph.nodes[n].op_type == "Gemm") matmul = p.partition.region_of[n];
+  }
+  EXPECT_EQ(gelu, matmul) << "the Gelu is the MatMul's epilogue\n" << p.notes();
+  CompileOptions opts;
+  opts.use_cache = false;
+  opts.backends = {"onednn", "host"};
+  Session s(load_onnx_file(gelu_model("linear_gelu") + ".onnx"), "linear_gelu", "", opts);
+  auto out = s.run({read_npy(gelu_model("linear_gelu") + ".input.npy")});
+  EXPECT_LE(closeness(out[0], read_npy(gelu_model("linear_gelu") + ".output.npy"), 1e-4, 1e-5), 1.0);
 }
 
 }  // namespace
