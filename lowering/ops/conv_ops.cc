@@ -5,6 +5,7 @@
 // reads are guarded with a select over a clamped index, so nothing is ever
 // read outside the input.
 #include <functional>
+#include <optional>
 
 #include "lowering/infer_context.h"
 #include "lowering/lower_context.h"
@@ -109,11 +110,70 @@ Expr positions_in(const Expr &base, const Expr &kernel, int32_t dilation, const 
   return Halide::max(end - first, 0);
 }
 
+// The most taps a pool window unrolls into one expression.
+constexpr int64_t kMostUnrolledTaps = 49;
+
+// The window's taps, when its kernel is constant and small enough to unroll.
+std::optional<std::vector<std::vector<int32_t>>> unrolled_taps(const std::vector<Window> &geo) {
+  std::vector<std::vector<int32_t>> taps{{}};
+  for (const auto &d : geo) {
+    if (!d.kernel.is_const()) return std::nullopt;
+    std::vector<std::vector<int32_t>> next;
+    for (const auto &t : taps)
+      for (int32_t k = 0; k < d.kernel.as_const(); ++k) {
+        next.push_back(t);
+        next.back().push_back(k);
+      }
+    taps = std::move(next);
+    if (static_cast<int64_t>(taps.size()) > kMostUnrolledTaps) return std::nullopt;
+  }
+  return taps;
+}
+
+// A pool whose window is a handful of constant taps: one pure expression over
+// them, which the generic schedule vectorizes along the output's inner axis
+// and splits into tasks of rows like any elementwise kernel (no accumulator
+// written and re-read per tap). The guards of padded axes are marked likely,
+// so Halide splits off the border and the interior reads no clamp: a clamped
+// index is a gather, a plain one a (strided) vector load.
+void lower_unrolled_pool(LowerContext &c, const std::vector<Window> &geo, const std::vector<std::vector<int32_t>> &taps,
+                         bool is_max, Halide::Type acc, const Expr &count) {
+  const HTensor &x = c.in(0);
+  auto v = c.vars(x.rank());
+  auto idx = c.exprs(v);
+  std::vector<Expr> out_pos(idx.begin() + 2, idx.end());
+  const Expr neutral = is_max ? acc.min() : Halide::cast(acc, 0);
+  Expr result;
+  for (const auto &tap : taps) {
+    std::vector<Expr> k(tap.begin(), tap.end());
+    std::vector<Expr> pos = window_positions(c, geo, out_pos, k);
+    std::vector<Expr> xi{idx[0], idx[1]};
+    Expr inside;
+    for (size_t i = 0; i < geo.size(); ++i) {
+      if (!geo[i].needs_guard()) {
+        xi.push_back(pos[i]);
+        continue;
+      }
+      Expr extent = c.dim(geo[i].in);
+      Expr ok = pos[i] >= 0 && pos[i] < extent;
+      inside = inside.defined() ? (inside && ok) : ok;
+      xi.push_back(Halide::clamp(Halide::likely(pos[i]), 0, extent - 1));
+    }
+    Expr value = Halide::cast(acc, x.at(xi));
+    if (inside.defined()) value = Halide::select(Halide::likely(inside), value, neutral);
+    result = !result.defined() ? value : is_max ? Halide::max(result, value) : result + value;
+  }
+  if (!is_max) result = result / Halide::cast(acc, count);
+  c.define_output(0, v, result);
+}
+
 void lower_pool(LowerContext &c) {
   const HTensor &x = c.in(0);
   bool is_max = c.node().op_type == "MaxPool";
   auto geo = pool_geometry(c.attrs(), c.node().where(), x.shape);
   Halide::Type acc = is_max ? halide_type(x.dtype) : acc_type(x.dtype);
+  auto taps = unrolled_taps(geo);
+  const bool unroll = taps && !(is_max && c.has_output(1));
 
   auto v = c.vars(x.rank());
   auto idx = c.exprs(v);
@@ -140,6 +200,7 @@ void lower_pool(LowerContext &c) {
     Expr hi = include_pad ? in + c.dim(d.pad_end) : in;
     count = count * positions_in(base, c.dim(d.kernel), static_cast<int32_t>(d.dilation), lo, hi);
   }
+  if (unroll) return lower_unrolled_pool(c, geo, *taps, is_max, acc, count);
   define_accumulated(c, v, acc, is_max ? "max" : "sum", [&](Func &f, const std::vector<Var> &lhs) {
     f(lhs) = neutral;
     f(lhs) = is_max ? Halide::max(f(lhs), value) : f(lhs) + value;
