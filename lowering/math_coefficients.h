@@ -60,7 +60,7 @@ constexpr float kErfcMaxArgument = 10.0f;  // t is taken at min(a, 10): erfc(10)
 // a = 0 (where t's rounding counts), but t's range would outgrow [1/4, 1].
 constexpr float kGeluTailScale = 0.22f, kGeluTailCenter = 0.5f;
 constexpr float kGeluMaxArgument = 13.2f;  // a^2 / 2 < 87.3: e^(-a^2/2) is normal
-constexpr float kGeluTail[] = {0.0840227976f, 0.309463203f, 0.481405914f,  0.624974966f,  0.660169601f,
+constexpr float kGeluTail[] = {0.0840227976f, 0.309463203f, 0.481405914f,  0.624974966f,   0.660169601f,
                                0.538667619f,  0.297703564f, 0.0500712357f, -0.0790595263f, -0.0285184048f};
 // The mask that keeps 12 significant bits of a float: x = hi + lo with hi^2,
 // 2 hi lo and lo^2 exact.

@@ -265,11 +265,15 @@ Expr gelu_erf_f32(const Expr &x) {
 }
 
 // x / (1 + e^v), v = -2 sqrt(2/pi) (x + 0.044715 x^3), at x clamped to
-// [-16, 16] for v (beyond, the quotient is -0 and x).
+// [-10, 10] for v: |v| <= 87.31 there, so e^v is normal and finite without
+// exp's clamps (beyond 10, x / (1 + e^v) is x; below -10 the result is
+// taken as -0).
 Expr gelu_tanh_f32(const Expr &x) {
-  Expr xc = Halide::clamp(x, -16.0f, 16.0f);
+  Expr xc = Halide::clamp(x, -10.0f, 10.0f);
   Expr v = xc * (-1.59576917f + -0.0713548139f * (xc * xc));
-  return keep_nan(x, Halide::max(x, -16.0f) / (1.0f + exp_f32(v)));
+  BiasedExpArgument a = biased_exp_argument(v);
+  Expr e = exp_remainder_value(exp_remainder(v, a.kf)) * a.two_k;
+  return keep_nan(x, replace(x < -10.0f, kSignBit, x / (1.0f + e)));
 }
 
 // ---- tanh, sigmoid, softplus ---------------------------------------------------------

@@ -106,8 +106,8 @@ Halide::Expr gelu_erf(const Halide::Expr &x);
 // GELU in its tanh form, x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) / 2,
 // evaluated as x / (1 + e^(-2 sqrt(2/pi) (x + 0.044715 x^3))): <= 12 ulp for
 // x >= -3; below, the rounding of the exponent's argument grows with it
-// (<= 256 ulp, 1.5e-5 relative, on [-9, -3]). gelu_tanh(-inf) = -0,
-// gelu_tanh(+inf) = +inf.
+// (<= 256 ulp, 1.5e-5 relative, on [-9, -3]); below -10 (results below
+// 1.3e-37), -0. gelu_tanh(-inf) = -0, gelu_tanh(+inf) = +inf.
 Halide::Expr gelu_tanh(const Halide::Expr &x);
 
 // ---- trigonometry -------------------------------------------------------------------

@@ -336,8 +336,9 @@ TEST(MathLibrarySpecialValues, ActivationsHaveTheirLimitsAndKeepNegativeZero) {
                    {-30, -0.0f},
                    {13.5f, 13.5f},
                    {-13.5f, -0.0f}});
-  expect_specials("gelu_tanh", math::gelu_tanh,
-                  {{kNan, kNan}, {kInf, kInf}, {-kInf, -0.0f}, {0, 0}, {-0.0f, -0.0f}, {30, 30}, {-30, -0.0f}});
+  expect_specials(
+      "gelu_tanh", math::gelu_tanh,
+      {{kNan, kNan}, {kInf, kInf}, {-kInf, -0.0f}, {0, 0}, {-0.0f, -0.0f}, {30, 30}, {-30, -0.0f}, {-10.5f, -0.0f}});
 }
 
 TEST(MathLibrarySpecialValues, TrigonometryMatchesCsFloatFunctions) {
