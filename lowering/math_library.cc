@@ -317,19 +317,21 @@ Expr mish_f32(const Expr &x) {
 
 // ---- sin, cos, atan ---------------------------------------------------------------------
 
-// |x| = k pi/2 + r in double, exact for k < 2^23: r as a float, clamped to
-// pi/4 (beyond 1.3e7, where the reduction is inexact, results stay bounded),
-// and k's low bits.
+// |x| = k pi/2 + r in double, exact for k < 2^23: |x| clamped to 1.3e7
+// first (beyond, where the reduction would be inexact, results stay
+// bounded), so |r| <= pi/4 needs no clamp; k's low bits straight from the
+// bits of k + 1.5 * 2^52, whose low word is k. (t stays outside the strict
+// subtraction: CSE lifts it, read twice, so its multiply-add may fuse.)
 struct QuarterTurns {
   Expr r, k;  // float, int32
 };
 QuarterTurns quarter_turns(const Expr &x) {
-  Expr ad = Halide::cast<double>(Halide::abs(x));
+  Expr ad = Halide::cast<double>(Halide::min(Halide::abs(x), 1.3e7f));
   const Expr magic(6755399441055744.0);  // 1.5 * 2^52
-  Expr kd = opaque((ad * Expr(mc::kTwoOverPiD) + magic) - magic);
+  Expr t = ad * Expr(mc::kTwoOverPiD) + magic;
+  Expr kd = opaque(t - magic);
   Expr rd = opaque((ad - kd * Expr(mc::kHalfPiD1)) - kd * Expr(mc::kHalfPiD2));
-  return {Halide::clamp(Halide::cast<float>(rd), -0.785398185f, 0.785398185f),
-          Halide::cast<int32_t>(Halide::min(kd, Expr(1073741824.0)))};
+  return {Halide::cast<float>(rd), Halide::cast<int32_t>(Halide::reinterpret(Halide::Int(64, t.type().lanes()), t))};
 }
 
 // sin (cosine: cos) of x: sin r or cos r by quadrant, its sign from the

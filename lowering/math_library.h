@@ -113,7 +113,7 @@ Halide::Expr gelu_tanh(const Halide::Expr &x);
 // ---- trigonometry -------------------------------------------------------------------
 
 // sin x and cos x: <= 1.6 ulp for |x| <= 1.3e7 (the reduction by pi/2 runs in
-// float64, exact up to there); beyond, the result stays in [-1, 1]. sin(+-0)
+// float64, exact up to there); beyond, |x| is taken as 1.3e7. sin(+-0)
 // = +-0; sin and cos of +-inf are NaN.
 Halide::Expr sin(const Halide::Expr &x);
 Halide::Expr cos(const Halide::Expr &x);
