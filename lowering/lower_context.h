@@ -51,7 +51,21 @@ class SymbolParams {
 // unless the weight was packed at compile time (`panel`, lowering/weight_layout.h).
 // ConvInput: a float Conv's input over padded coordinates (zero outside the
 // input); inlined unless a template copies the rows a task reads.
-enum class StageKind { RowReduction, Reduction, Padded, Other, RowValues, DotOperand, ConvInput };
+// RecurrentInput, Recurrence: an RNN/GRU/LSTM's input projection (a product
+// over the input size for every step) and its recurrence (gate sums and
+// states, one update over (j, k, phase, step)); placed by the x86 recurrent
+// template (schedules/x86_recurrent_schedule.h), at root like Other elsewhere.
+enum class StageKind {
+  RowReduction,
+  Reduction,
+  Padded,
+  Other,
+  RowValues,
+  DotOperand,
+  ConvInput,
+  RecurrentInput,
+  Recurrence
+};
 struct Stage {
   Halide::Func f;
   StageKind kind;

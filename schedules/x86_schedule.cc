@@ -4,6 +4,7 @@
 
 #include "schedules/x86_conv_schedule.h"
 #include "schedules/x86_dot_schedule.h"
+#include "schedules/x86_recurrent_schedule.h"
 
 namespace disco {
 
@@ -236,10 +237,15 @@ void X86Scheduler::fold_at_root(const Stage &s, int lanes) {
 }
 
 // Dot kernels of MatMul/Gemm form get the dot template (x86_dot_schedule.h),
-// float Convs the conv template (x86_conv_schedule.h).
+// float Convs the conv template (x86_conv_schedule.h), RNN/GRU/LSTM kernels
+// the recurrent template (x86_recurrent_schedule.h).
 // Others, and input and opaque kernels: stages at root, vectorized and
 // parallel; a DotOperand stage is inlined (read where the product reads it).
 ScheduleReport X86Scheduler::generic(GroupKind kind) {
+  if (kind == GroupKind::Opaque) {
+    ScheduleReport rep;
+    if (schedule_x86_recurrent(k_, target_, &rep)) return rep;
+  }
   if (kind == GroupKind::Dot && !k_.outputs.empty()) {
     const Shape &out = output_shape(0);
     ScheduleReport rep;

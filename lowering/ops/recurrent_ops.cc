@@ -2,20 +2,26 @@
 // activations with alpha/beta, clip, sequence_lens, initial states,
 // peepholes, GRU's linear_before_reset, LSTM's input_forget).
 //
-// The input projection X·W^T + Wb is an ordinary reduction stage. The
-// recurrence is one Func `state` over (slot, batch, direction, step) whose
-// single update runs over an RDom (t, step) with step outermost, so steps run
-// in order. A step needs whole vectors of the previous one (the sums over R),
-// which pure vars of an update cannot express in sequence, so, as in Det, an
-// inner counter t walks through the phases of one step and each t writes one
-// slot. Per step, the slots are:
-//   [0, H)        h
-//   [H, 2H)       c (LSTM)
-//   [2H, 5H+..)   gate g's recurrent sum at 2H + g*H (up to 4 gates)
-//   [6H, 7H)      GRU's reset gate
-// Step s + 1 holds the state after step s; step 0 holds the initial state.
+// The input projection X·W^T + Wb (+ Rb) of every step is one product stage
+// (RecurrentInput) over X's rows in memory order. The recurrence is one Func
+// rec(j, q, b, d, s) (Recurrence), a sum or a state of hidden unit j for phase
+// q, batch b, direction d and step s; step s + 1 holds what step s computed,
+// step 0 the initial state. A step runs its phases in order, each a row q:
+//   product phases      row q = the gate's recurrent sum over a source
+//                       (h of the last step; GRU without linear_before_reset:
+//                       r * h), started from the projection (or a bias);
+//   elementwise phases  row q = a gate function of the rows before
+//                       (LSTM: c, then h; GRU and RNN: h).
+// Its one update runs over an RDom (j, k, phase, step), step outermost, and
+// writes rec(j, phase, ..., step + 1): j is the vector dim of the template
+// (schedules/x86_recurrent_schedule.h), an RVar since the products read other
+// hidden units k of a state row (Halide's pure vars may not). Elementwise
+// phases run at k = 0 only. The b loop may sit anywhere inside the phase
+// loop. Constant W and R are stored gate-major at compile time
+// (lowering/recurrent_weight_layout.h); others are transposed once a run.
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "lowering/infer_context.h"
@@ -23,6 +29,7 @@
 #include "lowering/math_library.h"
 #include "lowering/op_registry.h"
 #include "lowering/ops/op_helpers.h"
+#include "lowering/recurrent_weight_layout.h"
 
 namespace disco {
 namespace {
@@ -58,7 +65,14 @@ void infer_recurrent(InferContext &c) {
     c.fail("X, W and R must be 3-D, got ", shape_str(c.shape(0)), ", ", shape_str(c.shape(1)), " and ",
            shape_str(c.shape(2)));
   bool batch_first = c.attrs().get_int("layout", 0) != 0;
-  const Shape &x = c.shape(0), &w = c.shape(1), &r = c.shape(2);
+  // W and R as the op reads them, [D, G*H, I] and [D, G*H, H], also when
+  // stored transposed (recurrent_weight_layout.h).
+  const Shape &x = c.shape(0);
+  Shape w = c.shape(1), r = c.shape(2);
+  if (has_transposed_recurrent_weights(c.attrs())) {
+    std::swap(w[1], w[2]);
+    std::swap(r[1], r[2]);
+  }
   Dim T = batch_first ? x[1] : x[0], B = batch_first ? x[0] : x[1], I = x[2];
   Dim D = num_directions(c);
   Dim H = c.attrs().has("hidden_size") ? Dim(c.attrs().get_int("hidden_size")) : r[2];
@@ -118,8 +132,7 @@ std::vector<std::vector<Act>> activations(LowerContext &c, Cell kind, int D) {
   if (a.has("activations")) {
     names = a.get("activations").strings;
     if (static_cast<int>(names.size()) == n && D == 2) names.insert(names.end(), names.begin(), names.end());
-    if (static_cast<int>(names.size()) != n * D)
-      c.fail("expected ", n * D, " activations, got ", names.size());
+    if (static_cast<int>(names.size()) != n * D) c.fail("expected ", n * D, " activations, got ", names.size());
   } else {
     for (int d = 0; d < D; ++d) {
       if (kind == Cell::Rnn) {
@@ -146,8 +159,7 @@ std::vector<std::vector<Act>> activations(LowerContext &c, Cell kind, int D) {
 
 Expr apply(LowerContext &c, const Act &a, const Expr &x) {
   Halide::Type t = x.type();
-  Expr al = Halide::cast(t, a.alpha), be = Halide::cast(t, a.beta), zero = Halide::cast(t, 0),
-       one = Halide::cast(t, 1);
+  Expr al = Halide::cast(t, a.alpha), be = Halide::cast(t, a.beta), zero = Halide::cast(t, 0), one = Halide::cast(t, 1);
   const std::string &n = a.name;
   if (n == "Tanh") return math::tanh(x);
   if (n == "Sigmoid") return math::sigmoid(x);
@@ -165,10 +177,16 @@ Expr apply(LowerContext &c, const Act &a, const Expr &x) {
 
 // ---- lowering ----------------------------------------------------------------
 
-// One phase of a step: `count` writes, each to slot dst(e) with value(e).
+// One phase of a step, a row q of the recurrence (see the top of the file).
 struct Phase {
-  Expr count;
-  std::function<Expr(const Expr &e)> dst, value;
+  // A product phase: the recurrent sum of gate `gate` over `source`(k).
+  // Its sum starts from init(j).
+  int gate = -1;
+  std::function<Expr(const Expr &k)> source;
+  std::function<Expr(const Expr &j)> init;
+  // An elementwise phase: the state row's value at j.
+  std::function<Expr(const Expr &j)> value;
+  bool product() const { return gate >= 0; }
 };
 
 void lower_recurrent(LowerContext &c) {
@@ -181,23 +199,25 @@ void lower_recurrent(LowerContext &c) {
   const bool input_forget = kind == Cell::Lstm && c.attrs().get_int("input_forget", 0) != 0;
   const bool has_clip = c.attrs().has("clip");
   const float clip = c.attrs().get_float("clip", 0.0f);
+  const bool transposed = has_transposed_recurrent_weights(c.attrs());
   const auto acts = activations(c, kind, D);
 
   const HTensor &X = c.in(0), &W = c.in(1), &R = c.in(2);
   Halide::Type ft = acc_type(X.dtype);
   const Dim &Td = batch_first ? X.shape[1] : X.shape[0];
   const Dim &Bd = batch_first ? X.shape[0] : X.shape[1];
-  const Dim &Hd = R.shape[2];
-  Expr T = c.dim(Td), H = c.dim(Hd), I = c.dim(X.shape[2]);
-  Expr H1 = Halide::max(H, 1);
+  const Dim &Hd = transposed ? R.shape[1] : R.shape[2];
+  Expr T = c.dim(Td), B = c.dim(Bd), H = c.dim(Hd), I = c.dim(X.shape[2]);
   auto f = [&](const Expr &e) { return Halide::cast(ft, e); };
   auto clamp_to = [&](const Expr &e, const Expr &n) { return Halide::clamp(e, 0, Halide::max(n - 1, 0)); };
 
-  // Per-direction choice of an activation applied to x.
+  // Per-direction choice of an activation applied to x; one expression when
+  // both directions use the same.
+  auto same_act = [](const Act &a, const Act &b) { return a.name == b.name && a.alpha == b.alpha && a.beta == b.beta; };
   auto act = [&](int k, Expr x, const Expr &d) {
     if (has_clip) x = Halide::clamp(x, f(-clip), f(clip));
     Expr r = apply(c, acts[0][k], x);
-    return D == 2 ? Halide::select(d == 0, r, apply(c, acts[1][k], x)) : r;
+    return D == 2 && !same_act(acts[0][k], acts[1][k]) ? Halide::select(d == 0, r, apply(c, acts[1][k], x)) : r;
   };
   auto reversed_dir = [&](const Expr &d) -> Expr {
     if (direction == "reverse") return Halide::cast(Halide::Bool(), true);
@@ -206,147 +226,182 @@ void lower_recurrent(LowerContext &c) {
   };
   auto seq_len = [&](const Expr &b) -> Expr {
     if (!c.has_input(4)) return T;
-    return Halide::clamp(Halide::cast(Halide::Int(32), c.in(4).at({clamp_to(b, c.dim(Bd))})), 0, T);
+    return Halide::clamp(Halide::cast(Halide::Int(32), c.in(4).at({clamp_to(b, B)})), 0, T);
   };
   // The time index that step s of direction d reads and writes.
   auto time_of = [&](const Expr &s, const Expr &b, const Expr &d) {
     return Halide::select(reversed_dir(d), seq_len(b) - 1 - s, s);
   };
+  // X's rows in memory order: row m of [T*B, I] (layout 0) or [B*T, I].
+  auto row_of = [&](const Expr &t, const Expr &b) { return batch_first ? b * T + t : t * B + b; };
 
-  // Input projection: xw(gh, b, d, time) = X[time, b]·W[d, gh] + Wb[d, gh].
-  Var gh("gh"), b("b"), d("d"), tv("tv"), j("j"), s("s");
-  Func xw = c.func("xw");
-  xw(gh, b, d, tv) = c.has_input(3) ? f(c.in(3).at({d, gh})) : f(0);
-  Halide::RDom ri(0, I);
-  Expr xval = batch_first ? X.at({b, tv, ri.x}) : X.at({tv, b, ri.x});
-  xw(gh, b, d, tv) += f(xval) * f(W.at({d, gh, ri.x}));
-  c.add_stage(xw, StageKind::Reduction, 4);
-
-  // Initial state.
-  auto initial = [&](int input, const Expr &jj) -> Expr {
-    if (!c.has_input(input)) return f(0);
-    Expr hh = clamp_to(jj, H);
-    return f(batch_first ? c.in(input).at({b, d, hh}) : c.in(input).at({d, b, hh}));
+  Var j("j"), q("q"), b("b"), d("d"), s("s"), gh("gh"), m("m"), kv("k");
+  // W and R read with a vector of gate rows contiguous: stored so at
+  // compile time (recurrent_weight_layout.h), else transposed here once a run.
+  auto gate_major = [&](const HTensor &w, const std::string &name) -> std::function<Expr(Expr, Expr, Expr)> {
+    if (transposed) return [&w](const Expr &dd, const Expr &k, const Expr &g) { return w.at({dd, k, g}); };
+    Func t = c.func(name);
+    t(gh, kv, d) = w.at({d, gh, kv});
+    c.add_stage(t, StageKind::Other, 3);
+    return [t](const Expr &dd, const Expr &k, const Expr &g) { return t(g, k, dd); };
   };
-  Func st = c.func("state");
+  auto Wt = gate_major(W, "w_by_input");
+  auto Rt = gate_major(R, "r_by_hidden");
+
+  // Input projection for every step: xw(gh, m, d) = X[m]·W[d, gh] + Wb[d, gh]
+  // (+ Rb[d, gh], except for the gate GRU's linear_before_reset multiplies by r).
+  auto bias = [&](const Expr &dd, const Expr &i) { return f(c.in(3).at({dd, i})); };
+  Func xw = c.func("input_projection");
   {
-    Expr init = Halide::select(s == 0 && j < H, initial(5, j), f(0));
-    if (kind == Cell::Lstm) init = Halide::select(s == 0 && j >= H && j < 2 * H, initial(6, j - H), init);
-    st(j, b, d, s) = init;
+    Expr init = f(0);
+    if (c.has_input(3)) {
+      Expr rb = bias(d, G * H + gh);
+      if (lbr) rb = Halide::select(gh >= 2 * H, f(0), rb);
+      init = bias(d, gh) + rb;
+    }
+    xw(gh, m, d) = init;
+    Halide::RDom ri(0, I);
+    Expr B1 = Halide::max(B, 1), T1 = Halide::max(T, 1);
+    Expr xval = batch_first ? X.at({m / T1, m % T1, ri.x}) : X.at({m / B1, m % B1, ri.x});
+    xw(gh, m, d) += f(xval) * f(Wt(d, ri.x, gh));
   }
+  c.add_stage(xw, StageKind::RecurrentInput, 3);
 
-  // One step: RDom (t, step), step outermost.
-  std::vector<Phase> phases;
+  // The recurrence rec(j, q, b, d, s): phase q's sum or state after step s - 1
+  // (s = 0: the initial state, in the state rows).
+  Func rec = c.func("recurrence");
   Expr step;  // the step being run (an RVar)
-  auto prev = [&](const Expr &slot) { return st(slot, b, d, step); };
-  auto cur = [&](const Expr &slot) { return st(slot, b, d, step + 1); };
-  auto tt = [&]() { return clamp_to(time_of(step, b, d), T); };
-  auto xgate = [&](int g, const Expr &jj) { return xw(g * H + jj, b, d, tt()); };
-  auto acc = [&](int g, const Expr &jj) { return cur(2 * H + g * H + jj); };
-  auto rbias = [&](int g, const Expr &jj) -> Expr {
-    return c.has_input(3) ? f(c.in(3).at({d, G * H + g * H + jj})) : f(0);
-  };
-  auto peep = [&](int g, const Expr &jj) -> Expr {
-    return c.has_input(7) ? f(c.in(7).at({d, g * H + jj})) : f(0);
-  };
-  // Recurrent sums for gates [g0, g0 + n) over h_prev (optionally scaled by `scale`).
-  auto sum_phase = [&](int g0, int n, bool reset_scaled) {
+  auto sum_at = [&](int row, const Expr &jj) { return rec(jj, row, b, d, step + 1); };
+  auto state_at = [&](int row, const Expr &jj, const Expr &at) { return rec(jj, row, b, d, at); };
+  auto xgate = [&](int g, const Expr &jj) { return xw(g * H + jj, row_of(clamp_to(time_of(step, b, d), T), b), d); };
+  auto rbias = [&](int g, const Expr &jj) -> Expr { return c.has_input(3) ? bias(d, G * H + g * H + jj) : f(0); };
+  auto peep = [&](int g, const Expr &jj) -> Expr { return c.has_input(7) ? f(c.in(7).at({d, g * H + jj})) : f(0); };
+
+  std::vector<Phase> phases;
+  int h_row = -1, c_row = -1;
+  auto product = [&](int g, std::function<Expr(const Expr &)> source, std::function<Expr(const Expr &)> init) {
     Phase p;
-    p.count = n * H * H;
-    p.dst = [&, g0, n](const Expr &e) { return 2 * H + g0 * H + clamp_to(e / H1, n * H); };
-    p.value = [&, g0, n, reset_scaled](const Expr &e) {
-      Expr row = clamp_to(e / H1, n * H), k = clamp_to(e % H1, H);
-      Expr hk = prev(k);
-      if (reset_scaled) hk = hk * cur(6 * H + k);
-      return cur(2 * H + g0 * H + row) + f(R.at({d, g0 * H + row, k})) * hk;
-    };
-    return p;
+    p.gate = g;
+    p.source = std::move(source);
+    p.init = std::move(init);
+    phases.push_back(p);
+    return static_cast<int>(phases.size()) - 1;
   };
-  auto elem_phase = [&](const Expr &base, std::function<Expr(const Expr &)> v) {
+  auto elementwise = [&](std::function<Expr(const Expr &)> value) {
     Phase p;
-    p.count = H;
-    p.dst = [&, base](const Expr &e) { return base + clamp_to(e, H); };
-    p.value = [&, v](const Expr &e) { return v(clamp_to(e, H)); };
-    return p;
+    p.value = std::move(value);
+    phases.push_back(p);
+    return static_cast<int>(phases.size()) - 1;
   };
+  // The last step's h, read by every product over h.
+  auto h_prev = [&](const Expr &k) { return state_at(h_row, k, step); };
+  auto from_x = [&](int g) { return [&, g](const Expr &jj) { return xgate(g, jj); }; };
   if (kind == Cell::Rnn) {
-    phases.push_back(sum_phase(0, 1, false));
-    phases.push_back(elem_phase(Expr(0), [&](const Expr &jj) {
-      return act(0, xgate(0, jj) + acc(0, jj) + rbias(0, jj), d);
-    }));
+    const int a = product(0, h_prev, from_x(0));
+    h_row = elementwise([&, a](const Expr &jj) { return act(0, sum_at(a, jj), d); });
   } else if (kind == Cell::Gru) {
-    // Gates z, r, h. Without linear_before_reset, h's sum needs r first.
-    phases.push_back(sum_phase(0, lbr ? 3 : 2, false));
-    phases.push_back(elem_phase(6 * H, [&](const Expr &jj) {
-      return act(0, xgate(1, jj) + acc(1, jj) + rbias(1, jj), d);
-    }));
-    if (!lbr) phases.push_back(sum_phase(2, 1, true));
-    phases.push_back(elem_phase(Expr(0), [&](const Expr &jj) {
-      Expr z = act(0, xgate(0, jj) + acc(0, jj) + rbias(0, jj), d);
-      Expr r = cur(6 * H + jj);
-      Expr hh = lbr ? act(1, xgate(2, jj) + r * (acc(2, jj) + rbias(2, jj)), d)
-                    : act(1, xgate(2, jj) + acc(2, jj) + rbias(2, jj), d);
-      return (f(1) - z) * hh + z * prev(jj);
-    }));
+    // Gates z, r, h. Without linear_before_reset, h's sum is over r * h.
+    const int z = product(0, h_prev, from_x(0));
+    const int r = product(1, h_prev, from_x(1));
+    if (lbr) {
+      const int n = product(2, h_prev, [&](const Expr &jj) { return rbias(2, jj); });
+      h_row = elementwise([&, z, r, n](const Expr &jj) {
+        Expr zz = act(0, sum_at(z, jj), d), rr = act(0, sum_at(r, jj), d);
+        Expr hh = act(1, xgate(2, jj) + rr * sum_at(n, jj), d);
+        return (f(1) - zz) * hh + zz * h_prev(jj);
+      });
+    } else {
+      const int rh = elementwise([&, r](const Expr &jj) { return act(0, sum_at(r, jj), d) * h_prev(jj); });
+      const int n = product(
+          2, [&, rh](const Expr &k) { return state_at(rh, k, step + 1); }, from_x(2));
+      h_row = elementwise([&, z, n](const Expr &jj) {
+        Expr zz = act(0, sum_at(z, jj), d), hh = act(1, sum_at(n, jj), d);
+        return (f(1) - zz) * hh + zz * h_prev(jj);
+      });
+    }
   } else {
     // Gates i, o, f, c; peepholes i, o, f.
-    phases.push_back(sum_phase(0, 4, false));
-    phases.push_back(elem_phase(H, [&](const Expr &jj) {
-      Expr cp = prev(H + jj);
-      Expr i = act(0, xgate(0, jj) + acc(0, jj) + rbias(0, jj) + peep(0, jj) * cp, d);
-      Expr fg = input_forget ? f(1) - i : act(0, xgate(2, jj) + acc(2, jj) + rbias(2, jj) + peep(2, jj) * cp, d);
-      Expr cc = act(1, xgate(3, jj) + acc(3, jj) + rbias(3, jj), d);
+    for (int g = 0; g < 4; ++g) product(g, h_prev, from_x(g));
+    c_row = elementwise([&](const Expr &jj) {
+      Expr cp = state_at(c_row, jj, step);
+      Expr i = act(0, sum_at(0, jj) + peep(0, jj) * cp, d);
+      Expr fg = input_forget ? f(1) - i : act(0, sum_at(2, jj) + peep(2, jj) * cp, d);
+      Expr cc = act(1, sum_at(3, jj), d);
       return fg * cp + i * cc;
-    }));
-    phases.push_back(elem_phase(Expr(0), [&](const Expr &jj) {
-      Expr cn = cur(H + jj);
-      Expr o = act(0, xgate(1, jj) + acc(1, jj) + rbias(1, jj) + peep(1, jj) * cn, d);
+    });
+    h_row = elementwise([&](const Expr &jj) {
+      Expr cn = state_at(c_row, jj, step + 1);
+      Expr o = act(0, sum_at(1, jj) + peep(1, jj) * cn, d);
       return o * act(2, cn, d);
-    }));
+    });
+  }
+  const int Q = static_cast<int>(phases.size());
+
+  // Initial state in the state rows of step 0.
+  auto initial = [&](int input) -> Expr {
+    if (!c.has_input(input)) return f(0);
+    Expr hh = clamp_to(j, H);
+    return f(batch_first ? c.in(input).at({b, d, hh}) : c.in(input).at({d, b, hh}));
+  };
+  {
+    Expr init = Halide::select(s == 0 && q == h_row, initial(5), f(0));
+    if (c_row >= 0) init = Halide::select(s == 0 && q == c_row, initial(6), init);
+    rec(j, q, b, d, s) = init;
   }
 
-  Expr total = 0;
-  for (const auto &p : phases) total = total + p.count;
-  Halide::RDom r({{0, total}, {0, T}});
-  Expr t = r.x;
-  step = r.y;
-  Expr dst, value;
-  Expr begin = 0;
-  for (const auto &p : phases) {
-    Expr e = Halide::max(t - begin, 0);
-    Expr pd = p.dst(e), pv = p.value(e);
-    dst = dst.defined() ? Halide::select(t >= begin, pd, dst) : pd;
-    value = value.defined() ? Halide::select(t >= begin, pv, value) : pv;
-    begin = begin + p.count;
+  // One step: RDom (j, k, phase, step), step outermost; an elementwise phase
+  // runs at k = 0 only. j is an RVar, not a pure var: the products read other
+  // hidden units of rec's first dim.
+  Halide::RDom r({{0, H}, {0, H}, {0, Q}, {0, T}}, "rec_r");
+  const Expr jr = r.x, k = r.y, phase = r.z;
+  step = r.w;
+  Expr is_product = Halide::cast(Halide::Bool(), false);
+  for (int p = 0; p < Q; ++p)
+    if (phases[p].product()) is_product = is_product || phase == p;
+  r.where(k == 0 || is_product);
+  const Expr old = rec(jr, phase, b, d, step + 1);
+  Expr value;
+  for (int p = Q - 1; p >= 0; --p) {
+    const Phase &ph = phases[p];
+    Expr v;
+    if (ph.product()) {
+      // likely: the template's loop over k peels k = 0.
+      Expr start = Halide::select(Halide::likely(k > 0), old, ph.init(jr));
+      v = start + f(Rt(d, k, ph.gate * H + jr)) * ph.source(k);
+    } else {
+      v = ph.value(jr);
+    }
+    value = p == Q - 1 ? v : Halide::select(phase == p, v, value);
   }
-  dst = clamp_to(dst, 7 * H);
   // Past a batch's sequence length the state stays as it was.
-  Expr active = step < seq_len(b);
-  st(dst, b, d, step + 1) = Halide::select(active, value, st(dst, b, d, step));
-  c.add_stage(st, StageKind::Other, 4);
+  if (c.has_input(4)) {
+    value = Halide::select(step < seq_len(b), value, rec(jr, phase, b, d, step));
+  }
+  rec(jr, phase, b, d, step + 1) = value;
+  c.add_stage(rec, StageKind::Recurrence, 5);
 
   // Outputs.
   if (c.has_output(0)) {
     Var ot("t"), oh("h");
     Expr len = seq_len(b);
     Expr so = Halide::select(reversed_dir(d), len - 1 - ot, ot);
-    Expr y = Halide::select(ot < len, st(oh, b, d, clamp_to(so, T) + 1), f(0));
+    Expr y = Halide::select(ot < len, rec(oh, h_row, b, d, clamp_to(so, T) + 1), f(0));
     if (batch_first)
       c.define_output(0, {b, ot, d, oh}, y);
     else
       c.define_output(0, {ot, d, b, oh}, y);
   }
-  auto state_out = [&](int out, const Expr &base) {
+  auto state_out = [&](int out, int row) {
     if (!c.has_output(out)) return;
     Var oh("h");
-    Expr v = st(base + oh, b, d, T);
+    Expr v = rec(oh, row, b, d, T);
     if (batch_first)
       c.define_output(out, {b, d, oh}, v);
     else
       c.define_output(out, {d, b, oh}, v);
   };
-  state_out(1, Expr(0));
-  if (kind == Cell::Lstm) state_out(2, H);
+  state_out(1, h_row);
+  if (kind == Cell::Lstm) state_out(2, c_row);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include "frontend/errors.h"
 #include "lowering/op_registry.h"
+#include "lowering/recurrent_weight_layout.h"
 #include "lowering/weight_layout.h"
 #include "schedules/fusion.h"
 #include "schedules/x86_conv_schedule.h"
@@ -73,7 +74,8 @@ class HostBackend : public Backend {
   // Constant dot weights packed in the panels the x86 dot template reads;
   // constant Conv weights channels-last where there are enough output
   // channels for the conv template's channel vectors and enough input
-  // channels (kChannelsLastMinInputs).
+  // channels (kChannelsLastMinInputs); constant RNN/GRU/LSTM weights
+  // gate-major (recurrent_weight_layout.h).
   void prepare_region(Graph &g, Region &region, const std::string &target) const override {
     const Halide::Target t = parse_target(target);
     for (int vid : pack_dot_weights(g, region.nodes, [&](int64_t n) { return dot_panel_width(n, t); }))
@@ -82,6 +84,7 @@ class HostBackend : public Backend {
     auto wanted = [&](int64_t m, int64_t c) { return m >= channels && c >= kChannelsLastMinInputs; };
     for (int vid : channels_last_conv_weights(g, region.nodes, wanted))
       region.inputs.push_back(vid);
+    for (int vid : transpose_recurrent_weights(g, region.nodes)) region.inputs.push_back(vid);
   }
   Declined compile(const Region &region, PlanBuilder &b) const override {
     compile_region_groups(region, b, schedule_x86);

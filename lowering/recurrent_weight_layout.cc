@@ -1,0 +1,57 @@
+#include "lowering/recurrent_weight_layout.h"
+
+#include <cstring>
+#include <map>
+
+#include "frontend/errors.h"
+
+namespace disco {
+
+bool has_transposed_recurrent_weights(const AttrReader &attrs) {
+  return attrs.get_int(kRecurrentWeightsTransposedAttr, 0) != 0;
+}
+
+TensorData transpose_inner(const TensorData &w) {
+  DISCO_CHECK(w.shape.size() == 3, "internal: transpose_inner needs a 3-D weight");
+  const int64_t dirs = w.shape[0], rows = w.shape[1], cols = w.shape[2];
+  const size_t size = dtype_size(w.dtype);
+  TensorData out(w.dtype, {dirs, cols, rows});
+  for (int64_t d = 0; d < dirs; ++d)
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c)
+        std::memcpy(out.mutable_data() + static_cast<size_t>((d * cols + c) * rows + r) * size,
+                    w.data() + static_cast<size_t>((d * rows + r) * cols + c) * size, size);
+  return out;
+}
+
+std::vector<int> transpose_recurrent_weights(Graph &g, const std::vector<int> &nodes) {
+  std::vector<int> fresh;
+  std::map<int, int> transposed_of;  // a weight several nodes read is transposed once
+  auto constant_weight = [&](int vid) {
+    if (vid < 0) return false;
+    const Value &v = g.value(vid);
+    return v.constant && v.dtype == DType::F32 && v.constant->shape.size() == 3;
+  };
+  for (int id : nodes) {
+    Node &n = g.nodes[id];
+    if (!n.domain.empty() || (n.op_type != "RNN" && n.op_type != "GRU" && n.op_type != "LSTM")) continue;
+    if (n.inputs.size() < 3 || !constant_weight(n.inputs[1]) || !constant_weight(n.inputs[2])) continue;
+    if (has_transposed_recurrent_weights(AttrReader(n.attrs, n.where()))) continue;
+    for (int i : {1, 2}) {
+      auto [it, first] = transposed_of.emplace(n.inputs[i], -1);
+      if (first) {
+        const Value &w = g.value(n.inputs[i]);  // dangles after add_constant
+        const std::string name = w.name + "/transposed";
+        it->second = g.add_constant(name, transpose_inner(*w.constant));
+        fresh.push_back(it->second);
+      }
+      n.inputs[i] = it->second;
+    }
+    Attribute mark;
+    mark.i = 1;
+    n.attrs[kRecurrentWeightsTransposedAttr] = mark;
+  }
+  return fresh;
+}
+
+}  // namespace disco

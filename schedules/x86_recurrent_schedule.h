@@ -1,0 +1,30 @@
+// The x86 template of RNN/GRU/LSTM kernels (lowering/ops/recurrent_ops.cc):
+//  - the input projection of every step (RecurrentInput) as a GEMM: micro-tiles
+//    of kProjectionRows rows of X by 2 vectors of gate rows in registers over
+//    the input size, tasks of a few micro-tiles of rows per direction, in
+//    parallel;
+//  - the recurrence (Recurrence): directions in parallel; per step and phase
+//    (phases unrolled, so each is its own loop nest), k outside the batch and
+//    the vectors of hidden units j: one row of R, gate-major, serves every
+//    batch from L1; the sums are read and written in memory (j is an RVar,
+//    and Halide forbids reordering it outside k);
+//  - weights transposed at run time (not constant) and the outputs at root,
+//    vectorized.
+// Tails are guarded where the hidden size or the gate rows do not divide into
+// the tiles.
+#pragma once
+#include "Halide.h"
+#include "lowering/lower_graph.h"
+#include "schedules/scheduler.h"
+
+namespace disco {
+
+constexpr int kProjectionRows = 6;   // rows of X per projection micro-tile (6 x 2 vectors: 12 of 16 registers)
+constexpr int kProjectionTasks = 8;  // micro-tiles of rows per projection task
+
+// Schedules `k` with the recurrent template and returns true, or returns
+// false, scheduling nothing, when `k` is not a recurrent kernel (one
+// RecurrentInput and one Recurrence stage, other stages pure).
+bool schedule_x86_recurrent(LoweredKernel &k, const Halide::Target &target, ScheduleReport *rep);
+
+}  // namespace disco

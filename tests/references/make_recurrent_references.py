@@ -1,0 +1,54 @@
+#!/usr/bin/python3
+"""Small recurrent taggers for tests/schedules/x86_recurrent_schedule_test.cc:
+PyTorch's nn.LSTM and nn.GRU with two bidirectional layers, batch_first, exported
+to ONNX (opset 14, dynamic batch and seq) as the model zoo's taggers are, and
+their outputs at two shapes.
+
+lstm_small: input 10, hidden 24 (three AVX2 vectors: a partial tile of the
+recurrent template); gru_small: input 10, hidden 20 (not a whole number of
+vectors: masked tails). Weights and inputs from fixed seeds.
+
+Run with Debian's python (torch 1.13): /usr/bin/python3 tests/references/make_recurrent_references.py
+Writes tests/references/recurrent/{lstm,gru}_small.onnx and
+NAME.<k>.input.npy / NAME.<k>.output.npy for k = 1, 2.
+"""
+import os
+
+import numpy as np
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, "recurrent")
+SHAPES = [(1, 7), (3, 5)]  # (batch, seq)
+INPUT = 10
+
+
+class Tagger(torch.nn.Module):
+    def __init__(self, cell, hidden):
+        super().__init__()
+        self.rnn = cell(INPUT, hidden, num_layers=2, bidirectional=True, batch_first=True)
+
+    def forward(self, x):
+        return self.rnn(x)[0]
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    for seed, (name, cell, hidden) in enumerate([("lstm_small", torch.nn.LSTM, 24), ("gru_small", torch.nn.GRU, 20)]):
+        torch.manual_seed(seed)
+        model = Tagger(cell, hidden).eval()
+        x0 = torch.randn(1, 4, INPUT)
+        torch.onnx.export(model, (x0,), os.path.join(OUT, name + ".onnx"), opset_version=14,
+                          input_names=["x"], output_names=["y"],
+                          dynamic_axes={"x": {0: "batch", 1: "seq"}, "y": {0: "batch", 1: "seq"}})
+        for k, (batch, seq) in enumerate(SHAPES, start=1):
+            x = torch.randn(batch, seq, INPUT)
+            with torch.no_grad():
+                y = model(x)
+            np.save(os.path.join(OUT, f"{name}.{k}.input.npy"), x.numpy().astype(np.float32))
+            np.save(os.path.join(OUT, f"{name}.{k}.output.npy"), y.numpy().astype(np.float32))
+            print(name, (batch, seq, INPUT), "->", tuple(y.shape))
+
+
+if __name__ == "__main__":
+    main()

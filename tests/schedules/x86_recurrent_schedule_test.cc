@@ -1,0 +1,59 @@
+// The x86 recurrent template (schedules/x86_recurrent_schedule.h) on PyTorch's
+// own LSTM and GRU: two bidirectional layers, batch_first, exported to ONNX as
+// the model zoo's taggers are (tests/references/make_recurrent_references.py),
+// compiled once for the host backend with dynamic batch and seq, run at two
+// shapes and compared with PyTorch's outputs. The LSTM's hidden size (24) is a
+// partial tile, the GRU's (20) not a whole number of vectors; the GRU is
+// PyTorch's linear_before_reset form. Every recurrent kernel must get the
+// recurrent template and have its weights stored gate-major at compile time.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "driver/compile_model.h"
+#include "runtime/executor.h"
+#include "runtime/npy.h"
+#include "tests/support/model_files.h"
+#include "tests/support/model_references.h"
+
+namespace disco {
+namespace {
+
+struct Compiled {
+  CompiledModel model;
+  std::vector<std::string> schedules;  // "recurrent", ... per kernel
+};
+
+Compiled compile_on_host(const std::string &path) {
+  CompileOptions o;
+  o.use_cache = false;
+  o.backends = {"host"};
+  std::vector<std::string> lines;
+  o.progress = [&](const std::string &line) {
+    if (line.find("  schedule ") != std::string::npos) lines.push_back(line.substr(line.find("schedule ") + 9));
+  };
+  Compiled c{compile_onnx(path, o), {}};
+  c.schedules = lines;
+  return c;
+}
+
+class RecurrentTemplate : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RecurrentTemplate, TwoBidirectionalLayersMatchPyTorchAtTwoShapesWithOneCompile) {
+  const std::string base = testing::references_dir() + "/recurrent/" + GetParam();
+  Compiled c = compile_on_host(base + ".onnx");
+  int recurrent = 0;
+  for (const auto &s : c.schedules) recurrent += s == "recurrent";
+  EXPECT_EQ(recurrent, 2) << "both layers' kernels must get the recurrent template";
+  Executor exec(c.model.plan, c.model.dir);
+  for (int k = 1; k <= 2; ++k) {
+    const std::string ref = base + "." + std::to_string(k);
+    auto out = exec.run({read_npy(ref + ".input.npy")});
+    testing::expect_close(out[0], read_npy(ref + ".output.npy"), GetParam() + " at shape set " + std::to_string(k));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Taggers, RecurrentTemplate, ::testing::Values("lstm_small", "gru_small"));
+
+}  // namespace
+}  // namespace disco
