@@ -19,6 +19,9 @@ struct HTensor {
   DType dtype = DType::Undefined;
   Shape shape;          // ONNX order
   bool buffer = false;  // read straight from a kernel input or a constant: loads are cheap, nothing to recompute
+  // A Transpose's output: its axis (ONNX order) that walks the input's
+  // innermost axis, which the x86 schedule tiles with its own innermost one.
+  int transposed_inner = -1;
   int rank() const { return static_cast<int>(shape.size()); }
   Halide::Expr at(const std::vector<Halide::Expr> &idx) const;  // idx in ONNX order
 };
@@ -105,6 +108,8 @@ class LowerContext : public NodeContext {
   // Defines output i as f(vars) = value (vars in ONNX order).
   void define_output(int i, const std::vector<Halide::Var> &vars, const Halide::Expr &value);
   void set_output(int i, Halide::Func f);
+  // Output i reads its input transposed: its `axis` walks the input's innermost axis.
+  void set_transposed_inner(int i, int axis) { outputs_.at(i).transposed_inner = axis; }
   // Reads input i broadcast to the output's index space (numpy rules).
   Halide::Expr broadcast_read(int i, const std::vector<Halide::Expr> &out_idx, const Shape &out_shape);
   // Returns the stage, for the fields of its kind (panel, channels_last_weights).

@@ -229,6 +229,12 @@ void lower_transpose(LowerContext &c) {
   std::vector<Expr> ii(in.rank());
   for (size_t i = 0; i < perm.size(); ++i) ii[perm[i]] = v[i];
   c.define_output(0, v, in.at(ii));
+  // Which output axis walks the input's innermost one: when it is not the
+  // output's innermost, a schedule that runs rows in order reads the input a
+  // cache line per element.
+  const int64_t inner = in.rank() - 1;
+  for (size_t i = 0; i + 1 < perm.size(); ++i)
+    if (perm[i] == inner) c.set_transposed_inner(0, static_cast<int>(i));
 }
 
 // ---- Expand, Tile -----------------------------------------------------------

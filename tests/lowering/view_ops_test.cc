@@ -224,5 +224,36 @@ TEST(ViewOps, TileAtOpset1RepeatsOneAxis) {
   EXPECT_EQ(floats(out[0]), (std::vector<double>{1, 2, 1, 2, 1, 2, 3, 4, 3, 4, 3, 4}));
 }
 
+// Transposes that move the input's innermost axis run in tiles of vectors by
+// rows of the axis that walks it (schedules/x86_schedule.cc): extents that
+// are no multiple of a tile, a symbolic batch, each against index arithmetic.
+TEST(ViewOps, TransposesThatMoveTheInnermostAxisMatchIndexArithmetic) {
+  const std::vector<int64_t> in_shape{2, 13, 11, 19};
+  std::vector<float> x(numel(in_shape));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i);
+  for (const auto &perm : std::vector<std::vector<int64_t>>{{0, 3, 1, 2}, {0, 2, 3, 1}, {0, 1, 3, 2}, {3, 2, 1, 0}}) {
+    GraphBuilder b;
+    auto in = b.input("x", DType::F32, {Dim::symbol("n"), 13, 11, 19});
+    b.output(b.op("Transpose", {in}, attrs({{"perm", attr_ints(perm)}})));
+    auto out = testing::jit_eval(b.build(), {f32(in_shape, x)});
+    std::vector<int64_t> out_shape, in_strides{13 * 11 * 19, 11 * 19, 19, 1};
+    for (auto p : perm) out_shape.push_back(in_shape[p]);
+    std::vector<double> expected;
+    for (int64_t a = 0; a < out_shape[0]; ++a)
+      for (int64_t b1 = 0; b1 < out_shape[1]; ++b1)
+        for (int64_t c = 0; c < out_shape[2]; ++c)
+          for (int64_t d = 0; d < out_shape[3]; ++d) {
+            const int64_t o[4] = {a, b1, c, d};
+            int64_t at = 0;
+            for (int i = 0; i < 4; ++i) at += o[i] * in_strides[perm[i]];
+            expected.push_back(x[at]);
+          }
+    SCOPED_TRACE("perm " + std::to_string(perm[0]) + std::to_string(perm[1]) + std::to_string(perm[2]) +
+                 std::to_string(perm[3]));
+    EXPECT_EQ(out[0].shape, out_shape);
+    EXPECT_EQ(floats(out[0]), expected);
+  }
+}
+
 }  // namespace
 }  // namespace disco
