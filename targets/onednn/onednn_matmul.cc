@@ -35,8 +35,19 @@ std::vector<int64_t> pad_to(const std::vector<int64_t> &s, size_t rank) {
   return p;
 }
 
-// The desc of a strided tensor padded with leading 1s to `rank`.
+// The desc of a strided tensor padded with leading 1s to `rank`. One that is
+// row-major but for the strides of its dims of 1 is plain: oneDNN 2.6's gemm
+// matmul failed to execute a [1, 1, 5] result with strides [5, 1, 1] (a
+// Linear of one row transposed, (0, 2, 1)).
 memory::desc strided_desc(const StridedDims &s, size_t rank) {
+  int64_t expect = 1;
+  bool row_major = true;
+  for (size_t i = s.dims.size(); i-- > 0 && row_major;) {
+    if (s.dims[i] == 1) continue;
+    row_major = s.strides[i] == expect;
+    expect *= s.dims[i];
+  }
+  if (row_major) return plain_desc(pad_to(s.dims, rank));
   int64_t span = 1;
   for (size_t i = 0; i < s.dims.size(); ++i) span = std::max(span, s.dims[i] * s.strides[i]);
   memory::dims dims(rank - s.dims.size(), 1), strides(rank - s.dims.size(), span);
@@ -50,6 +61,9 @@ StridedDims matrix_of(const StridedDims &s) {
   const size_t r = s.dims.size();
   return {{s.dims[r - 2], s.dims[r - 1]}, {s.strides[r - 2], s.strides[r - 1]}};
 }
+
+// oneDNN's reference implementations ("ref:any"), which run its primitives in plain loops.
+bool reference_impl(const std::string &impl) { return impl.find("ref") != std::string::npos; }
 
 OperandView read_view(const PlanStep &step, const std::string &x) {
   OperandView v;
@@ -100,6 +114,22 @@ class MatmulKernel : public OnednnStep {
       int64_t claimed = 0;
     };
     std::vector<Claims> panel_claims;  // per pair of threads (panel_gemm_shared)
+    // A product that oneDNN would run on its reference code, staged through
+    // dense copies instead (make_matmul): operands broadcast into buffers of
+    // the result's dims, and reorders of A, B or the result.
+    struct Expanded {
+      size_t operand;
+      memory::dims from, to;
+      std::vector<float> data;
+    };
+    std::vector<Expanded> expanded;
+    struct Staged {
+      dnnl::primitive reorder;  // null: not staged
+      memory user;              // the strided tensor the reorder reads (A, B) or writes (the result)
+      std::vector<float> dense;
+      std::unordered_map<int, memory> args;
+    };
+    Staged staged_src, staged_wei, staged_dst;
   };
   Layout layout(const StridedDims &a, const StridedDims &b, const StridedDims &y, const Epilogue &e) const;
   Entry make_entry(const ExternTensor &b, const Layout &l, const Epilogue &e);
@@ -107,6 +137,9 @@ class MatmulKernel : public OnednnStep {
   bool make_panel(const ExternTensor &b, const Layout &l, const Epilogue &e, Entry &en);
   void run_panel(Entry &en, const Epilogue &e, const float *a, float *y, int64_t rows) const;
   void make_matmul(const ExternTensor &b, const Layout &l, const Epilogue &e, Entry &en);
+  // Reorders between the user's tensor (`user`, strided) and the dense one the primitive reads or
+  // writes; returns the reorder's implementation.
+  std::string stage(Entry::Staged &st, const memory::desc &user, memory &dense, bool into_dense);
   // The primitive's execution arguments, their data set per run: A, Y and B
   // (laid out as `user_wei`; constant weights the primitive wants as
   // `primitive_wei` instead are reordered once), the bias (when en.bias is set,
@@ -183,21 +216,32 @@ bool MatmulKernel::make_inner_product(const ExternTensor &b, const Layout &l, co
       en.sum = static_cast<int>(i);
     ++i;
   }
-  const Epilogue::Lowered post = e.lower(l.operands, en.bias, en.sum);
-  dnnl::primitive_attr attr;
-  attr.set_post_ops(post.ops);
   // B is [K, N] (or [N, K] when transposed); the inner product reads weights as [N, K].
   const memory::desc user_wei({n, k}, memory::data_type::f32, trans_b_ ? memory::dims{k, 1} : memory::dims{1, n});
   const memory::desc bias_desc = en.bias >= 0 ? plain_desc({n}) : memory::desc();
+  Epilogue::Lowered post;
   dnnl::inner_product_forward::primitive_desc pd;
-  try {
-    const memory::desc wei({n, k}, memory::data_type::f32, memory::format_tag::any);
-    pd = dnnl::inner_product_forward::primitive_desc(
-        dnnl::inner_product_forward::desc(dnnl::prop_kind::forward_inference, l.src, wei, bias_desc, l.dst), attr,
-        onednn_engine());
-  } catch (const dnnl::error &) {
-    en.bias = en.sum = -1;
-    return false;  // the matmul takes it
+  // A sum after other post-ops (the residual added after a Relu, at one row)
+  // came back as oneDNN's reference code: then the Add stays a binary
+  // post-op; still reference code or no primitive, the matmul takes it.
+  for (bool made = false; !made;) {
+    post = e.lower(l.operands, en.bias, en.sum);
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(post.ops);
+    try {
+      const memory::desc wei({n, k}, memory::data_type::f32, memory::format_tag::any);
+      pd = dnnl::inner_product_forward::primitive_desc(
+          dnnl::inner_product_forward::desc(dnnl::prop_kind::forward_inference, l.src, wei, bias_desc, l.dst), attr,
+          onednn_engine());
+      made = !reference_impl(pd.impl_info_str());
+    } catch (const dnnl::error &) {
+    }
+    if (!made && en.sum >= 0) {
+      en.sum = -1;
+    } else if (!made) {
+      en.bias = -1;
+      return false;  // the matmul takes it, staged if it must be (make_matmul)
+    }
   }
   made_primitive(pd);
   en.prim = dnnl::inner_product_forward(pd);
@@ -340,35 +384,122 @@ void MatmulKernel::bind_args(Entry &en, const Layout &l, const ExternTensor &b, 
     }
 }
 
+bool dense(const memory::desc &d) { return d == plain_desc(d.dims()); }
+
+// A binary post-op operand of `od` into a result of `dd` that oneDNN's JIT
+// gemm reads as it is: full, or varying along the last dim only.
+bool operand_read_as_is(const memory::dims &od, const memory::dims &dd) {
+  if (od == dd) return true;
+  for (size_t d = 0; d + 1 < od.size(); ++d)
+    if (od[d] != 1) return false;
+  return true;
+}
+
+std::string MatmulKernel::stage(Entry::Staged &st, const memory::desc &user, memory &dense_mem, bool into_dense) {
+  const auto &eng = onednn_engine();
+  st.user = memory(user, eng, nullptr);
+  st.dense.resize(static_cast<size_t>(product(dense_mem.get_desc().dims(), 0, user.dims().size())));
+  dense_mem.set_data_handle(st.dense.data());
+  const memory &from = into_dense ? st.user : dense_mem, &to = into_dense ? dense_mem : st.user;
+  auto pd = guarded("create a reorder", [&] { return dnnl::reorder::primitive_desc(from, to); });
+  st.reorder = dnnl::reorder(pd);
+  st.args = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
+  return pd.impl_info_str();
+}
+
+// oneDNN 2.6 on AVX2 runs some matmul forms on its reference code, 100x to
+// 1000x slower than its JIT gemm: a result whose last dim is not contiguous
+// (a Linear whose result is transposed, as in convnext: 148 s a run for 18
+// such products), and binary post-op operands broadcast in some patterns
+// (t5's position bias [1, 8, 77, 77] over a batch of 2: 1.9 s for a product
+// that the JIT gemm runs in about 0.5 ms). Probed over every broadcast of an operand into
+// [2, 3, 5, 7]: full, scalar and [.., 1, N] operands ran the JIT gemm; most
+// others, [1, 1, M, N], [1, H, M, N] or [B, 1, M, 1] among them, did not.
+// So when the primitive comes back as a reference implementation, the
+// product is staged: first such operands broadcast into dense copies, then
+// also a dense result that a reorder scatters, then also dense copies of A
+// and a variable B; the first staging that gets a JIT kernel is kept (if
+// none does, the direct form, without copies). The rules already leave results
+// transposed that way to the next backend (onednn_rules.cc); this covers the
+// forms that only the run-time shapes decide.
 void MatmulKernel::make_matmul(const ExternTensor &b, const Layout &l, const Epilogue &e, Entry &en) {
   // A leading Add of a [.., 1, N] operand is the primitive's bias rather than
   // a binary post-op: 1-5% faster on bert_layer at 128 and 512 rows (same
   // process, same packed weights, alternating).
-  memory::dims bias_dims(l.dst.dims().size(), 1);
-  bias_dims.back() = l.dst.dims().back();
-  if (!e.ops.empty() && e.ops[0].kind == OnednnPostOp::Add && l.operands[0].dims() == bias_dims) en.bias = 0;
-  // Constant weights: let oneDNN pick their layout, then reorder them once.
-  const memory::desc wei =
-      b.constant ? memory::desc(l.wei.dims(), memory::data_type::f32, memory::format_tag::any) : l.wei;
-  auto make_pd = [&](const Epilogue::Lowered &post) {
-    dnnl::primitive_attr attr;
-    attr.set_post_ops(post.ops);
-    const memory::desc bias_desc = en.bias >= 0 ? plain_desc(bias_dims) : memory::desc();
-    return dnnl::matmul::primitive_desc(dnnl::matmul::desc(l.src, wei, bias_desc, l.dst), attr, onednn_engine());
+  const memory::dims dst_dims = l.dst.dims();
+  memory::dims bias_dims(dst_dims.size(), 1);
+  bias_dims.back() = dst_dims.back();
+  const int bias = !e.ops.empty() && e.ops[0].kind == OnednnPostOp::Add && l.operands[0].dims() == bias_dims ? 0 : -1;
+  struct Attempt {
+    Layout l;
+    std::vector<size_t> expand;  // operands broadcast into dense copies
+    int bias;
+    Epilogue::Lowered post;
+    dnnl::matmul::primitive_desc pd;
   };
-  Epilogue::Lowered post = e.lower(l.operands, en.bias, -1);
-  dnnl::matmul::primitive_desc pd;
-  try {
-    pd = make_pd(post);
-  } catch (const dnnl::error &) {
-    en.bias = -1;  // all as post-ops
-    post = e.lower(l.operands, -1, -1);
-    pd = guarded("create a matmul primitive", [&] { return make_pd(post); });
+  auto attempt = [&](const Layout &sl, const std::vector<size_t> &expand) {
+    Attempt a{sl, expand, bias, {}, {}};
+    // Constant weights: let oneDNN pick their layout, then reorder them once.
+    const memory::desc wei =
+        b.constant ? memory::desc(sl.wei.dims(), memory::data_type::f32, memory::format_tag::any) : sl.wei;
+    auto make_pd = [&] {
+      dnnl::primitive_attr attr;
+      attr.set_post_ops(a.post.ops);
+      const memory::desc bias_desc = a.bias >= 0 ? plain_desc(bias_dims) : memory::desc();
+      return dnnl::matmul::primitive_desc(dnnl::matmul::desc(sl.src, wei, bias_desc, sl.dst), attr, onednn_engine());
+    };
+    a.post = e.lower(sl.operands, a.bias, -1);
+    try {
+      a.pd = make_pd();
+    } catch (const dnnl::error &) {
+      a.bias = -1;  // all as post-ops
+      a.post = e.lower(sl.operands, -1, -1);
+      a.pd = guarded("create a matmul primitive", make_pd);
+    }
+    return a;
+  };
+  Attempt chosen = attempt(l, {});
+  Layout staged = l;
+  std::vector<size_t> expand;
+  for (int step = 1; step <= 3 && reference_impl(chosen.pd.impl_info_str()); ++step) {
+    bool changed = false;
+    if (step == 1) {
+      for (size_t i = 0; i < l.operands.size(); ++i)
+        if (static_cast<int>(i) != bias && !operand_read_as_is(l.operands[i].dims(), dst_dims)) {
+          expand.push_back(i);
+          staged.operands[i] = plain_desc(dst_dims);
+          changed = true;
+        }
+    } else if (step == 2) {
+      changed = !dense(staged.dst);
+      staged.dst = plain_desc(dst_dims);
+    } else {
+      changed = !dense(staged.src) || (!b.constant && !dense(staged.wei));
+      staged.src = plain_desc(staged.src.dims());
+      if (!b.constant) staged.wei = plain_desc(staged.wei.dims());
+    }
+    if (!changed) continue;
+    Attempt a = attempt(staged, expand);
+    if (!reference_impl(a.pd.impl_info_str())) chosen = std::move(a);
   }
-  made_primitive(pd);
-  en.prim = dnnl::matmul(pd);
-  en.impl = std::string("matmul ") + pd.impl_info_str();
-  bind_args(en, l, b, l.wei, pd.weights_desc(), post, plain_desc(bias_dims));
+  const Layout &cl = chosen.l;
+  en.bias = chosen.bias;
+  made_primitive(chosen.pd);
+  en.prim = dnnl::matmul(chosen.pd);
+  en.impl = std::string("matmul ") + chosen.pd.impl_info_str();
+  bind_args(en, cl, b, b.constant ? l.wei : cl.wei, chosen.pd.weights_desc(), chosen.post, plain_desc(bias_dims));
+  std::string staging;
+  for (size_t i : chosen.expand) {
+    en.expanded.push_back({i, l.operands[i].dims(), dst_dims, std::vector<float>(product(dst_dims, 0, dst_dims.size()))});
+    staging += " operand " + std::to_string(i) + " broadcast;";
+  }
+  auto note = [&](const char *what, const std::string &reorder) {
+    staging += std::string(" ") + what + " by reorder " + reorder + ";";
+  };
+  if (cl.src != l.src) note("dense A", stage(en.staged_src, l.src, en.src, true));
+  if (!b.constant && cl.wei != l.wei) note("dense B", stage(en.staged_wei, l.wei, en.wei, true));
+  if (cl.dst != l.dst) note("dense result", stage(en.staged_dst, l.dst, en.dst, false));
+  if (!staging.empty()) en.impl += " (staged:" + staging.substr(0, staging.size() - 1) + ")";
 }
 
 MatmulKernel::Entry MatmulKernel::make_entry(const ExternTensor &b, const Layout &l, const Epilogue &e) {
@@ -433,14 +564,34 @@ void MatmulKernel::run(const ExternCall &call) {
     ran(en->impl);
     return;
   }
-  en->src.set_data_handle(a.data);
-  en->dst.set_data_handle(dst);
-  if (!en->packed) en->wei.set_data_handle(b.data);
+  // Staged operands and results (make_matmul) keep their dense buffers as the primitive's memory.
+  if (en->staged_src.reorder) {
+    en->staged_src.user.set_data_handle(a.data);
+    execute(en->staged_src.reorder, en->staged_src.args);
+  } else {
+    en->src.set_data_handle(a.data);
+  }
+  if (en->staged_wei.reorder) {
+    en->staged_wei.user.set_data_handle(b.data);
+    execute(en->staged_wei.reorder, en->staged_wei.args);
+  } else if (!en->packed) {
+    en->wei.set_data_handle(b.data);
+  }
+  if (!en->staged_dst.reorder) en->dst.set_data_handle(dst);
   if (en->bias >= 0) en->bias_mem.set_data_handle(const_cast<float *>(e.operands[en->bias].data));
-  for (auto &[i, mem] : en->binary) mem.set_data_handle(const_cast<float *>(e.operands[i].data));
+  for (auto &[i, mem] : en->binary) {
+    void *data = const_cast<float *>(e.operands[i].data);
+    for (auto &x : en->expanded)
+      if (x.operand == i) broadcast_to_dense(e.operands[i].data, x.from, x.to, x.data.data()), data = x.data.data();
+    mem.set_data_handle(data);
+  }
   if (en->sum >= 0 && e.operands[en->sum].data != dst)
     std::memcpy(dst, e.operands[en->sum].data, static_cast<size_t>(y.num_elements()) * sizeof(float));
   execute(en->prim, en->args);
+  if (en->staged_dst.reorder) {
+    en->staged_dst.user.set_data_handle(dst);
+    execute(en->staged_dst.reorder, en->staged_dst.args);
+  }
   ran(en->impl);
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 
@@ -253,6 +254,17 @@ std::shared_ptr<dnnl::memory> OnednnStep::packed_weights(const dnnl::memory::des
 void OnednnStep::made_primitive(const dnnl::primitive_desc_base &pd) {
   ++created_;
   impl_ = pd.impl_info_str();
+  fresh_ = true;
+}
+
+void OnednnStep::ran(const std::string &impl) {
+  impl_ = impl;
+  static const bool verbose = [] {
+    const char *v = std::getenv("DISCO_ONEDNN_VERBOSE");
+    return v && *v && std::string(v) != "0";
+  }();
+  if (verbose && fresh_) std::fprintf(stderr, "disco onednn: step %s (%s): %s\n", label_.c_str(), call_.c_str(), impl.c_str());
+  fresh_ = false;
 }
 
 }  // namespace disco

@@ -95,7 +95,10 @@ class OnednnStep : public OnednnKernel {
   std::shared_ptr<dnnl::memory> packed_weights(const dnnl::memory::desc &user, const void *data,
                                                const dnnl::memory::desc &want);
   void made_primitive(const dnnl::primitive_desc_base &pd);
-  void ran(const std::string &impl) { impl_ = impl; }
+  // Call after each run with what ran. With DISCO_ONEDNN_VERBOSE set, the
+  // first run of each new primitive prints its step and implementation to
+  // stderr (oneDNN's own ONEDNN_VERBOSE names no disco step).
+  void ran(const std::string &impl);
   virtual void clear_cache() = 0;
 
   std::string label_, call_;
@@ -110,6 +113,7 @@ class OnednnStep : public OnednnKernel {
   };
   int64_t created_ = 0;
   std::string impl_;
+  bool fresh_ = false;  // a primitive was made since the last run
   dnnl::stream stream_;
   std::vector<std::vector<float>> owned_;  // operands made per run: BatchNorm's scale and shift, scalars
   std::vector<Packed> packed_;

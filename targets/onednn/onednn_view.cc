@@ -1,5 +1,6 @@
 #include "targets/onednn/onednn_view.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "frontend/dim.h"
@@ -121,6 +122,43 @@ void copy_to_layout(const float *dense, float *dst, const StridedDims &layout) {
       off += layout.strides[d];
       if (++idx[d] < layout.dims[d]) break;
       off -= layout.strides[d] * layout.dims[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+void broadcast_to_dense(const float *src, const std::vector<int64_t> &src_dims, const std::vector<int64_t> &dims,
+                        float *dense) {
+  const size_t rank = dims.size();
+  DISCO_CHECK(src_dims.size() <= rank, "broadcast of ", dims_str(src_dims), " to ", dims_str(dims));
+  std::vector<int64_t> sd(rank - src_dims.size(), 1);
+  sd.insert(sd.end(), src_dims.begin(), src_dims.end());
+  for (size_t d = 0; d < rank; ++d)
+    DISCO_CHECK(sd[d] == 1 || sd[d] == dims[d], "broadcast of ", dims_str(src_dims), " to ", dims_str(dims));
+  int64_t total = 1;
+  for (int64_t d : dims) total *= d;
+  if (total == 0) return;
+  if (rank == 0) {
+    dense[0] = src[0];
+    return;
+  }
+  // Row by row of the last dim: a copy where src has that dim, else a fill.
+  const StridedDims s = dense_layout(sd);
+  const int64_t inner = dims[rank - 1], rows = total / inner;
+  const bool whole_rows = sd[rank - 1] == inner;
+  std::vector<int64_t> idx(rank, 0);
+  int64_t off = 0;  // of the row's start in src
+  for (int64_t row = 0; row < rows; ++row) {
+    float *out = dense + row * inner;
+    if (whole_rows)
+      std::copy(src + off, src + off + inner, out);
+    else
+      std::fill(out, out + inner, src[off]);
+    for (size_t d = rank - 1; d-- > 0;) {  // the next row, row-major
+      const int64_t step = sd[d] == 1 ? 0 : s.strides[d];
+      off += step;
+      if (++idx[d] < dims[d]) break;
+      off -= step * dims[d];
       idx[d] = 0;
     }
   }

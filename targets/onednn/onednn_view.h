@@ -50,6 +50,12 @@ bool is_permutation(const std::vector<int64_t> &perm);
 // Copies a dense row-major tensor of layout.dims into `dst` laid out as `layout`.
 void copy_to_layout(const float *dense, float *dst, const StridedDims &layout);
 
+// Writes `src` of `src_dims` (padded with leading 1s to the rank of `dims`,
+// each 1 or equal to that dim of `dims`) broadcast to a dense row-major
+// tensor of `dims`: a post-op operand that oneDNN cannot read broadcast.
+void broadcast_to_dense(const float *src, const std::vector<int64_t> &src_dims, const std::vector<int64_t> &dims,
+                        float *dense);
+
 // Throws disco::Error naming `where` on a malformed token or perm.
 void validate_view(const OperandView &v, const std::string &where);
 std::string join_tokens(const std::vector<std::string> &tokens);
