@@ -419,9 +419,10 @@ std::string MatmulKernel::stage(Entry::Staged &st, const memory::desc &user, mem
 // product is staged: first such operands broadcast into dense copies, then
 // also a dense result that a reorder scatters, then also dense copies of A
 // and a variable B; the first staging that gets a JIT kernel is kept (if
-// none does, the direct form, without copies). The rules already leave results
-// transposed that way to the next backend (onednn_rules.cc); this covers the
-// forms that only the run-time shapes decide.
+// none does, the direct form, without copies). For convnext's transposed
+// Linear results this measured a little faster than leaving the Transpose to
+// the host backend (benchmarks/results/onednn-ref-2026-12-02.md): the reorder
+// costs about what the host kernel's strided reads did.
 void MatmulKernel::make_matmul(const ExternTensor &b, const Layout &l, const Epilogue &e, Entry &en) {
   // A leading Add of a [.., 1, N] operand is the primitive's bias rather than
   // a binary post-op: 1-5% faster on bert_layer at 128 and 512 rows (same
