@@ -7,8 +7,10 @@
 
 namespace disco {
 
-bool has_transposed_recurrent_weights(const AttrReader &attrs) {
-  return attrs.get_int(kRecurrentWeightsTransposedAttr, 0) != 0;
+bool has_transposed_recurrent_weights(const AttrReader &attrs) { return recurrent_panel_width(attrs) > 0; }
+
+int recurrent_panel_width(const AttrReader &attrs) {
+  return static_cast<int>(attrs.get_int(kRecurrentWeightsTransposedAttr, 0));
 }
 
 TensorData transpose_inner(const TensorData &w) {
@@ -24,9 +26,25 @@ TensorData transpose_inner(const TensorData &w) {
   return out;
 }
 
-std::vector<int> transpose_recurrent_weights(Graph &g, const std::vector<int> &nodes) {
+TensorData pack_gate_panels(const TensorData &w, int64_t width) {
+  DISCO_CHECK(w.shape.size() == 3 && width > 0 && w.shape[1] % width == 0,
+              "internal: pack_gate_panels needs a 3-D weight and a width dividing its rows");
+  const int64_t dirs = w.shape[0], rows = w.shape[1], cols = w.shape[2];
+  const size_t size = dtype_size(w.dtype);
+  TensorData out(w.dtype, {dirs, rows / width, cols, width});
+  for (int64_t d = 0; d < dirs; ++d)
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c)
+        std::memcpy(out.mutable_data() +
+                        static_cast<size_t>(((d * (rows / width) + r / width) * cols + c) * width + r % width) * size,
+                    w.data() + static_cast<size_t>((d * rows + r) * cols + c) * size, size);
+  return out;
+}
+
+std::vector<int> transpose_recurrent_weights(Graph &g, const std::vector<int> &nodes, int panel) {
   std::vector<int> fresh;
-  std::map<int, int> transposed_of;  // a weight several nodes read is transposed once
+  std::map<std::pair<int, int64_t>, int>
+      transposed_of;  // (weight, panel width): a weight several nodes read is laid out once
   auto constant_weight = [&](int vid) {
     if (vid < 0) return false;
     const Value &v = g.value(vid);
@@ -37,18 +55,20 @@ std::vector<int> transpose_recurrent_weights(Graph &g, const std::vector<int> &n
     if (!n.domain.empty() || (n.op_type != "RNN" && n.op_type != "GRU" && n.op_type != "LSTM")) continue;
     if (n.inputs.size() < 3 || !constant_weight(n.inputs[1]) || !constant_weight(n.inputs[2])) continue;
     if (has_transposed_recurrent_weights(AttrReader(n.attrs, n.where()))) continue;
+    const int64_t rows = g.value(n.inputs[1]).constant->shape[1];
+    const int64_t width = panel > 0 && rows % panel == 0 ? panel : rows;
     for (int i : {1, 2}) {
-      auto [it, first] = transposed_of.emplace(n.inputs[i], -1);
+      auto [it, first] = transposed_of.emplace(std::make_pair(n.inputs[i], i == 1 ? width : 0), -1);
       if (first) {
         const Value &w = g.value(n.inputs[i]);  // dangles after add_constant
-        const std::string name = w.name + "/transposed";
-        it->second = g.add_constant(name, transpose_inner(*w.constant));
+        const std::string name = w.name + (i == 1 ? "/panels" + std::to_string(width) : "/transposed");
+        it->second = g.add_constant(name, i == 1 ? pack_gate_panels(*w.constant, width) : transpose_inner(*w.constant));
         fresh.push_back(it->second);
       }
       n.inputs[i] = it->second;
     }
     Attribute mark;
-    mark.i = 1;
+    mark.i = width;
     n.attrs[kRecurrentWeightsTransposedAttr] = mark;
   }
   return fresh;

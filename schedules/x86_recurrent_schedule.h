@@ -7,9 +7,12 @@
 //    (phases unrolled, so each is its own loop nest), k outside the batch and
 //    the vectors of hidden units j: one row of R, gate-major, serves every
 //    batch from L1; the sums are read and written in memory (j is an RVar,
-//    and Halide forbids reordering it outside k);
+//    and Halide forbids reordering it outside k), kRecurrentVectors vectors
+//    of j per statement where the hidden size divides into them;
 //  - weights transposed at run time (not constant) and the outputs at root,
-//    vectorized.
+//    vectorized; the initial values and the outputs serial (little work:
+//    a parallel loop per step of the initial values made two threads 20x
+//    slower than one).
 // Tails are guarded where the hidden size or the gate rows do not divide into
 // the tiles.
 #pragma once
@@ -19,8 +22,9 @@
 
 namespace disco {
 
-constexpr int kProjectionRows = 6;   // rows of X per projection micro-tile (6 x 2 vectors: 12 of 16 registers)
-constexpr int kProjectionTasks = 8;  // micro-tiles of rows per projection task
+constexpr int kProjectionRows = 6;    // rows of X per projection micro-tile (6 x 2 vectors: 12 of 16 registers)
+constexpr int kProjectionTasks = 8;   // micro-tiles of rows per projection task
+constexpr int kRecurrentVectors = 4;  // vectors of hidden units per statement of the recurrence
 
 // Schedules `k` with the recurrent template and returns true, or returns
 // false, scheduling nothing, when `k` is not a recurrent kernel (one

@@ -2,8 +2,8 @@
 // activations with alpha/beta, clip, sequence_lens, initial states,
 // peepholes, GRU's linear_before_reset, LSTM's input_forget).
 //
-// The input projection X·W^T + Wb (+ Rb) of every step is one product stage
-// (RecurrentInput) over X's rows in memory order. The recurrence is one Func
+// The input projection X·W^T + Wb (+ Rb) of every step is one stage
+// (RecurrentInput) over X's rows in memory order, its product a Reduction. The recurrence is one Func
 // rec(j, q, b, d, s) (Recurrence), a sum or a state of hidden unit j for phase
 // q, batch b, direction d and step s; step s + 1 holds what step s computed,
 // step 0 the initial state. A step runs its phases in order, each a row q:
@@ -12,11 +12,12 @@
 //                       r * h), started from the projection (or a bias);
 //   elementwise phases  row q = a gate function of the rows before
 //                       (LSTM: c, then h; GRU and RNN: h).
-// Its one update runs over an RDom (j, k, phase, step), step outermost, and
-// writes rec(j, phase, ..., step + 1): j is the vector dim of the template
+// Its one update runs over an RDom (j, k, loop, step), step outermost, and
+// writes rec(j, q, ..., step + 1) for the loops of each phase q in order: j is the vector dim of the template
 // (schedules/x86_recurrent_schedule.h), an RVar since the products read other
-// hidden units k of a state row (Halide's pure vars may not). Elementwise
-// phases run at k = 0 only. The b loop may sit anywhere inside the phase
+// hidden units k of a state row (Halide's pure vars may not). A product
+// phase's sums start in a loop of their own at k = 0; elementwise phases run
+// at k = 0 only. The b loop may sit anywhere inside the phase
 // loop. Constant W and R are stored gate-major at compile time
 // (lowering/recurrent_weight_layout.h); others are transposed once a run.
 #include <functional>
@@ -61,16 +62,17 @@ void infer_recurrent(InferContext &c) {
   for (int i : {1, 2, 3, 5, 6, 7})
     if (c.has_input(i) && c.dtype(i) != t)
       c.fail("input ", i, " has dtype ", dtype_name(c.dtype(i)), ", X has ", dtype_name(t));
-  if (c.rank(0) != 3 || c.rank(1) != 3 || c.rank(2) != 3)
+  if (c.rank(0) != 3 || c.rank(1) != (has_transposed_recurrent_weights(c.attrs()) ? 4 : 3) || c.rank(2) != 3)
     c.fail("X, W and R must be 3-D, got ", shape_str(c.shape(0)), ", ", shape_str(c.shape(1)), " and ",
            shape_str(c.shape(2)));
   bool batch_first = c.attrs().get_int("layout", 0) != 0;
   // W and R as the op reads them, [D, G*H, I] and [D, G*H, H], also when
-  // stored transposed (recurrent_weight_layout.h).
+  // laid out for the kernels (recurrent_weight_layout.h).
   const Shape &x = c.shape(0);
   Shape w = c.shape(1), r = c.shape(2);
   if (has_transposed_recurrent_weights(c.attrs())) {
-    std::swap(w[1], w[2]);
+    if (w.size() != 4) c.fail("internal: W laid out in panels must be 4-D, got ", shape_str(w));
+    w = {w[0], w[1] * w[3], w[2]};
     std::swap(r[1], r[2]);
   }
   Dim T = batch_first ? x[1] : x[0], B = batch_first ? x[0] : x[1], I = x[2];
@@ -200,6 +202,7 @@ void lower_recurrent(LowerContext &c) {
   const bool has_clip = c.attrs().has("clip");
   const float clip = c.attrs().get_float("clip", 0.0f);
   const bool transposed = has_transposed_recurrent_weights(c.attrs());
+  const int panel = recurrent_panel_width(c.attrs());
   const auto acts = activations(c, kind, D);
 
   const HTensor &X = c.in(0), &W = c.in(1), &R = c.in(2);
@@ -239,32 +242,43 @@ void lower_recurrent(LowerContext &c) {
   // W and R read with a vector of gate rows contiguous: stored so at
   // compile time (recurrent_weight_layout.h), else transposed here once a run.
   auto gate_major = [&](const HTensor &w, const std::string &name) -> std::function<Expr(Expr, Expr, Expr)> {
+    if (transposed && w.rank() == 4)
+      return [&w, panel](const Expr &dd, const Expr &k, const Expr &g) { return w.at({dd, g / panel, k, g % panel}); };
     if (transposed) return [&w](const Expr &dd, const Expr &k, const Expr &g) { return w.at({dd, k, g}); };
     Func t = c.func(name);
     t(gh, kv, d) = w.at({d, gh, kv});
     c.add_stage(t, StageKind::Other, 3);
     return [t](const Expr &dd, const Expr &k, const Expr &g) { return t(g, k, dd); };
   };
-  auto Wt = gate_major(W, "w_by_input");
+  // A template may compute the projection in tiles of gate rows that run
+  // past G*H unless W's panels are those tiles (a width below G*H divides it).
+  const bool tiled_panels = transposed && W.rank() == 4 && W.shape[1].is_const() && W.shape[1].as_const() > 1;
+  auto Wt = [&, read = gate_major(W, "w_by_input")](const Expr &dd, const Expr &k, const Expr &g) {
+    return tiled_panels ? read(dd, k, g) : read(dd, k, clamp_to(g, G * H));
+  };
   auto Rt = gate_major(R, "r_by_hidden");
 
   // Input projection for every step: xw(gh, m, d) = X[m]·W[d, gh] + Wb[d, gh]
   // (+ Rb[d, gh], except for the gate GRU's linear_before_reset multiplies by r).
   auto bias = [&](const Expr &dd, const Expr &i) { return f(c.in(3).at({dd, i})); };
-  Func xw = c.func("input_projection");
+  // The product is a stage of its own (a Reduction), so that a template can
+  // compute it tile by tile in registers; rows past the last are read clamped.
+  Func xsum = c.func("input_product"), xw = c.func("input_projection");
   {
+    Halide::RDom ri(0, I);
+    Expr B1 = Halide::max(B, 1), T1 = Halide::max(T, 1), mc = clamp_to(m, T * B);
+    Expr xval = batch_first ? X.at({mc / T1, mc % T1, ri.x}) : X.at({mc / B1, mc % B1, ri.x});
+    xsum(gh, m, d) = f(0);
+    xsum(gh, m, d) += f(xval) * f(Wt(d, ri.x, gh));
     Expr init = f(0);
     if (c.has_input(3)) {
       Expr rb = bias(d, G * H + gh);
       if (lbr) rb = Halide::select(gh >= 2 * H, f(0), rb);
       init = bias(d, gh) + rb;
     }
-    xw(gh, m, d) = init;
-    Halide::RDom ri(0, I);
-    Expr B1 = Halide::max(B, 1), T1 = Halide::max(T, 1);
-    Expr xval = batch_first ? X.at({m / T1, m % T1, ri.x}) : X.at({m / B1, m % B1, ri.x});
-    xw(gh, m, d) += f(xval) * f(Wt(d, ri.x, gh));
+    xw(gh, m, d) = init + xsum(gh, m, d);
   }
+  c.add_stage(xsum, StageKind::Reduction, 3);
   c.add_stage(xw, StageKind::RecurrentInput, 3);
 
   // The recurrence rec(j, q, b, d, s): phase q's sum or state after step s - 1
@@ -349,35 +363,49 @@ void lower_recurrent(LowerContext &c) {
     rec(j, q, b, d, s) = init;
   }
 
-  // One step: RDom (j, k, phase, step), step outermost; an elementwise phase
-  // runs at k = 0 only. j is an RVar, not a pure var: the products read other
-  // hidden units of rec's first dim.
-  Halide::RDom r({{0, H}, {0, H}, {0, Q}, {0, T}}, "rec_r");
-  const Expr jr = r.x, k = r.y, phase = r.z;
-  step = r.w;
-  Expr is_product = Halide::cast(Halide::Bool(), false);
-  for (int p = 0; p < Q; ++p)
-    if (phases[p].product()) is_product = is_product || phase == p;
-  r.where(k == 0 || is_product);
-  const Expr old = rec(jr, phase, b, d, step + 1);
-  Expr value;
-  for (int p = Q - 1; p >= 0; --p) {
-    const Phase &ph = phases[p];
-    Expr v;
-    if (ph.product()) {
-      // likely: the template's loop over k peels k = 0.
-      Expr start = Halide::select(Halide::likely(k > 0), old, ph.init(jr));
-      v = start + f(Rt(d, k, ph.gate * H + jr)) * ph.source(k);
+  // One step: RDom (j, k, loop, step), step outermost, over the loops of the
+  // phases: a product phase's row starts from its init at k = 0 in a loop of
+  // its own (so the sums' loop does no select), then sums over every k; an
+  // elementwise phase runs at k = 0 only. j is an RVar, not a pure var: the
+  // products read other hidden units of rec's first dim.
+  struct Loop {
+    int row;
+    enum { Init, Sum, Value } what;
+  };
+  std::vector<Loop> loops;
+  for (int p = 0; p < Q; ++p) {
+    if (phases[p].product()) {
+      loops.push_back({p, Loop::Init});
+      loops.push_back({p, Loop::Sum});
     } else {
-      v = ph.value(jr);
+      loops.push_back({p, Loop::Value});
     }
-    value = p == Q - 1 ? v : Halide::select(phase == p, v, value);
+  }
+  const int L = static_cast<int>(loops.size());
+  Halide::RDom r({{0, H}, {0, H}, {0, L}, {0, T}}, "rec_r");
+  const Expr jr = r.x, k = r.y, loop = r.z;
+  step = r.w;
+  Expr every_k = Halide::cast(Halide::Bool(), false), row;
+  for (int l = 0; l < L; ++l) {
+    if (loops[l].what == Loop::Sum) every_k = every_k || loop == l;
+    row = l == 0 ? Expr(loops[l].row) : Halide::select(loop == l, loops[l].row, row);
+  }
+  r.where(k == 0 || every_k);
+  Expr value;
+  for (int l = L - 1; l >= 0; --l) {
+    const Phase &ph = phases[loops[l].row];
+    Expr v;
+    if (loops[l].what == Loop::Init)
+      v = ph.init(jr);
+    else if (loops[l].what == Loop::Sum)
+      v = rec(jr, loops[l].row, b, d, step + 1) + f(Rt(d, k, ph.gate * H + jr)) * ph.source(k);
+    else
+      v = ph.value(jr);
+    value = l == L - 1 ? v : Halide::select(loop == l, v, value);
   }
   // Past a batch's sequence length the state stays as it was.
-  if (c.has_input(4)) {
-    value = Halide::select(step < seq_len(b), value, rec(jr, phase, b, d, step));
-  }
-  rec(jr, phase, b, d, step + 1) = value;
+  if (c.has_input(4)) value = Halide::select(step < seq_len(b), value, rec(jr, row, b, d, step));
+  rec(jr, row, b, d, step + 1) = value;
   c.add_stage(rec, StageKind::Recurrence, 5);
 
   // Outputs.
