@@ -61,10 +61,24 @@ void lower_gather(LowerContext &c) {
   int q = ind.rank();
   auto v = c.vars(static_cast<int>(c.out_shape(0).size()));
   auto oi = c.exprs(v);
-  Expr i = Halide::cast(Halide::Int(32), ind.at(std::vector<Expr>(oi.begin() + axis, oi.begin() + axis + q)));
-  i = Halide::select(i < 0, i + c.dim(data.shape[axis]), i);
+  auto position = [&](const std::vector<Expr> &at) {
+    Expr i = Halide::cast(Halide::Int(32), ind.at(at));
+    return clamp_index(c, Halide::select(i < 0, i + c.dim(data.shape[axis]), i), data.shape[axis]);
+  };
+  std::vector<Expr> at(oi.begin() + axis, oi.begin() + axis + q);
+  Expr i = position(at);
+  if (axis + 1 == data.rank() && q > 0) {
+    // Along the innermost axis every output vector is a gather; its positions,
+    // wrapped and clamped once into int32 (a stage), are one load per vector
+    // instead of 64-bit loads, a narrowing, a select and a clamp in every row.
+    Halide::Func pos = c.func("positions");
+    auto pv = c.vars(q);
+    pos(reversed(pv)) = position(c.exprs(pv));
+    c.add_stage(pos, StageKind::Other, q);
+    i = pos(reversed(at));
+  }
   std::vector<Expr> di(oi.begin(), oi.begin() + axis);
-  di.push_back(clamp_index(c, i, data.shape[axis]));
+  di.push_back(i);
   di.insert(di.end(), oi.begin() + axis + q, oi.end());
   c.define_output(0, v, data.at(di));
 }
