@@ -135,9 +135,11 @@ std::optional<std::vector<std::vector<int32_t>>> unrolled_taps(const std::vector
 // and splits into tasks of rows like any elementwise kernel (no accumulator
 // written and re-read per tap). The guards of padded axes are marked likely,
 // so Halide splits off the border and the interior reads no clamp: a clamped
-// index is a gather, a plain one a (strided) vector load.
+// index is a gather, a plain one a (strided) vector load. An AveragePool
+// that counts only the taps inside (`count` undefined) counts them with the
+// same likely guards, a constant in the interior.
 void lower_unrolled_pool(LowerContext &c, const std::vector<Window> &geo, const std::vector<std::vector<int32_t>> &taps,
-                         bool is_max, Halide::Type acc, const Expr &count) {
+                         bool is_max, Halide::Type acc, Expr count) {
   const HTensor &x = c.in(0);
   auto v = c.vars(x.rank());
   auto idx = c.exprs(v);
@@ -162,6 +164,22 @@ void lower_unrolled_pool(LowerContext &c, const std::vector<Window> &geo, const 
     Expr value = Halide::cast(acc, x.at(xi));
     if (inside.defined()) value = Halide::select(Halide::likely(inside), value, neutral);
     result = !result.defined() ? value : is_max ? Halide::max(result, value) : result + value;
+  }
+  if (!is_max && !count.defined()) {
+    count = 1;
+    for (size_t i = 0; i < geo.size(); ++i) {
+      const int32_t kernel = static_cast<int32_t>(geo[i].kernel.as_const());
+      if (!geo[i].needs_guard()) {
+        count = count * kernel;
+        continue;
+      }
+      Expr on_axis = 0;
+      for (int32_t k = 0; k < kernel; ++k) {
+        Expr p = window_positions(c, {geo[i]}, {out_pos[i]}, {Expr(k)})[0];
+        on_axis = on_axis + Halide::select(Halide::likely(p >= 0 && p < c.dim(geo[i].in)), 1, 0);
+      }
+      count = count * on_axis;
+    }
   }
   if (!is_max) result = result / Halide::cast(acc, count);
   c.define_output(0, v, result);
@@ -200,7 +218,7 @@ void lower_pool(LowerContext &c) {
     Expr hi = include_pad ? in + c.dim(d.pad_end) : in;
     count = count * positions_in(base, c.dim(d.kernel), static_cast<int32_t>(d.dilation), lo, hi);
   }
-  if (unroll) return lower_unrolled_pool(c, geo, *taps, is_max, acc, count);
+  if (unroll) return lower_unrolled_pool(c, geo, *taps, is_max, acc, include_pad ? count : Expr());
   define_accumulated(c, v, acc, is_max ? "max" : "sum", [&](Func &f, const std::vector<Var> &lhs) {
     f(lhs) = neutral;
     f(lhs) = is_max ? Halide::max(f(lhs), value) : f(lhs) + value;
