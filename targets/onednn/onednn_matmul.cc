@@ -491,7 +491,8 @@ void MatmulKernel::make_matmul(const ExternTensor &b, const Layout &l, const Epi
   bind_args(en, cl, b, b.constant ? l.wei : cl.wei, chosen.pd.weights_desc(), chosen.post, plain_desc(bias_dims));
   std::string staging;
   for (size_t i : chosen.expand) {
-    en.expanded.push_back({i, l.operands[i].dims(), dst_dims, std::vector<float>(product(dst_dims, 0, dst_dims.size()))});
+    en.expanded.push_back(
+        {i, l.operands[i].dims(), dst_dims, std::vector<float>(product(dst_dims, 0, dst_dims.size()))});
     staging += " operand " + std::to_string(i) + " broadcast;";
   }
   auto note = [&](const char *what, const std::string &reorder) {

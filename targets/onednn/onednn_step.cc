@@ -263,7 +263,8 @@ void OnednnStep::ran(const std::string &impl) {
     const char *v = std::getenv("DISCO_ONEDNN_VERBOSE");
     return v && *v && std::string(v) != "0";
   }();
-  if (verbose && fresh_) std::fprintf(stderr, "disco onednn: step %s (%s): %s\n", label_.c_str(), call_.c_str(), impl.c_str());
+  if (verbose && fresh_)
+    std::fprintf(stderr, "disco onednn: step %s (%s): %s\n", label_.c_str(), call_.c_str(), impl.c_str());
   fresh_ = false;
 }
 

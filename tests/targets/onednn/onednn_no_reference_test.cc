@@ -96,20 +96,23 @@ Session compile(const Graph &g, const std::string &name) {
 std::vector<float> transposed(const std::vector<float> &v, const Dims &dims, const Dims &perm, Dims *out) {
   out->clear();
   for (int64_t p : perm) out->push_back(dims[p]);
-  std::vector<float> r(v.size());
   const size_t rank = dims.size();
+  Dims from(rank);  // from[d]: the output dim that input dim d became
+  for (size_t j = 0; j < rank; ++j) from[static_cast<size_t>(perm[j])] = static_cast<int64_t>(j);
+  std::vector<float> r(v.size());
   Dims idx(rank, 0);
   for (size_t i = 0; i < v.size(); ++i) {
     int64_t rest = static_cast<int64_t>(i), off = 0;
     for (size_t d = rank; d-- > 0;) idx[d] = rest % (*out)[d], rest /= (*out)[d];
-    for (size_t d = 0; d < rank; ++d) off = off * dims[d] + idx[static_cast<size_t>(std::find(perm.begin(), perm.end(), static_cast<int64_t>(d)) - perm.begin())];
+    for (size_t d = 0; d < rank; ++d) off = off * dims[d] + idx[static_cast<size_t>(from[d])];
     r[i] = v[off];
   }
   return r;
 }
 
 // a + b (or a * b), numpy broadcasting of b into a's `dims`.
-std::vector<float> combined(std::vector<float> a, const Dims &dims, const std::vector<float> &b, const Dims &bd, bool mul) {
+std::vector<float> combined(std::vector<float> a, const Dims &dims, const std::vector<float> &b, const Dims &bd,
+                            bool mul) {
   const auto eb = expand(b, bd, dims);
   for (size_t i = 0; i < a.size(); ++i) a[i] = mul ? a[i] * eb[i] : a[i] + eb[i];
   return a;
@@ -193,7 +196,8 @@ TEST(OnednnNoReferenceCode, ConvNextLinearsBetweenChannelsLastPermutes) {
     h = combined(ref_matmul(h, o1, vals(w2), {4 * c, c}, &o2), o2, vals(b2), {c}, false);
     h = combined(h, o2, vals(gamma), {c}, true);
     h = transposed(h, o2, {0, 3, 1, 2}, &back);
-    const std::string what = "n " + std::to_string(hw[0]) + " h " + std::to_string(hw[1]) + " w " + std::to_string(hw[2]);
+    const std::string what =
+        "n " + std::to_string(hw[0]) + " h " + std::to_string(hw[1]) + " w " + std::to_string(hw[2]);
     expect_near_all(out[0], sx, combined(vals(tx), sx, h, back, false), what, kRtol, kAtol);
     expect_no_reference_code(what);
   }
@@ -272,8 +276,8 @@ TEST(OnednnNoReferenceCode, GemmWithTransposes) {
   auto bv = b.input("bv", DType::F32, {5, 6});
   auto c2 = b.input("c2", DType::F32, {sym("m"), 1});
   TensorData bc = random_f32({5, 6}, 51), c = random_f32({5}, 52);
-  auto gemm_attrs = attrs({{"transA", attr_int(1)}, {"transB", attr_int(1)}, {"alpha", attr_float(0.5f)},
-                           {"beta", attr_float(2.0f)}});
+  auto gemm_attrs = attrs(
+      {{"transA", attr_int(1)}, {"transB", attr_int(1)}, {"alpha", attr_float(0.5f)}, {"beta", attr_float(2.0f)}});
   b.output(b.op("Gemm", {a, b.constant("b", bc), b.constant("c", c)}, gemm_attrs));
   b.output(b.op("Gemm", {a, bv, c2}, gemm_attrs));
   Session s = compile(b.build(), "gemm_transposes");
@@ -332,8 +336,9 @@ TEST(OnednnNoReferenceCode, LinearFollowedByATranspose) {
 // (what the rules now leave to the next backend, but a plan may still hold):
 // it stages the product through a dense result and a reorder.
 TEST(OnednnNoReferenceCode, TheGlueStagesAResultTransposedAcrossItsRows) {
-  auto k = make_kernel("onednn.matmul", {{"trans_a", "0"}, {"trans_b", "0"}, {"post_ops", "add"}, {"out_perm", "0,2,1"},
-                                         {"out_reshaped", "0"}});
+  auto k = make_kernel(
+      "onednn.matmul",
+      {{"trans_a", "0"}, {"trans_b", "0"}, {"post_ops", "add"}, {"out_perm", "0,2,1"}, {"out_reshaped", "0"}});
   for (Dims bs : {Dims{1, 1}, Dims{1, 3}, Dims{2, 17}}) {
     const int64_t n = bs[0], sq = bs[1];
     TensorData a = random_f32({n, sq, 4}, 71), w = random_f32({4, 5}, 72), bias = random_f32({n, sq, 5}, 73);
