@@ -2,7 +2,9 @@
 // reductions and polynomial coefficients, lowest degree first, with the form
 // each polynomial is evaluated in. The Halide expressions of math_library.cc
 // and the AVX-512 GELU of the oneDNN panel product
-// (targets/onednn/panel_gemm.cc) both read them, so both compute one erf.
+// (targets/onednn/panel_math.h) both read them: the panel's exp is the
+// library's, its Phi comes from kErfc; the host's gelu_erf has its own form,
+// kGeluTail (both within the accuracy the GELU tests ask).
 // The polynomial arrays are printed by fit_math_coefficients.py (minimax fits,
 // rounded to float from the lowest degree up); each comment gives the fit's
 // worst error in units of 2^-24, relative unless said otherwise.

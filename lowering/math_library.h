@@ -3,7 +3,8 @@
 // no calls). Halide's own exp, log, tanh, ... lower to one scalar libm call
 // per lane on x86 (23 ns per element in a GELU). Every backend gets these:
 // host and GPU kernels lower through them, and the oneDNN panel product's
-// AVX-512 GELU evaluates the same polynomials (math_coefficients.h).
+// AVX-512 GELU evaluates exp's polynomial and an erfc of its own from
+// math_coefficients.h.
 //
 // Types: float32 takes the library's path; float16 and bfloat16 compute in
 // float32 and round back; float64 falls back to Halide's functions (erf and
