@@ -76,7 +76,10 @@ TEST(PanelMath, GeluIsWithinMathLibrarysBoundOfTheExactGeluAndOfHostKernels) {
     to_host = std::max(to_host, ulps(panel, host[i]));
   }
   EXPECT_LE(to_exact, 6.0);  // math::gelu_erf's bound
-  EXPECT_LE(to_host, 6.0);   // 4 measured, at x = -13
+  // Each within 6 ulp of the exact GELU, by different forms since host
+  // kernels' math::gelu_erf became max(x, 0) - |x| Q(|x|) (kGeluTail): 8
+  // measured, at most the two bounds together.
+  EXPECT_LE(to_host, 12.0);
   std::printf("[ measure  ] panel GELU: %.2f ulp from the exact GELU, %.2f ulp from math::gelu_erf\n", to_exact,
               to_host);
 }
