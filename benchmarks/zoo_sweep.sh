@@ -8,23 +8,25 @@
 # zoo in build/zoo/<hash of make_zoo.py> (reused while the script is
 # unchanged), and writes benchmarks/results/zoo-<date>.md.
 #
-#   benchmarks/zoo_sweep.sh [--only NAME]... [--runs N] [--threads 1,2] [--build DIR] [--cache DIR]
+#   benchmarks/zoo_sweep.sh [--only NAME]... [--runs N] [--threads 1,2] [--build DIR] [--cache DIR] [--out FILE]
 #
 # --only names a model of `benchmarks/make_zoo.py --list` (repeatable); --runs,
 # --threads and --targets go to the harness. --build DIR: a build folder with
 # benchmarks/harness built already (skips tools/build.sh); --cache DIR: where
-# the zoo is kept instead of build/zoo.
+# the zoo is kept instead of build/zoo; --out FILE: the result file instead of
+# benchmarks/results/zoo-<date>.md (say, one per subset of a day's runs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-command_line="$*" build="" cache=build/zoo only=() harness_args=()
+command_line="$*" build="" cache=build/zoo out="" only=() harness_args=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --only) only+=("$2"); shift 2 ;;
     --build) build=$2; shift 2 ;;
     --cache) cache=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
     --runs|--threads|--targets) harness_args+=("$1" "$2"); shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "zoo_sweep.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -60,7 +62,7 @@ nice -n 10 /usr/bin/python3 benchmarks/make_zoo.py "$zoo" --keep "${only_args[@]
   echo "zoo_sweep.sh: make_zoo.py could not export every model (see above)" >&2
 [ -s "$zoo/zoo.txt" ] || { echo "zoo_sweep.sh: make_zoo.py wrote no $zoo/zoo.txt" >&2; exit 1; }
 
-out="benchmarks/results/zoo-$(date +%F).md"
+[ -n "$out" ] || out="benchmarks/results/zoo-$(date +%F).md"
 tmp="$(mktemp)"
 trap 'rm -f "$tmp"' EXIT
 "$build/benchmarks/harness" --sweep "$zoo/zoo.txt" --check --skip-static --out "$tmp" "${harness_args[@]}"
