@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "targets/onednn/onednn_cache.h"
@@ -66,6 +67,10 @@ class ConvKernel : public OnednnStep {
   Geometry geometry(const ExternTensor &x, const ExternTensor &w) const;
   Entry make_entry(const ExternTensor &x, const ExternTensor &w, const ExternTensor *bias, const Geometry &g,
                    const Epilogue &e);
+  // One try of make_entry, with the primitive seeing X and Y in these layouts.
+  Entry make_entry_in(const ExternTensor &x, const ExternTensor &w, const ExternTensor *bias, const Geometry &g,
+                      const Epilogue &e, const memory::dims &wdims, const memory::desc &src_desc,
+                      const memory::desc &dst_desc);
   bool channels_last(size_t input) const {
     return std::find(channels_last_inputs_.begin(), channels_last_inputs_.end(), input) != channels_last_inputs_.end();
   }
@@ -113,14 +118,35 @@ ConvKernel::Entry ConvKernel::make_entry(const ExternTensor &x, const ExternTens
     wdims[0] /= group_;
     wdims.insert(wdims.begin(), group_);
   }
+  // The layouts the primitive sees for X and Y, in the order tried. 2.6 has no
+  // JIT kernel for one side blocked and the other nhwc (reference code for the
+  // first convolution's 3 channels in and for a squeeze-excitation's 104 -> 26);
+  // its jit:avx2 kernel reads few plain channels into blocked ones, so a plain
+  // X comes next, then both unblocked as before the blocked layout.
+  std::vector<std::pair<memory::desc, memory::desc>> layouts = {
+      {channels_last_desc(x.shape), channels_last_desc(g.out)}};
+  if (blocked(g.out) && !blocked(x.shape)) layouts.push_back({plain_desc(x.shape), channels_last_desc(g.out)});
+  if (blocked(g.out) || blocked(x.shape)) layouts.push_back({unblocked_desc(x.shape), unblocked_desc(g.out)});
+  Entry en;
+  for (const auto &[src_desc, dst_desc] : layouts) {
+    en = make_entry_in(x, w, bias, g, e, wdims, src_desc, dst_desc);
+    if (en.impl.find("ref") == std::string::npos) break;
+  }
+  return en;
+}
+
+ConvKernel::Entry ConvKernel::make_entry_in(const ExternTensor &x, const ExternTensor &w, const ExternTensor *bias,
+                                            const Geometry &g, const Epilogue &e, const memory::dims &wdims,
+                                            const memory::desc &src_desc, const memory::desc &dst_desc) {
   const auto &eng = onednn_engine();
   Entry en;
-  en.src = Staged::make(x.shape, false, channels_last(0));
-  en.dst = Staged::make(g.out, true, channels_last_output_);
+  en.src = Staged::make(x.shape, false, channels_last(0), src_desc);
+  en.dst = Staged::make(g.out, true, channels_last_output_, dst_desc);
   std::vector<memory::desc> operand_descs;
   for (size_t i = 0; i < e.operands.size(); ++i) {
     const bool kept = e.inputs[i] >= 0 && channels_last(static_cast<size_t>(e.inputs[i]));
-    en.operands.push_back(Staged::make(e.operands[i].dims, false, kept));
+    const memory::dims &dims = e.operands[i].dims;
+    en.operands.push_back(Staged::make(dims, false, kept, dims == g.out ? dst_desc : channels_last_desc(dims)));
     operand_descs.push_back(en.operands.back().inner.get_desc());
   }
   // The first Add of an operand as large as the result: dst starts as that operand.

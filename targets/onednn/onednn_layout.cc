@@ -8,10 +8,24 @@ using dnnl::memory;
 
 dnnl::memory::desc channels_last_desc(const memory::dims &dims) {
   const size_t rank = dims.size();
+  if (blocked(dims))
+    return memory::desc(dims, memory::data_type::f32,
+                        rank == 3   ? memory::format_tag::nCw8c
+                        : rank == 4 ? memory::format_tag::nChw8c
+                                    : memory::format_tag::nCdhw8c);
+  return unblocked_desc(dims);
+}
+
+dnnl::memory::desc unblocked_desc(const memory::dims &dims) {
+  const size_t rank = dims.size();
   const auto tag = rank == 3   ? memory::format_tag::nwc
                    : rank == 4 ? memory::format_tag::nhwc
                                : memory::format_tag::ndhwc;
   return memory::desc(dims, memory::data_type::f32, tag);
+}
+
+bool blocked(const memory::dims &dims) {
+  return dims.size() >= 3 && dims.size() <= 5 && dims[1] > 0 && dims[1] % kChannelBlock == 0;
 }
 
 bool same_order(const memory::dims &dims) {
@@ -27,11 +41,15 @@ float *Scratch::get(size_t n) {
 }
 
 Staged Staged::make(const memory::dims &dims, bool output, bool user_channels_last) {
+  return make(dims, output, user_channels_last, channels_last_desc(dims));
+}
+
+Staged Staged::make(const memory::dims &dims, bool output, bool user_channels_last, const memory::desc &inner) {
   const auto &eng = onednn_engine();
   Staged s;
   s.user = memory(user_channels_last ? channels_last_desc(dims) : plain_desc(dims), eng, nullptr);
-  s.inner = memory(channels_last_desc(dims), eng, nullptr);
-  s.copied = !user_channels_last && !same_order(dims);
+  s.inner = memory(inner, eng, nullptr);
+  s.copied = !same_order(dims) && s.user.get_desc() != inner;
   if (s.copied) s.copy = output ? dnnl::reorder(s.inner, s.user) : dnnl::reorder(s.user, s.inner);
   return s;
 }
