@@ -15,7 +15,6 @@
 //
 //   datamove_bench [--filter TEXT] [--blocks N] [--threads 1,2] [--out FILE.md]
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -29,14 +28,14 @@
 
 #include "driver/compile_model.h"
 #include "frontend/graph_builder.h"
+#include "benchmarks/host_bench.h"
 #include "runtime/executor.h"
 
 namespace {
 
 using namespace disco;
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+using bench::compile_host;
+using bench::interleaved;
 
 constexpr int64_t kBatch = 16;  // the symbolic batch's value at run time
 
@@ -265,48 +264,12 @@ std::vector<Case> cases() {
   return cs;
 }
 
-struct Compiled {
-  CompiledModel model;
-  std::unique_ptr<Executor> exec;
-};
-
-std::unique_ptr<Compiled> compile_one(const Graph &g, const std::string &name) {
-  auto c = std::make_unique<Compiled>();
-  CompileOptions o;
-  o.use_cache = false;
-  o.backends = {"host"};
-  c->model = compile_graph(g, name, "", o);
-  c->exec = std::make_unique<Executor>(c->model.plan, c->model.dir);
-  return c;
-}
-
 // The copy: an Identity over (batch, cols) floats.
 Graph copy_graph(int64_t cols) {
   GraphBuilder b(18);
   auto x = b.input("x", DType::F32, {Dim::symbol("n"), cols});
   b.output(b.op("Identity", {x}));
   return b.build();
-}
-
-// Median seconds per run of `a` on `in_a` and `b` on `in_b`, alternating in blocks.
-std::pair<double, double> interleaved(Executor &a, const std::vector<TensorData> &in_a, Executor &b,
-                                      const std::vector<TensorData> &in_b, int blocks) {
-  std::vector<TensorData> oa, ob;
-  std::vector<double> ta, tb;
-  for (int bl = 0; bl < blocks; ++bl)
-    for (int side = 0; side < 2; ++side) {
-      Executor &e = side == 0 ? a : b;
-      const std::vector<TensorData> &in = side == 0 ? in_a : in_b;
-      std::vector<TensorData> &o = side == 0 ? oa : ob;
-      e.run(in, o);  // warm: caches and the other side's writes
-      auto t = Clock::now();
-      const int reps = 3;
-      for (int r = 0; r < reps; ++r) e.run(in, o);
-      (side == 0 ? ta : tb).push_back(seconds_since(t) / reps);
-    }
-  std::sort(ta.begin(), ta.end());
-  std::sort(tb.begin(), tb.end());
-  return {ta[ta.size() / 2], tb[tb.size() / 2]};
 }
 
 std::vector<int> parse_threads(const std::string &s) {
@@ -354,11 +317,11 @@ int main(int argc, char **argv) {
     int under = 0, rows = 0;
     for (const Case &c : cases()) {
       if (c.name.find(filter) == std::string::npos) continue;
-      auto op = compile_one(c.graph(), "datamove");
+      auto op = compile_host(c.graph(), "datamove");
       const std::vector<TensorData> in = c.inputs();
       // The copy's (batch, cols) floats move c.bytes: half read, half written.
       const int64_t cols = std::max<int64_t>(1, static_cast<int64_t>(c.bytes / 8 / kBatch));
-      auto copy = compile_one(copy_graph(cols), "copy");
+      auto copy = compile_host(copy_graph(cols), "copy");
       const std::vector<TensorData> copy_in{floats({kBatch, cols}, 3)};
       const double copy_bytes = 8.0 * kBatch * cols;
       for (int t : threads) {

@@ -8,7 +8,6 @@
 //
 //   elementwise_bench [--filter TEXT] [--blocks N] [--out FILE.md]
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -19,14 +18,14 @@
 
 #include "driver/compile_model.h"
 #include "frontend/graph_builder.h"
+#include "benchmarks/host_bench.h"
 #include "runtime/executor.h"
 
 namespace {
 
 using namespace disco;
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+using bench::compile_host;
+using bench::interleaved;
 
 struct UnaryOp {
   std::string name;  // the row's label
@@ -76,41 +75,6 @@ Graph one_node(const UnaryOp &u) {
   return b.build();
 }
 
-struct Compiled {
-  CompiledModel model;
-  std::unique_ptr<Executor> exec;
-};
-
-std::unique_ptr<Compiled> compile_one(const Graph &g) {
-  auto c = std::make_unique<Compiled>();
-  CompileOptions o;
-  o.use_cache = false;
-  o.backends = {"host"};
-  c->model = compile_graph(g, "ebench", "", o);
-  c->exec = std::make_unique<Executor>(c->model.plan, c->model.dir);
-  c->exec->set_num_threads(1);
-  return c;
-}
-
-// Median seconds per run of `a` and `b`, alternating in blocks.
-std::pair<double, double> interleaved(Executor &a, Executor &b, const std::vector<TensorData> &in, int blocks) {
-  std::vector<TensorData> oa, ob;
-  std::vector<double> ta, tb;
-  for (int bl = 0; bl < blocks; ++bl)
-    for (int side = 0; side < 2; ++side) {
-      Executor &e = side == 0 ? a : b;
-      std::vector<TensorData> &o = side == 0 ? oa : ob;
-      e.run(in, o);  // warm: caches and the other side's writes
-      auto t = Clock::now();
-      const int reps = 3;
-      for (int r = 0; r < reps; ++r) e.run(in, o);
-      (side == 0 ? ta : tb).push_back(seconds_since(t) / reps);
-    }
-  std::sort(ta.begin(), ta.end());
-  std::sort(tb.begin(), tb.end());
-  return {ta[ta.size() / 2], tb[tb.size() / 2]};
-}
-
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -140,7 +104,8 @@ int main(int argc, char **argv) {
   try {
     const int64_t batch = 16;
     const double elements = static_cast<double>(batch) * 512 * 768;
-    auto copy = compile_one(one_node({"Identity", "Identity"}));
+    auto copy = compile_host(one_node({"Identity", "Identity"}), "ebench");
+    copy->exec->set_num_threads(1);
     std::ostringstream md;
     md << "| op | ns / element | copy ns / element | op / copy |\n|---|---|---|---|\n";
     std::printf("%s", md.str().c_str());
@@ -148,9 +113,10 @@ int main(int argc, char **argv) {
     int over = 0, rows = 0;
     for (const UnaryOp &u : unary_ops()) {
       if (u.name.find(filter) == std::string::npos) continue;
-      auto op = compile_one(one_node(u));
+      auto op = compile_host(one_node(u), "ebench");
+      op->exec->set_num_threads(1);
       const std::vector<TensorData> in{input(batch, u.lo, u.hi)};
-      auto [t_op, t_copy] = interleaved(*op->exec, *copy->exec, in, blocks);
+      auto [t_op, t_copy] = interleaved(*op->exec, in, *copy->exec, in, blocks);
       const double ratio = t_op / t_copy;
       over += ratio > 2;
       ++rows;
