@@ -31,6 +31,7 @@
 #include "runtime/npy.h"
 #include "tests/support/model_files.h"
 #include "tests/support/model_references.h"
+#include "tests/support/opencl_device.h"
 #include "tests/support/tensors.h"
 
 namespace disco {
@@ -43,12 +44,6 @@ using testing::sym;
 // of |x| < 1 and |w| < 1/8 round to within ~5e-7 in float32, and the math
 // library's functions are within 4 ulp (lowering/math_library.h).
 constexpr double kEpilogueRtol = 2e-6, kEpilogueAtol = 2e-6;
-
-bool has_opencl_device() {
-  FILE *f = std::fopen("/etc/OpenCL/vendors/pocl.icd", "r");
-  if (f) std::fclose(f);
-  return f != nullptr;
-}
 
 struct BackendChoice {
   std::string name;
@@ -64,7 +59,7 @@ std::vector<BackendChoice> backends() {
   CompileOptions onednn;
   onednn.backends = {"onednn", "host"};
   out.push_back({"onednn,host", onednn});
-  if (has_opencl_device()) {
+  if (testing::has_pocl_device()) {
     CompileOptions ocl;
     ocl.target = "opencl";
     select_gpu_target(ocl, /*backends_given=*/false);

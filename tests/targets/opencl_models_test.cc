@@ -12,6 +12,7 @@
 #include "driver/session.h"
 #include "tests/support/model_files.h"
 #include "tests/support/model_references.h"
+#include "tests/support/opencl_device.h"
 
 namespace disco {
 namespace {
@@ -20,17 +21,11 @@ using testing::reference_name;  // convnet_bn uses convnet's references
 
 class OpenclModelTest : public ::testing::TestWithParam<std::string> {};
 
-bool has_opencl_device() {
-  FILE *f = std::fopen("/etc/OpenCL/vendors/pocl.icd", "r");
-  if (f) std::fclose(f);
-  return f != nullptr;
-}
-
 TEST_P(OpenclModelTest, MatchesPyTorchAtThreeShapesWithOneCompile) {
   const std::string name = GetParam();
   const std::string path = testing::find_model(name);
   if (path.empty()) GTEST_SKIP() << name << ".onnx is neither in ../shared/models nor in examples/models";
-  if (!has_opencl_device()) GTEST_SKIP() << "PoCL is not installed (tools/setup.sh installs pocl-opencl-icd)";
+  if (!testing::has_pocl_device()) GTEST_SKIP() << "PoCL is not installed (tools/setup.sh installs pocl-opencl-icd)";
   CompileOptions opts;
   opts.target = "opencl";
   select_gpu_target(opts, /*backends_given=*/false);

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "tests/support/command.h"
+#include "tests/support/opencl_device.h"
 
 namespace disco {
 namespace {
@@ -22,14 +23,8 @@ Result disco(const std::string &args) {
 const std::string kModel = std::string(DISCO_SOURCE_DIR) + "/examples/models/layernorm_softmax.onnx";
 const std::string kRefs = std::string(DISCO_SOURCE_DIR) + "/tests/references/layernorm_softmax.";
 
-bool has_pocl() {
-  FILE *f = std::fopen("/etc/OpenCL/vendors/pocl.icd", "r");
-  if (f) std::fclose(f);
-  return f != nullptr;
-}
-
 TEST(GpuCli, OpenclRunsTwoShapesInAChildProcessAndMatchesPyTorch) {
-  if (!has_pocl()) GTEST_SKIP() << "PoCL is not installed (tools/setup.sh installs pocl-opencl-icd)";
+  if (!testing::has_pocl_device()) GTEST_SKIP() << "PoCL is not installed (tools/setup.sh installs pocl-opencl-icd)";
   std::string args = "run " + kModel + " --target opencl --rtol 1e-3 --verbose";
   for (const char *k : {"1", "3"})
     args += " --input x=" + kRefs + k + ".input.npy --expect y=" + kRefs + k + ".output.npy";
