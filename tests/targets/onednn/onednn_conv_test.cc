@@ -46,6 +46,48 @@ TEST(OnednnConv, StridesPadsDilationsGroupsAndBiasMatchTheReference) {
   EXPECT_EQ(c.other, 0);
 }
 
+// Dilated windows on maps smaller than the dilation (DeepLab's ASPP): taps
+// that read only padding are cropped from W at the shapes where they do, and
+// the result is the full window's.
+TEST(OnednnConv, TapsThatReadOnlyPaddingAreCroppedWithoutChangingTheResult) {
+  struct Case {
+    Dims strides, dilations, pads;
+    std::vector<Dims> shapes;
+  };
+  const std::vector<Case> cases = {
+      // [1,8,3,2] and [1,8,2,9]: only the middle tap of a dim reads X; [2,8,6,5]: every tap does somewhere.
+      {{1, 1}, {4, 3}, {4, 3, 4, 3}, {{1, 8, 3, 2}, {2, 8, 6, 5}, {1, 8, 2, 9}}},
+      // Strided: at h 4 the first and last row taps read only padding; uneven pads keep a tap at one end.
+      {{2, 2}, {5, 1}, {5, 1, 5, 0}, {{1, 8, 4, 7}, {1, 8, 12, 3}}},
+      // One output row whose cropped window would end inside X: left uncropped. Uneven taps live per dim.
+      {{1, 1}, {6, 6}, {6, 0, 2, 6}, {{1, 8, 5, 8}, {2, 8, 9, 7}}},
+  };
+  for (size_t c = 0; c < cases.size(); ++c) {
+    const Case &k = cases[c];
+    GraphBuilder b;
+    auto x = b.input("x", DType::F32, {sym("n"), 8, sym("h"), sym("w")});
+    TensorData w = tensor({8, 4, 3, 3}, 0.25f, 11), bias = tensor({8}, 0.5f, 12);
+    auto y = b.op("Conv", {x, b.constant("w", w), b.constant("bias", bias)},
+                  testing::attrs({{"group", attr_int(2)},
+                                  {"strides", attr_ints(k.strides)},
+                                  {"pads", attr_ints(k.pads)},
+                                  {"dilations", attr_ints(k.dilations)}}));
+    b.output(b.op("Relu", {y}));
+    Session s(b.build(), "conv_crop" + std::to_string(c), "", onednn_first());
+    for (const Dims &xs : k.shapes) {
+      TensorData tx = tensor(xs, 1.0f, 13);
+      auto out = s.run({tx});
+      Dims os;
+      auto want = ref_conv2d(values(tx), xs, values(w), w.shape, values(bias), k.strides, k.dilations, k.pads, 2, &os);
+      for (auto &v : want) v = std::max(v, 0.0f);
+      expect_near_all(out[0], os, want,
+                      "case " + std::to_string(c) + ", X [" + std::to_string(xs[0]) + ", 8, " + std::to_string(xs[2]) +
+                          ", " + std::to_string(xs[3]) + "]");
+    }
+    EXPECT_EQ(count_steps(s.last_compile().plan).onednn, 1);
+  }
+}
+
 TEST(OnednnConv, DepthwiseSameUpperPadsFollowTheRunTimeShape) {
   GraphBuilder b;
   auto x = b.input("x", DType::F32, {1, 3, sym("h"), sym("w")});
