@@ -22,6 +22,8 @@ const KindName kKinds[] = {
     {OnednnPostOp::GeluErf, "gelu_erf", 0},
     {OnednnPostOp::Sigmoid, "sigmoid", 0},
     {OnednnPostOp::Tanh, "tanh", 0},
+    {OnednnPostOp::Swish, "swish", 1},
+    {OnednnPostOp::HardSwish, "hardswish", 0},
     {OnednnPostOp::Clip, "clip", 2},
     {OnednnPostOp::Linear, "linear", 2},
     {OnednnPostOp::Add, "add", 0},
@@ -56,6 +58,10 @@ float eltwise(const OnednnPostOp &op, float x) {
       return 1.0f / (1.0f + std::exp(-x));
     case OnednnPostOp::Tanh:
       return std::tanh(x);
+    case OnednnPostOp::Swish:
+      return x / (1.0f + std::exp(-static_cast<float>(op.a) * x));
+    case OnednnPostOp::HardSwish:
+      return x * std::fmin(std::fmax(x / 6.0f + 0.5f, 0.0f), 1.0f);
     case OnednnPostOp::Clip:
       return std::fmin(std::fmax(x, static_cast<float>(op.a)), static_cast<float>(op.b));
     case OnednnPostOp::Linear:

@@ -17,6 +17,8 @@ struct OnednnPostOp {
     GeluErf,  // x * 0.5 * (1 + erf(x / sqrt(2)))
     Sigmoid,
     Tanh,
+    Swish,      // x * sigmoid(a * x); SiLU is a = 1
+    HardSwish,  // x * clip(x / 6 + 1/2, 0, 1), ONNX's HardSwish (oneDNN's takes no parameters)
     Clip,    // a: lower bound, b: upper bound
     Linear,  // a * x + b: scalar Mul, Div, Add, Sub and Gemm's alpha/beta
     // With one operand, broadcast into the running value (a bias, a residual).

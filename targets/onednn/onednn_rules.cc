@@ -311,6 +311,29 @@ bool match_gelu(const MatchContext &ctx, int x, std::vector<int> *nodes, int *ou
   return false;
 }
 
+// SiLU as PyTorch exports it: Mul(x, Sigmoid(x)), the Mul's operands in
+// either order. `x` feeds both nodes; the Sigmoid's result only the Mul.
+bool match_silu(const MatchContext &ctx, int x, std::vector<int> *nodes, int *out) {
+  const auto &cs = ctx.consumers(x);
+  if (cs.size() != 2 || ctx.is_graph_output(x)) return false;
+  for (int k = 0; k < 2; ++k) {
+    const int sig = cs[k], prod = cs[1 - k];
+    const Node &s = ctx.node(sig);
+    if (!ctx.is_op(sig, "Sigmoid") || s.inputs.size() != 1 || s.inputs[0] != x || s.outputs.size() != 1) continue;
+    const int gate = s.outputs[0];
+    const Node &m = ctx.node(prod);
+    if (ctx.sole_consumer(gate) != prod || !ctx.is_op(prod, "Mul") || m.inputs.size() != 2 || m.outputs.size() != 1)
+      continue;
+    if (!((m.inputs[0] == x && m.inputs[1] == gate) || (m.inputs[0] == gate && m.inputs[1] == x))) continue;
+    const int result = m.outputs[0];
+    if (!ctx.is_f32(result) || ctx.rank_of(result) != ctx.rank_of(x)) continue;
+    nodes->insert(nodes->end(), {sig, prod});
+    *out = result;
+    return true;
+  }
+  return false;
+}
+
 // a * value + b, composed with a Linear right before it: one post-op, one rounding.
 void append_linear(OnednnUnit &u, double a, double b) {
   if (!u.post_ops.empty() && u.post_ops.back().kind == OnednnPostOp::Linear) {
@@ -416,6 +439,12 @@ bool match_epilogue_node(const MatchContext &ctx, int anchor, int cur, int node,
     u.post_ops.push_back({OnednnPostOp::Sigmoid});
   } else if (op == "Tanh") {
     u.post_ops.push_back({OnednnPostOp::Tanh});
+  } else if (op == "HardSwish") {  // opset 14's: x * HardSigmoid(x) with alpha 1/6, beta 1/2
+    u.post_ops.push_back({OnednnPostOp::HardSwish});
+  } else if (op == "HardSigmoid") {  // max(0, min(1, alpha * x + beta)); oneDNN 2.6 has no eltwise for it
+    AttrReader attrs(n.attrs, n.where());
+    append_linear(u, attrs.get_float("alpha", 0.2f), attrs.get_float("beta", 0.5f));
+    u.post_ops.push_back({OnednnPostOp::Clip, 0, 1});
   } else if (op == "Gelu") {  // opset 20's; its tanh form stays on the host
     if (AttrReader(n.attrs, n.where()).get_string("approximate", "none") != "none") return false;
     u.post_ops.push_back({OnednnPostOp::GeluErf});
@@ -436,12 +465,17 @@ bool match_epilogue_node(const MatchContext &ctx, int anchor, int cur, int node,
 void match_epilogue(const MatchContext &ctx, int anchor, OnednnUnit &u) {
   int cur = u.output;
   while (static_cast<int>(u.post_ops.size()) < kOnednnMaxPostOps) {
-    std::vector<int> gelu_nodes;
-    int gelu_out = -1;
-    if (match_gelu(ctx, cur, &gelu_nodes, &gelu_out)) {
+    // The activations whose input has two readers in the pattern.
+    std::vector<int> act_nodes;
+    int act_out = -1;
+    if (match_gelu(ctx, cur, &act_nodes, &act_out)) {
       u.post_ops.push_back({OnednnPostOp::GeluErf});
-      u.nodes.insert(u.nodes.end(), gelu_nodes.begin(), gelu_nodes.end());
-      cur = gelu_out;
+    } else if (match_silu(ctx, cur, &act_nodes, &act_out)) {
+      u.post_ops.push_back({OnednnPostOp::Swish, 1, 0});
+    }
+    if (act_out >= 0) {
+      u.nodes.insert(u.nodes.end(), act_nodes.begin(), act_nodes.end());
+      cur = act_out;
       continue;
     }
     const int next = ctx.sole_consumer(cur);

@@ -55,6 +55,10 @@ dnnl::algorithm eltwise_algorithm(OnednnPostOp::Kind k) {
       return dnnl::algorithm::eltwise_logistic;
     case OnednnPostOp::Tanh:
       return dnnl::algorithm::eltwise_tanh;
+    case OnednnPostOp::Swish:  // alpha: the sigmoid's scaling
+      return dnnl::algorithm::eltwise_swish;
+    case OnednnPostOp::HardSwish:  // alpha and beta ignored in 2.6: x * relu6(x + 3) / 6
+      return dnnl::algorithm::eltwise_hardswish;
     case OnednnPostOp::Clip:
       return dnnl::algorithm::eltwise_clip;
     case OnednnPostOp::Linear:

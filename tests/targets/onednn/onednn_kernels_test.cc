@@ -145,6 +145,117 @@ TEST(OnednnKernels, ThreadCountsGiveTheSameNumbers) {
   }
 }
 
+// ---- the activations of squeeze-excitation CNNs as post-ops ----------------------
+
+// The activations in float64, as ONNX defines them.
+double silu(double v, double beta = 1) { return v / (1 + std::exp(-beta * v)); }
+double hard_sigmoid(double v, double alpha, double beta) { return std::min(std::max(alpha * v + beta, 0.0), 1.0); }
+double hard_swish(double v) { return v * hard_sigmoid(v, 1.0 / 6, 0.5); }
+
+TEST(OnednnKernels, SwishHardSwishAndHardSigmoidPostOpsOfAConvolutionMatchFloat64) {
+  // A 16-channel 3x3 convolution with bias (values about -6 to 6, so that
+  // HardSwish's and HardSigmoid's clamps both bind), then each activation.
+  struct Case {
+    std::string post_ops;
+    double (*act)(double);
+  };
+  const std::vector<Case> cases = {
+      {"swish:1", [](double v) { return silu(v); }},
+      {"swish:0.5", [](double v) { return silu(v, 0.5); }},
+      {"hardswish", [](double v) { return hard_swish(v); }},
+      {"linear:0.25:0.375,clip:0:1", [](double v) { return hard_sigmoid(v, 0.25, 0.375); }},
+      {"swish:1,hardswish", [](double v) { return hard_swish(silu(v)); }},
+  };
+  TensorData w = random_f32({16, 16, 3, 3}, 51, 0.25f), bias = random_f32({16}, 52, 0.5f);
+  for (const Case &c : cases) {
+    auto k = make_kernel("onednn.conv", conv_params("1,1", "1,1,1,1", "1", c.post_ops));
+    for (Dims xs : {Dims{1, 16, 7, 9}, Dims{2, 16, 5, 4}}) {
+      TensorData x = random_f32(xs, 53, 2.0f), y(DType::F32, {xs[0], 16, xs[2], xs[3]});
+      std::vector<ExternTensor> ins{view(x), view(w, true), view(bias)}, outs{view(y)};
+      SymbolValues syms;
+      k->run(ExternCall{ins, outs, syms});
+      Dims os;
+      auto want = ref_conv2d(values(x), xs, values(w), w.shape, values(bias), {1, 1}, {1, 1}, {1, 1, 1, 1}, 1, &os);
+      for (auto &v : want) v = static_cast<float>(c.act(v));
+      const std::string what = c.post_ops + " n " + std::to_string(xs[0]);
+      expect_near_all(y, os, want, what);
+      EXPECT_EQ(k->implementation().find("ref"), std::string::npos) << what << ": " << k->implementation();
+    }
+  }
+}
+
+TEST(OnednnKernels, WithoutInputChannelsSwishAndHardSwishApplyToTheBias) {
+  // No reduction: the glue's scalar post-ops (apply_post_ops_scalar) run them.
+  TensorData bias = testing::f32({3}, {-4.0f, 0.5f, 5.0f});
+  for (const auto &[post_ops, act] : std::vector<std::pair<std::string, double (*)(double)>>{
+           {"swish:1", [](double v) { return silu(v); }},
+           {"hardswish", [](double v) { return hard_swish(v); }},
+           {"linear:0.25:0.375,clip:0:1", [](double v) { return hard_sigmoid(v, 0.25, 0.375); }}}) {
+    auto k = make_kernel("onednn.conv", conv_params("1,1", "0,0,0,0", "1", post_ops));
+    TensorData x(DType::F32, {1, 0, 2, 2}), w(DType::F32, {3, 0, 1, 1}), y(DType::F32, {1, 3, 2, 2});
+    std::vector<ExternTensor> ins{view(x), view(w, true), view(bias)}, outs{view(y)};
+    SymbolValues syms;
+    k->run(ExternCall{ins, outs, syms});
+    for (int64_t i = 0; i < y.num_elements(); ++i)
+      EXPECT_NEAR(y.as<float>()[i], act(bias.as<float>()[i / 4]), 1e-6) << post_ops << " " << i;
+  }
+}
+
+// Global average pooling of NCHW in float64.
+std::vector<float> ref_global_average(const std::vector<float> &x, const Dims &xs, Dims *out) {
+  *out = {xs[0], xs[1], 1, 1};
+  const int64_t hw = xs[2] * xs[3];
+  std::vector<float> y(numel(*out));
+  for (int64_t p = 0; p < xs[0] * xs[1]; ++p) {
+    double s = 0;
+    for (int64_t k = 0; k < hw; ++k) s += x[p * hw + k];
+    y[p] = static_cast<float>(s / hw);
+  }
+  return y;
+}
+
+TEST(OnednnKernels, SqueezeExcitationBlocksWithSiluAndHardSwishRunTheirActivationsInOnednn) {
+  // MobileNetV3's and EfficientNet's block as PyTorch exports it: an expand
+  // conv, SiLU (Mul(c, Sigmoid(c))), a depthwise conv, HardSwish, then the
+  // squeeze-excitation (GlobalAveragePool, conv, Relu, conv, HardSigmoid)
+  // scaling the map, and a project conv. Only the scaling Mul is left to the
+  // host (its scale is computed from its other operand).
+  GraphBuilder b;
+  auto x = b.input("x", DType::F32, {sym("n"), 8, sym("h"), sym("w")});
+  TensorData w1 = random_f32({16, 8, 1, 1}, 61, 0.5f), w2 = random_f32({16, 1, 3, 3}, 62, 0.5f),
+             w3 = random_f32({8, 16, 1, 1}, 63, 0.5f), w4 = random_f32({16, 8, 1, 1}, 64, 0.5f),
+             w5 = random_f32({8, 16, 1, 1}, 65, 0.5f), b4 = random_f32({16}, 66, 0.5f);
+  auto c1 = b.op("Conv", {x, b.constant("w1", w1)});
+  auto a1 = b.op("Mul", {c1, b.op("Sigmoid", {c1})});
+  auto a2 = b.op("HardSwish", {b.op("Conv", {a1, b.constant("w2", w2)},
+                                    attrs({{"group", attr_int(16)}, {"pads", attr_ints({1, 1, 1, 1})}}))});
+  auto sq = b.op("Relu", {b.op("Conv", {b.op("GlobalAveragePool", {a2}), b.constant("w3", w3)})});
+  auto gate = b.op("HardSigmoid", {b.op("Conv", {sq, b.constant("w4", w4), b.constant("b4", b4)})},
+                   attrs({{"alpha", attr_float(1.0f / 6)}, {"beta", attr_float(0.5f)}}));
+  b.output(b.op("Conv", {b.op("Mul", {a2, gate}), b.constant("w5", w5)}));
+  Session s(b.build(), "se_block", "", onednn_first());
+  const Dims one{1, 1}, none{0, 0, 0, 0};
+  for (Dims xs : {Dims{1, 8, 6, 6}, Dims{2, 8, 5, 7}}) {
+    TensorData tx = random_f32(xs, 67, 2.0f);
+    auto out = s.run({tx});
+    Dims s1, s2, sp, s3, s4, s5;
+    auto h = ref_conv2d(values(tx), xs, values(w1), w1.shape, {}, one, one, none, 1, &s1);
+    for (auto &v : h) v = static_cast<float>(silu(v));
+    h = ref_conv2d(h, s1, values(w2), w2.shape, {}, one, one, {1, 1, 1, 1}, 16, &s2);
+    for (auto &v : h) v = static_cast<float>(hard_swish(v));
+    auto g = ref_conv2d(ref_global_average(h, s2, &sp), sp, values(w3), w3.shape, {}, one, one, none, 1, &s3);
+    for (auto &v : g) v = std::max(v, 0.0f);
+    g = ref_conv2d(g, s3, values(w4), w4.shape, values(b4), one, one, none, 1, &s4);
+    for (auto &v : g) v = static_cast<float>(hard_sigmoid(v, 1.0 / 6, 0.5));
+    for (int64_t i = 0; i < numel(s2); ++i) h[i] *= g[i / (s2[2] * s2[3])];
+    auto want = ref_conv2d(h, s2, values(w5), w5.shape, {}, one, one, none, 1, &s5);
+    expect_near_all(out[0], s5, want, "n " + std::to_string(xs[0]) + " h " + std::to_string(xs[2]));
+  }
+  const StepCount c = count_steps(s.last_compile().plan);
+  EXPECT_EQ(c.onednn, 6);  // five convolutions and the pooling
+  EXPECT_EQ(c.other, 1);   // the scaling Mul
+}
+
 // libgomp's, declared here so that the test needs no OpenMP flags.
 
 // ---- inner product -------------------------------------------------------------

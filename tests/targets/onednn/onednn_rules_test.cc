@@ -83,5 +83,64 @@ TEST(OnednnRules, ASecondReluWithAnotherSlopeEndsTheChain) {
   EXPECT_EQ(p.backend_of("LeakyRelu"), "host");
 }
 
+// The post-ops of each oneDNN unit, in the order of their anchors.
+std::vector<std::string> unit_post_ops(const Partitioned &p) {
+  std::vector<std::string> r;
+  for (const auto &region : p.partition.regions)
+    if (region.backend == "onednn")
+      for (const Unit &unit : region.units) r.push_back(post_ops_to_string(unit.payload_as<OnednnUnit>().post_ops));
+  return r;
+}
+
+TEST(OnednnRules, SiluHardSwishAndHardSigmoidAfterConvolutionsArePostOps) {
+  // SiLU as PyTorch exports it, Mul(c, Sigmoid(c)) in both operand orders,
+  // then opset 14's HardSwish and a HardSigmoid of other parameters: each
+  // convolution's unit takes its activation and nothing is left to the host.
+  GraphBuilder b;
+  auto x = b.input("x", DType::F32, {sym("n"), 8, sym("h"), sym("w")});
+  auto conv = [&](const std::string &in, const char *name) {
+    return b.op("Conv", {in, b.constant(name, tensor({8, 8, 1, 1}))});
+  };
+  auto c1 = conv(x, "w1");
+  auto s1 = b.op("Mul", {c1, b.op("Sigmoid", {c1})});
+  auto c2 = conv(s1, "w2");
+  auto s2 = b.op("Mul", {b.op("Sigmoid", {c2}), c2});
+  auto h = b.op("HardSwish", {conv(s2, "w3")});
+  b.output(b.op("HardSigmoid", {conv(h, "w4")}, testing::attrs({{"alpha", attr_float(0.25f)}, {"beta", attr_float(0.375f)}})));
+  Partitioned p = partition_onednn(b.build());
+  const std::string text = describe_partition(p.graph, p.partition);
+  for (const char *op : {"Sigmoid", "Mul", "HardSwish", "HardSigmoid"})
+    for (int nth = 0; nth < (std::string(op) == "Sigmoid" || std::string(op) == "Mul" ? 2 : 1); ++nth)
+      EXPECT_EQ(p.backend_of(op, nth), "onednn") << op << " " << nth << "\n" << text;
+  EXPECT_EQ(unit_post_ops(p), (std::vector<std::string>{"swish:1", "swish:1", "hardswish", "linear:0.25:0.375,clip:0:1"}))
+      << text;
+}
+
+TEST(OnednnRules, ASiluWhoseSigmoidHasAnotherReaderStaysOnTheHost) {
+  GraphBuilder b;
+  auto x = b.input("x", DType::F32, {sym("m"), 4});
+  auto y = b.op("MatMul", {x, b.constant("w", tensor({4, 3}))});
+  auto s = b.op("Sigmoid", {y});
+  b.output(b.op("Mul", {y, s}));
+  b.output(s);  // the gate is read outside the pattern
+  Partitioned p = partition_onednn(b.build());
+  EXPECT_EQ(p.backend_of("MatMul"), "onednn");
+  EXPECT_EQ(p.backend_of("Sigmoid"), "host");
+  EXPECT_EQ(p.backend_of("Mul"), "host");
+}
+
+TEST(OnednnRules, AMulBySigmoidOfAnotherValueIsNotSilu) {
+  // Mul(c, Sigmoid(d)) with c and d different: a gate, not an activation.
+  GraphBuilder b;
+  auto x = b.input("x", DType::F32, {sym("m"), 4});
+  auto c = b.op("MatMul", {x, b.constant("w", tensor({4, 3}))});
+  auto d = b.op("Relu", {c});
+  b.output(b.op("Mul", {c, b.op("Sigmoid", {d})}));
+  b.output(d);
+  Partitioned p = partition_onednn(b.build());
+  EXPECT_EQ(p.backend_of("MatMul"), "onednn");
+  EXPECT_EQ(unit_post_ops(p), std::vector<std::string>{""}) << describe_partition(p.graph, p.partition);
+}
+
 }  // namespace
 }  // namespace disco
