@@ -13,16 +13,17 @@ int recurrent_panel_width(const AttrReader &attrs) {
   return static_cast<int>(attrs.get_int(kRecurrentWeightsTransposedAttr, 0));
 }
 
-TensorData transpose_inner(const TensorData &w) {
-  DISCO_CHECK(w.shape.size() == 3, "internal: transpose_inner needs a 3-D weight");
-  const int64_t dirs = w.shape[0], rows = w.shape[1], cols = w.shape[2];
-  const size_t size = dtype_size(w.dtype);
-  TensorData out(w.dtype, {dirs, cols, rows});
-  for (int64_t d = 0; d < dirs; ++d)
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t c = 0; c < cols; ++c)
-        std::memcpy(out.mutable_data() + static_cast<size_t>((d * cols + c) * rows + r) * size,
-                    w.data() + static_cast<size_t>((d * rows + r) * cols + c) * size, size);
+TensorData transpose_gate_blocks(const TensorData &r) {
+  DISCO_CHECK(r.shape.size() == 3 && r.shape[2] > 0 && r.shape[1] % r.shape[2] == 0,
+              "internal: transpose_gate_blocks needs a 3-D weight of whole [H, H] gate blocks");
+  const int64_t dirs = r.shape[0], hidden = r.shape[2], gates = r.shape[1] / hidden;
+  const size_t size = dtype_size(r.dtype);
+  TensorData out(r.dtype, {dirs, gates, hidden, hidden});
+  for (int64_t dg = 0; dg < dirs * gates; ++dg)
+    for (int64_t j = 0; j < hidden; ++j)
+      for (int64_t k = 0; k < hidden; ++k)
+        std::memcpy(out.mutable_data() + static_cast<size_t>((dg * hidden + k) * hidden + j) * size,
+                    r.data() + static_cast<size_t>((dg * hidden + j) * hidden + k) * size, size);
   return out;
 }
 
@@ -55,14 +56,17 @@ std::vector<int> transpose_recurrent_weights(Graph &g, const std::vector<int> &n
     if (!n.domain.empty() || (n.op_type != "RNN" && n.op_type != "GRU" && n.op_type != "LSTM")) continue;
     if (n.inputs.size() < 3 || !constant_weight(n.inputs[1]) || !constant_weight(n.inputs[2])) continue;
     if (has_transposed_recurrent_weights(AttrReader(n.attrs, n.where()))) continue;
+    const std::vector<int64_t> &r = g.value(n.inputs[2]).constant->shape;
+    if (r[2] == 0 || r[1] % r[2] != 0) continue;  // not whole gate blocks: the op's checks will say so
     const int64_t rows = g.value(n.inputs[1]).constant->shape[1];
     const int64_t width = panel > 0 && rows % panel == 0 ? panel : rows;
     for (int i : {1, 2}) {
       auto [it, first] = transposed_of.emplace(std::make_pair(n.inputs[i], i == 1 ? width : 0), -1);
       if (first) {
         const Value &w = g.value(n.inputs[i]);  // dangles after add_constant
-        const std::string name = w.name + (i == 1 ? "/panels" + std::to_string(width) : "/transposed");
-        it->second = g.add_constant(name, i == 1 ? pack_gate_panels(*w.constant, width) : transpose_inner(*w.constant));
+        const std::string name = w.name + (i == 1 ? "/panels" + std::to_string(width) : "/by_gate");
+        it->second =
+            g.add_constant(name, i == 1 ? pack_gate_panels(*w.constant, width) : transpose_gate_blocks(*w.constant));
         fresh.push_back(it->second);
       }
       n.inputs[i] = it->second;

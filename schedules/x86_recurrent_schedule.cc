@@ -75,9 +75,9 @@ bool schedule_x86_recurrent(LoweredKernel &k, const Halide::Target &target, Sche
     // (a parallel loop inside it is a hand-over between threads per step).
     st.vectorize(a[0], lanes, TailStrategy::GuardWithIf);
     // Wide vectors of j where the hidden size divides into them: one
-    // statement per kRecurrentVectors vectors, so each h(k) is loaded once
-    // for all of them (the sums share its buffer: LLVM reloads it after
-    // every store).
+    // statement per kRecurrentVectors vectors, so each h(k) of its chunk is
+    // loaded once for all of them (the sums share its buffer: LLVM reloads
+    // it after every store).
     int width = lanes;
     const Shape &state = k.tensors.at(k.output_values.at(0)).shape;
     if (!state.empty() && state.back().is_const() && state.back().as_const() % (kRecurrentVectors * lanes) == 0)

@@ -4,11 +4,13 @@
 //    the input size, tasks of a few micro-tiles of rows per direction, in
 //    parallel;
 //  - the recurrence (Recurrence): directions in parallel; per step and phase
-//    (phases unrolled, so each is its own loop nest), k outside the batch and
-//    the vectors of hidden units j: one row of R, gate-major, serves every
-//    batch from L1; the sums are read and written in memory (j is an RVar,
-//    and Halide forbids reordering it outside k), kRecurrentVectors vectors
-//    of j per statement where the hidden size divides into them;
+//    (phases unrolled, so each is its own loop nest), the chunks of k (the
+//    lowering adds up to 16 terms of k per statement) outside the batch and
+//    the vectors of hidden units j: a chunk's rows of R, one gate's and
+//    contiguous, serve every batch from L1; the sums are read and written in
+//    memory once per chunk (j is an RVar, and Halide forbids reordering it
+//    inside k), kRecurrentVectors vectors of j per statement where the
+//    hidden size divides into them;
 //  - weights transposed at run time (not constant) and the outputs at root,
 //    vectorized; the initial values and the outputs serial (little work:
 //    a parallel loop per step of the initial values made two threads 20x

@@ -15,11 +15,13 @@
 // Its one update runs over an RDom (j, k, loop, step), step outermost, and
 // writes rec(j, q, ..., step + 1) for the loops of each phase q in order: j is the vector dim of the template
 // (schedules/x86_recurrent_schedule.h), an RVar since the products read other
-// hidden units k of a state row (Halide's pure vars may not). A product
-// phase's sums start in a loop of their own at k = 0; elementwise phases run
-// at k = 0 only. The b loop may sit anywhere inside the phase
-// loop. Constant W and R are stored gate-major at compile time
-// (lowering/recurrent_weight_layout.h); others are transposed once a run.
+// hidden units k of a state row (Halide's pure vars may not); k runs over
+// chunks of up to 16 hidden units, each statement adding a chunk's terms. A
+// product phase's sums start in a loop of their own at k = 0; elementwise
+// phases run at k = 0 only. The b loop may sit anywhere inside the phase
+// loop. Constant W and R are laid out at compile time as the kernels read
+// them (lowering/recurrent_weight_layout.h); others are transposed once a run.
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <utility>
@@ -38,6 +40,11 @@ namespace {
 using Halide::Expr;
 using Halide::Func;
 using Halide::Var;
+
+// Terms of k per statement of a product phase (the first that divides the
+// hidden size), and their chains; see lower_recurrent.
+constexpr int kRecurrentChunks[] = {16, 8, 4, 2, 1};
+constexpr int kRecurrentChains = 2;
 
 enum class Cell { Rnn, Gru, Lstm };
 
@@ -62,7 +69,8 @@ void infer_recurrent(InferContext &c) {
   for (int i : {1, 2, 3, 5, 6, 7})
     if (c.has_input(i) && c.dtype(i) != t)
       c.fail("input ", i, " has dtype ", dtype_name(c.dtype(i)), ", X has ", dtype_name(t));
-  if (c.rank(0) != 3 || c.rank(1) != (has_transposed_recurrent_weights(c.attrs()) ? 4 : 3) || c.rank(2) != 3)
+  const int weight_rank = has_transposed_recurrent_weights(c.attrs()) ? 4 : 3;
+  if (c.rank(0) != 3 || c.rank(1) != weight_rank || c.rank(2) != weight_rank)
     c.fail("X, W and R must be 3-D, got ", shape_str(c.shape(0)), ", ", shape_str(c.shape(1)), " and ",
            shape_str(c.shape(2)));
   bool batch_first = c.attrs().get_int("layout", 0) != 0;
@@ -71,9 +79,10 @@ void infer_recurrent(InferContext &c) {
   const Shape &x = c.shape(0);
   Shape w = c.shape(1), r = c.shape(2);
   if (has_transposed_recurrent_weights(c.attrs())) {
-    if (w.size() != 4) c.fail("internal: W laid out in panels must be 4-D, got ", shape_str(w));
+    if (w.size() != 4 || r.size() != 4)
+      c.fail("internal: W in panels and R by gate must be 4-D, got ", shape_str(w), " and ", shape_str(r));
     w = {w[0], w[1] * w[3], w[2]};
-    std::swap(r[1], r[2]);
+    r = {r[0], r[1] * r[3], r[2]};  // [D, G, H (k), H (j)]
   }
   Dim T = batch_first ? x[1] : x[0], B = batch_first ? x[0] : x[1], I = x[2];
   Dim D = num_directions(c);
@@ -209,7 +218,7 @@ void lower_recurrent(LowerContext &c) {
   Halide::Type ft = acc_type(X.dtype);
   const Dim &Td = batch_first ? X.shape[1] : X.shape[0];
   const Dim &Bd = batch_first ? X.shape[0] : X.shape[1];
-  const Dim &Hd = transposed ? R.shape[1] : R.shape[2];
+  const Dim &Hd = transposed ? R.shape[3] : R.shape[2];
   Expr T = c.dim(Td), B = c.dim(Bd), H = c.dim(Hd), I = c.dim(X.shape[2]);
   auto f = [&](const Expr &e) { return Halide::cast(ft, e); };
   auto clamp_to = [&](const Expr &e, const Expr &n) { return Halide::clamp(e, 0, Halide::max(n - 1, 0)); };
@@ -256,7 +265,19 @@ void lower_recurrent(LowerContext &c) {
   auto Wt = [&, read = gate_major(W, "w_by_input")](const Expr &dd, const Expr &k, const Expr &g) {
     return tiled_panels ? read(dd, k, g) : read(dd, k, clamp_to(g, G * H));
   };
-  auto Rt = gate_major(R, "r_by_hidden");
+  // R by gate, Rt(d, g, k, j) = R[d, g*H + j, k]: for one gate, the rows of
+  // consecutive k are contiguous (the recurrence's block of k rows of one
+  // gate stays in L1 across the batch rows; rows G*H apart would share L1 sets).
+  std::function<Expr(Expr, Expr, Expr, Expr)> Rt;
+  if (transposed) {
+    Rt = [&R](const Expr &dd, const Expr &g, const Expr &k, const Expr &jj) { return R.at({dd, g, k, jj}); };
+  } else {
+    Var rg("g");
+    Func t = c.func("r_by_gate");
+    t(j, kv, rg, d) = R.at({d, rg * H + j, kv});
+    c.add_stage(t, StageKind::Other, 4);
+    Rt = [t](const Expr &dd, const Expr &g, const Expr &k, const Expr &jj) { return t(jj, k, g, dd); };
+  }
 
   // Input projection for every step: xw(gh, m, d) = X[m]·W[d, gh] + Wb[d, gh]
   // (+ Rb[d, gh], except for the gate GRU's linear_before_reset multiplies by r).
@@ -382,9 +403,39 @@ void lower_recurrent(LowerContext &c) {
     }
   }
   const int L = static_cast<int>(loops.size());
-  Halide::RDom r({{0, H}, {0, H}, {0, L}, {0, T}}, "rec_r");
+  // A product phase's statement adds `chunk` terms of k (the largest of
+  // kRecurrentChunks dividing a constant H), in up to kRecurrentChains
+  // independent chains: its sum is read and written once per chunk, not per
+  // k (Halide cannot keep the sums in registers over k: j is an RVar and may
+  // not be reordered inside k), and the chains overlap the FMAs' latency.
+  int chunk = 1;
+  if (Hd.is_const())
+    for (int n : kRecurrentChunks)
+      if (Hd.as_const() % n == 0) {
+        chunk = n;
+        break;
+      }
+  Halide::RDom r({{0, H}, {0, H / chunk}, {0, L}, {0, T}}, "rec_r");
   const Expr jr = r.x, k = r.y, loop = r.z;
   step = r.w;
+  // sum + the chunk's terms of phase `ph`: chain c over the terms kk = c
+  // mod chains, chain 0 from the sum; the chains added pairwise.
+  auto chunk_sum = [&](const Expr &sum, const Phase &ph) {
+    std::vector<Expr> chain(std::min(chunk, kRecurrentChains));
+    for (int kk = 0; kk < chunk; ++kk) {
+      Expr kx = k * chunk + kk;
+      Expr term = f(Rt(d, ph.gate, kx, jr)) * ph.source(kx);
+      Expr &acc = chain[kk % chain.size()];
+      acc = acc.defined() ? acc + term : kk == 0 ? sum + term : term;
+    }
+    while (chain.size() > 1) {
+      std::vector<Expr> pairs;
+      for (size_t i = 0; i + 1 < chain.size(); i += 2) pairs.push_back(chain[i] + chain[i + 1]);
+      if (chain.size() % 2) pairs.push_back(chain.back());
+      chain = pairs;
+    }
+    return chain[0];
+  };
   Expr every_k = Halide::cast(Halide::Bool(), false), row;
   for (int l = 0; l < L; ++l) {
     if (loops[l].what == Loop::Sum) every_k = every_k || loop == l;
@@ -398,7 +449,7 @@ void lower_recurrent(LowerContext &c) {
     if (loops[l].what == Loop::Init)
       v = ph.init(jr);
     else if (loops[l].what == Loop::Sum)
-      v = rec(jr, loops[l].row, b, d, step + 1) + f(Rt(d, k, ph.gate * H + jr)) * ph.source(k);
+      v = chunk_sum(rec(jr, loops[l].row, b, d, step + 1), ph);
     else
       v = ph.value(jr);
     value = l == L - 1 ? v : Halide::select(loop == l, v, value);
