@@ -5,6 +5,7 @@
 #include <set>
 
 #include "runtime/extern_kernel.h"
+#include "targets/onednn/onednn_layout.h"
 #include "targets/onednn/onednn_rules.h"
 #include "targets/partitioner.h"
 #include "targets/plan_builder.h"
@@ -23,10 +24,24 @@ std::string unit_label(const Graph &g, const OnednnUnit &u) {
 // of the binary post-ops in list order. Output: the unit's last value (its
 // intermediates each have one reader, inside the unit).
 // Values this region's steps hand each other channels last (onednn_layout.h):
-// the result of a Conv or Pool unit, not a graph output, that every reader
-// takes as a Conv's or Pool's X or as a Conv's full-rank post-op operand.
+// the result of a Conv, Pool or Concat unit, not a graph output, that every
+// reader takes as a Conv's or Pool's X, a Concat's input or a Conv's
+// full-rank post-op operand. A Concat's result is held blocked only when each
+// input fills whole blocks of it (constant channel counts, multiples of 8).
+bool concat_fills_blocks(const MatchContext &ctx, const OnednnUnit &u) {
+  const Shape *out = ctx.shape_of(u.output);
+  if (!out || !(*out)[1].is_const() || (*out)[1].as_const() % kChannelBlock != 0) return true;  // not blocked
+  for (int v : u.anchor_inputs) {
+    const Shape *s = ctx.shape_of(v);
+    if (!s || !(*s)[1].is_const() || (*s)[1].as_const() % kChannelBlock != 0) return false;
+  }
+  return true;
+}
+
 std::set<int> channels_last_values(const MatchContext &ctx, const std::vector<const OnednnUnit *> &units) {
-  auto spatial = [](const OnednnUnit &u) { return u.anchor == OnednnUnit::Conv || u.anchor == OnednnUnit::Pool; };
+  auto spatial = [](const OnednnUnit &u) {
+    return u.anchor == OnednnUnit::Conv || u.anchor == OnednnUnit::Pool || u.anchor == OnednnUnit::Concat;
+  };
   auto rank = [&](int vid) { return ctx.value(vid).shape ? static_cast<int>(ctx.value(vid).shape->size()) : -1; };
   std::map<int, const OnednnUnit *> unit_of;  // node -> its unit
   for (const OnednnUnit *u : units)
@@ -36,6 +51,7 @@ std::set<int> channels_last_values(const MatchContext &ctx, const std::vector<co
     const OnednnUnit &u = *up;
     const int v = u.output;
     if (!spatial(u) || rank(v) < 3 || rank(v) > 5 || ctx.is_graph_output(v) || ctx.consumers(v).empty()) continue;
+    if (u.anchor == OnednnUnit::Concat && !concat_fills_blocks(ctx, u)) continue;
     bool ok = true;
     for (int c : ctx.consumers(v)) {
       auto it = unit_of.find(c);
@@ -44,6 +60,7 @@ std::set<int> channels_last_values(const MatchContext &ctx, const std::vector<co
         ok = false;
         break;
       }
+      if (r->anchor == OnednnUnit::Concat) continue;  // every input of a Concat is an X
       for (size_t i = 1; i < r->anchor_inputs.size(); ++i) ok = ok && r->anchor_inputs[i] != v;  // W, bias
       const bool as_x = c == r->nodes.front() && r->anchor_inputs.front() == v;
       const bool as_operand = c != r->nodes.front() && r->anchor == OnednnUnit::Conv && rank(r->output) == rank(v) &&
@@ -60,16 +77,20 @@ PlanStep unit_step(const OnednnUnit &u, const Region &region, const std::set<int
   step.label = unit_label(b.graph(), u);
   step.symbols = region.symbols;
   step.params["post_ops"] = post_ops_to_string(u.post_ops);
-  if (u.anchor == OnednnUnit::Conv || u.anchor == OnednnUnit::Pool) {
-    // Step inputs kept channels last: X (0) and, for a Conv, post-op operands (3 on).
+  if (u.anchor == OnednnUnit::Conv || u.anchor == OnednnUnit::Pool || u.anchor == OnednnUnit::Concat) {
+    // Step inputs kept channels last: X (0) or a Concat's inputs and, for a Conv, post-op operands (3 on).
     std::vector<int64_t> inputs;
-    if (channels_last.count(u.anchor_inputs.front())) inputs.push_back(0);
+    const size_t xs = u.anchor == OnednnUnit::Concat ? u.anchor_inputs.size() : 1;
+    for (size_t i = 0; i < xs; ++i)
+      if (channels_last.count(u.anchor_inputs[i])) inputs.push_back(static_cast<int64_t>(i));
     for (size_t i = 0; i < u.operands.size(); ++i)
       if (channels_last.count(u.operands[i])) inputs.push_back(3 + static_cast<int64_t>(i));
     step.params["channels_last_inputs"] = join_ints(inputs);
     step.params["channels_last_output"] = channels_last.count(u.output) ? "1" : "0";
   }
-  if (u.anchor == OnednnUnit::Pool) {
+  if (u.anchor == OnednnUnit::Concat) {
+    step.extern_call = "onednn.concat";
+  } else if (u.anchor == OnednnUnit::Pool) {
     step.extern_call = "onednn.pool";
     step.params["algorithm"] = u.pool_algorithm;
     step.params["global"] = u.global_pool ? "1" : "0";

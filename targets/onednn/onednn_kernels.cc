@@ -6,6 +6,8 @@
 
 namespace disco {
 
+std::unique_ptr<ExternKernel> make_onednn_concat_kernel(const PlanStep &step);  // onednn_concat.cc
+
 void install_onednn_runtime() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -13,6 +15,7 @@ void install_onednn_runtime() {
     registry.add("onednn.matmul", make_onednn_matmul_kernel);
     registry.add("onednn.conv", make_onednn_conv_kernel);
     registry.add("onednn.pool", make_onednn_pool_kernel);
+    registry.add("onednn.concat", make_onednn_concat_kernel);
   });
 }
 

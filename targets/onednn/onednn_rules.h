@@ -2,9 +2,9 @@
 // the epilogue that follows it as oneDNN post-ops: bias and residual adds,
 // Relu, Gelu (in the erf form PyTorch exports, or opset 20's Gelu node),
 // Sigmoid, Tanh, LeakyRelu, Clip, scalar scaling and inference
-// BatchNormalization. Also MaxPool, AveragePool and their Global forms,
-// alone, so that convolutional networks stay in oneDNN's layout between
-// their convolutions.
+// BatchNormalization. Also MaxPool, AveragePool and their Global forms, and
+// Concat along the channels of 4-D and 5-D tensors, alone, so that
+// convolutional networks stay in oneDNN's layout between their convolutions.
 //
 // A MatMul also takes the Reshape and Transpose views around it (attention's
 // head split and merge) as strided operands and result: see onednn_view.h.
@@ -29,9 +29,9 @@ constexpr int kOnednnMaxRank = 12;
 constexpr int kOnednnMaxPostOps = 16;
 
 struct OnednnUnit : MatchPayload {
-  enum Anchor { MatMul, Gemm, Conv, Pool } anchor = MatMul;
+  enum Anchor { MatMul, Gemm, Conv, Pool, Concat } anchor = MatMul;
   std::vector<int> nodes;          // anchor first, then the epilogue in graph order
-  std::vector<int> anchor_inputs;  // MatMul/Gemm: A, B; Conv: X, W, bias (-1 when absent); Pool: X
+  std::vector<int> anchor_inputs;  // MatMul/Gemm: A, B; Conv: X, W, bias (-1 when absent); Pool: X; Concat: all
   // MatMul: operands read in place through a Reshape and Transpose (anchor_inputs
   // then hold what those read), and a Transpose (and Reshape) of the result
   // written in place (`output` is then their result). See onednn_view.h.
@@ -54,5 +54,9 @@ struct OnednnUnit : MatchPayload {
 
 // One rule per anchor op; each takes a unit with its OnednnUnit as the payload.
 std::vector<SupportRule> onednn_rules();
+
+// The Concat rule's match (onednn_concat_rule.cc): a float32 Concat along
+// axis 1 of 4-D or 5-D tensors. `why` says why not.
+bool match_channel_concat(const MatchContext &ctx, int node, OnednnUnit &u, std::string *why);
 
 }  // namespace disco

@@ -1,0 +1,148 @@
+// "onednn.concat": ONNX Concat along the channels (axis 1) of 4-D and 5-D
+// tensors, so that a network whose branches meet in a channel Concat
+// (SqueezeNet's fire modules, DeepLab's ASPP, Inception and U-Net skips)
+// keeps its activations in oneDNN's layout across it (onednn_layout.h)
+// instead of copying every branch back to NCHW for a Halide Concat and the
+// result back into the blocked layout for the next convolution.
+//
+// Each input is copied into its channel range of the result. Where the input
+// and the result are both plain, or both blocked with whole blocks, that range
+// is one contiguous run per image (C_i * spatial floats at offset
+// first_channel * spatial): a memcpy. Otherwise a oneDNN reorder writes the
+// input into a sub-memory of the result.
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "targets/onednn/onednn_cache.h"
+#include "targets/onednn/onednn_layout.h"
+#include "targets/onednn/onednn_step.h"
+
+namespace disco {
+
+namespace {
+
+using dnnl::memory;
+
+class ConcatKernel : public OnednnStep {
+ public:
+  explicit ConcatKernel(const PlanStep &step) : OnednnStep(step), cache_(kOnednnCacheCapacity) {
+    if (has_param(step, "channels_last_inputs"))
+      for (int64_t i : param_ints(step, "channels_last_inputs")) kept_.push_back(static_cast<size_t>(i));
+    kept_output_ = has_param(step, "channels_last_output") && param_int(step, "channels_last_output") != 0;
+  }
+  size_t cached_shapes() const override { return cache_.size(); }
+  void run(const ExternCall &call) override;
+
+ private:
+  // How one input gets into the result.
+  struct Part {
+    bool contiguous = false;  // a memcpy of `run` floats per image, at `at` in the result's image
+    int64_t run = 0, at = 0;
+    memory src, dst;  // otherwise: a reorder into the result's sub-memory
+    dnnl::reorder copy;
+  };
+  struct Entry {
+    std::vector<Part> parts;
+    int64_t image = 0;  // floats per image of the result
+    std::string impl;
+  };
+  bool kept(size_t input) const { return std::find(kept_.begin(), kept_.end(), input) != kept_.end(); }
+  // The layout disco's buffer holds a tensor of `dims` in: channels_last_desc by agreement, else plain.
+  static memory::desc held(const memory::dims &dims, bool channels_last) {
+    return channels_last ? channels_last_desc(dims) : plain_desc(dims);
+  }
+  Entry make_entry(const ExternCall &call);
+  void clear_cache() override { cache_.clear(); }
+
+  std::vector<size_t> kept_;  // step inputs the plan keeps channels last
+  bool kept_output_ = false;
+  ShapeLruCache<Entry> cache_;
+};
+
+ConcatKernel::Entry ConcatKernel::make_entry(const ExternCall &call) {
+  const ExternTensor &y = call.outputs[0];
+  const memory::desc out = held(y.shape, kept_output_);
+  const bool out_blocked = kept_output_ && blocked(y.shape);
+  const bool out_plain = !kept_output_ || same_order(y.shape);
+  int64_t spatial = 1;
+  for (size_t d = 2; d < y.shape.size(); ++d) spatial *= y.shape[d];
+  Entry en;
+  en.image = y.shape[1] * spatial;
+  int64_t first = 0, copies = 0;
+  for (size_t i = 0; i < call.inputs.size(); ++i) {
+    const std::vector<int64_t> &dims = call.inputs[i].shape;
+    Part p;
+    const bool in_blocked = kept(i) && blocked(dims), in_plain = !kept(i) || same_order(dims);
+    if ((in_plain && out_plain) || (in_blocked && out_blocked && first % kChannelBlock == 0)) {
+      p.contiguous = true;
+      p.run = dims[1] * spatial;
+      p.at = first * spatial;
+    } else if (dims[1] > 0) {
+      memory::dims offsets(dims.size(), 0);
+      offsets[1] = first;
+      check(!out_blocked || first % kChannelBlock == 0, "input ", i, " ", shape_text(dims), " starts at channel ",
+            first, ", inside a block of the result's blocked layout");
+      const auto &eng = onednn_engine();
+      p.src = memory(held(dims, kept(i)), eng, nullptr);
+      p.dst = memory(out.submemory_desc(dims, offsets), eng, nullptr);
+      auto pd = guarded("create a reorder", [&] { return dnnl::reorder::primitive_desc(p.src, p.dst); });
+      made_primitive(pd);
+      p.copy = dnnl::reorder(pd);
+      en.impl += std::string(en.impl.empty() ? "" : ", ") + "reorder " + pd.impl_info_str();
+      ++copies;
+    }
+    first += dims[1];
+    en.parts.push_back(std::move(p));
+  }
+  if (copies < static_cast<int64_t>(en.parts.size())) en.impl = "memcpy" + (en.impl.empty() ? "" : ", " + en.impl);
+  return en;
+}
+
+void ConcatKernel::run(const ExternCall &call) {
+  check(!call.inputs.empty(), "expects at least one input");
+  check(call.outputs.size() == 1 && call.outputs[0].dtype == DType::F32, "expects one float32 output");
+  const ExternTensor &y = call.outputs[0];
+  const size_t rank = y.shape.size();
+  int64_t channels = 0;
+  for (size_t i = 0; i < call.inputs.size(); ++i) {
+    const ExternTensor &x = input(call, i, "an input");
+    bool fits = x.shape.size() == rank;
+    for (size_t d = 0; fits && d < rank; ++d) fits = d == 1 || x.shape[d] == y.shape[d];
+    check(fits, "input ", i, " ", shape_text(x.shape), " does not match the output ", shape_text(y.shape),
+          " outside axis 1");
+    channels += x.shape[1];
+  }
+  check(rank >= 3 && channels == y.shape[1], "the inputs' ", channels, " channels do not make the output ",
+        shape_text(y.shape));
+  if (y.num_elements() == 0) return;
+  const std::vector<int64_t> key = shape_key(call);
+  Entry *en = cache_.find(key);
+  if (!en) en = &cache_.insert(key, make_entry(call));
+  float *dst = static_cast<float *>(y.data);
+  for (size_t i = 0; i < en->parts.size(); ++i) {
+    Part &p = en->parts[i];
+    const float *src = static_cast<const float *>(call.inputs[i].data);
+    if (p.contiguous) {
+      if (p.run == 0) continue;
+      for (int64_t n = 0; n < y.shape[0]; ++n)
+        std::memcpy(dst + n * en->image + p.at, src + n * p.run, static_cast<size_t>(p.run) * sizeof(float));
+      continue;
+    }
+    if (!p.copy) continue;  // no channels
+    p.src.set_data_handle(const_cast<float *>(src));
+    p.dst.set_data_handle(dst);
+    use_team(team_for_copy(call.inputs[i].num_elements()));
+    execute(p.copy, {{DNNL_ARG_FROM, p.src}, {DNNL_ARG_TO, p.dst}});
+  }
+  ran(en->impl);
+}
+
+}  // namespace
+
+std::unique_ptr<ExternKernel> make_onednn_concat_kernel(const PlanStep &step) {
+  return std::make_unique<ConcatKernel>(step);
+}
+
+}  // namespace disco

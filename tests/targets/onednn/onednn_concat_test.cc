@@ -1,0 +1,119 @@
+// The oneDNN backend's channel Concat (onednn.concat): branches of
+// convolutions meet in it without leaving oneDNN's layout, and the result
+// matches plain-loop references at several run-time shapes, whatever mix of
+// blocked, channels-last and plain inputs the plan hands it.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "driver/session.h"
+#include "frontend/graph_builder.h"
+#include "tests/support/onednn_cases.h"
+#include "tests/support/onednn_references.h"
+#include "tests/support/plan_steps.h"
+#include "tests/support/tensors.h"
+
+namespace disco {
+namespace {
+
+using namespace testing;  // disco::testing: the tests' shared helpers
+
+// ONNX Concat along axis 1 of NCHW tensors, in plain loops.
+std::vector<float> ref_concat1(const std::vector<std::vector<float>> &parts, const std::vector<Dims> &shapes) {
+  const int64_t n = shapes[0][0], spatial = shapes[0][2] * shapes[0][3];
+  std::vector<float> y;
+  for (int64_t b = 0; b < n; ++b)
+    for (size_t i = 0; i < parts.size(); ++i) {
+      const int64_t run = shapes[i][1] * spatial;
+      y.insert(y.end(), parts[i].begin() + b * run, parts[i].begin() + (b + 1) * run);
+    }
+  return y;
+}
+
+std::vector<float> relu(std::vector<float> v) {
+  for (auto &x : v) x = std::max(x, 0.0f);
+  return v;
+}
+
+struct Branch {
+  int64_t channels, k;  // a k x k conv (pads k / 2) with bias and Relu, from x
+};
+
+// x -> branches -> Concat(axis) -> a 3x3 conv with 8 outputs (and, with
+// host_reader, Sigmoid of the Concat as a second output, which the host computes).
+void check_concat(const std::vector<Branch> &branches, int64_t axis, bool host_reader, const char *want_output_layout,
+                  const std::string &want_inputs_layout) {
+  GraphBuilder b;
+  auto x = b.input("x", DType::F32, {sym("n"), 3, sym("h"), sym("w")});
+  std::vector<TensorData> ws, bs;
+  std::vector<std::string> outs;
+  for (size_t i = 0; i < branches.size(); ++i) {
+    const Branch &br = branches[i];
+    ws.push_back(tensor({br.channels, 3, br.k, br.k}, 0.25f, static_cast<int>(3 * i + 1)));
+    bs.push_back(tensor({br.channels}, 0.5f, static_cast<int>(3 * i + 2)));
+    const int64_t p = br.k / 2;
+    auto conv = b.op("Conv", {x, b.constant("w" + std::to_string(i), ws.back()), b.constant("b" + std::to_string(i), bs.back())},
+                     testing::attrs({{"pads", attr_ints({p, p, p, p})}}));
+    outs.push_back(b.op("Relu", {conv}));
+  }
+  auto cat = b.op("Concat", outs, testing::attrs({{"axis", attr_int(axis)}}));
+  int64_t total = 0;
+  for (const Branch &br : branches) total += br.channels;
+  TensorData wc = tensor({8, total, 3, 3}, 0.0625f, 7), bc = tensor({8}, 0.25f, 8);
+  b.output(b.op("Conv", {cat, b.constant("wc", wc), b.constant("bc", bc)}, testing::attrs({{"pads", attr_ints({1, 1, 1, 1})}})));
+  if (host_reader) b.output(b.op("Sigmoid", {cat}));
+  Session s(b.build(), "concat", "", onednn_first());
+  const Plan &plan = s.last_compile().plan;
+  const PlanStep *step = find_step(plan, "onednn.concat");
+  ASSERT_TRUE(step) << "the Concat is not a oneDNN step";
+  EXPECT_EQ(step->params.at("channels_last_output"), want_output_layout);
+  EXPECT_EQ(step->params.at("channels_last_inputs"), want_inputs_layout);
+  for (Dims xs : {Dims{1, 3, 5, 6}, Dims{2, 3, 4, 3}}) {
+    TensorData tx = tensor(xs, 0.5f, 9);
+    auto out = s.run({tx});
+    std::vector<std::vector<float>> parts;
+    std::vector<Dims> shapes;
+    for (size_t i = 0; i < branches.size(); ++i) {
+      const int64_t p = branches[i].k / 2;
+      Dims os;
+      parts.push_back(relu(ref_conv2d(values(tx), xs, values(ws[i]), ws[i].shape, values(bs[i]), {1, 1}, {1, 1},
+                                      {p, p, p, p}, 1, &os)));
+      shapes.push_back(os);
+    }
+    const std::vector<float> c = ref_concat1(parts, shapes);
+    const Dims cs = {xs[0], total, xs[2], xs[3]};
+    Dims ys;
+    auto want = ref_conv2d(c, cs, values(wc), wc.shape, values(bc), {1, 1}, {1, 1}, {1, 1, 1, 1}, 1, &ys);
+    const std::string at = "X [" + std::to_string(xs[0]) + ", 3, " + std::to_string(xs[2]) + ", " +
+                           std::to_string(xs[3]) + "]";
+    expect_near_all(out[0], ys, want, "the conv after the Concat, " + at);
+    if (host_reader) {
+      std::vector<float> sig = c;
+      for (auto &v : sig) v = 1.0f / (1.0f + std::exp(-v));
+      expect_near_all(out[1], cs, sig, "the Concat read by the host, " + at);
+    }
+  }
+}
+
+TEST(OnednnConcat, BlockedBranchesMeetWithoutLeavingTheBlockedLayout) {
+  // 8 + 16 channels: both branches and the result whole blocks of 8.
+  check_concat({{8, 1}, {16, 3}}, 1, false, "1", "0,1");
+}
+
+TEST(OnednnConcat, AResultTheHostReadsIsWrittenPlain) {
+  check_concat({{8, 1}, {16, 3}}, -3, true, "0", "0,1");
+}
+
+TEST(OnednnConcat, BranchesOfPartBlocksGiveAPlainResult) {
+  // 4 + 4 = 8 channels: the result would be blocked, but neither input fills a block.
+  check_concat({{4, 3}, {4, 1}}, 1, false, "0", "0,1");
+}
+
+TEST(OnednnConcat, AnUnblockedResultIsHeldChannelsLast) {
+  // 8 + 5 + 4 = 17 channels: channels last unblocked; the 8-channel branch arrives blocked.
+  check_concat({{8, 3}, {5, 1}, {4, 3}}, 1, false, "1", "0,1,2");
+}
+
+}  // namespace
+}  // namespace disco
