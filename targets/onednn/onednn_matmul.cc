@@ -1,7 +1,8 @@
 // "onednn.matmul": ONNX MatMul (batched, with broadcasting) and Gemm (2-D,
 // transposes, alpha and C as post-ops) through oneDNN's inner product (a
 // constant 2-D B, the common case of a weight) or its matmul (the rest), or,
-// for 8 to 128 rows and a constant B, disco's own panel product (panel_gemm.h).
+// for a constant B and some shapes, disco's own panel product (panel_gemm.h:
+// on AVX-512 CPUs 8 to 128 rows, on AVX2 ones those of panel_avx2_takes).
 //
 // When B has no batch, A's batch dims fold into M: one [batch*M, K] x [K, N]
 // product instead of a batch of small ones. Constant B is reordered once
@@ -10,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 
 #include "targets/onednn/onednn_cache.h"
@@ -108,6 +110,7 @@ class MatmulKernel : public OnednnStep {
     // Set for panel_gemm.h's product instead of a primitive: the epilogue, and
     // per step the epilogue operand it reads (-1: none).
     bool panel = false;
+    bool panel_avx2 = false;  // panel_gemm_avx2's panels of 16 columns, not panel_gemm's of 32
     std::vector<PanelOp> panel_ops;
     std::vector<int> panel_operand;
     struct alignas(64) Claims {
@@ -269,27 +272,66 @@ constexpr int64_t kPanelMinRows = 8;
 constexpr int64_t kPanelMaxRows = 128;
 constexpr int64_t kPanelMinTeamWeights = 2 << 20;
 
-// B [K, N] as N / 32 panels of [K, 32]: a blocked layout for oneDNN's reorder.
-memory::desc panel_weights_desc(int64_t k, int64_t n) {
+// B [K, N] as ceil(N / width) panels of [K, width]: a blocked layout for
+// oneDNN's reorder, which zero-fills the last panel's columns past N.
+memory::desc panel_weights_desc(int64_t k, int64_t n, int64_t width) {
   dnnl_memory_desc_t md;
   const dnnl_dims_t dims = {k, n};
   dnnl_memory_desc_init_by_tag(&md, 2, dims, dnnl_f32, dnnl_ab);
   auto &blk = md.format_desc.blocking;
+  md.padded_dims[1] = (n + width - 1) / width * width;
   blk.inner_nblks = 1;
-  blk.inner_blks[0] = kPanelColumns;
+  blk.inner_blks[0] = width;
   blk.inner_idxs[0] = 1;
-  blk.strides[0] = kPanelColumns;
-  blk.strides[1] = k * kPanelColumns;
+  blk.strides[0] = width;
+  blk.strides[1] = k * width;
   return memory::desc(md);
 }
 
+// On AVX2 CPUs, the products that oneDNN 2.6 runs on its gemm:jit (more
+// than 64 rows, weights over 2 MiB: make_inner_product) when B's rows are a
+// multiple of 2 KiB apart (n a multiple of 512): there gemm:jit, which packs
+// B on every call, ran at about half its speed at other n (on this EPYC at
+// 154 rows and K = 768, panel_gemm_avx2's time over its own was 0.50-0.63
+// for n = 1024, 2048, 3072, 3584 and 4096, 0.80 at 2560, and 0.87-1.33 at
+// 1280, 1536, 2304 and 2816, where the two kernels run at one speed). So the
+// AVX2 panel product takes those: the transformers' MLPs (n = 2048, 3072,
+// and 512 from K = 2048), 0.5-0.7 of gemm:jit's time at 128 to 256 rows on
+// one and two threads. At 394 rows they were even (vit_b_16 at batch 2),
+// and up to 64 rows oneDNN's inner product won as often as it lost.
+// benchmarks/results/panel-avx2-2026-12-02.md has the measurements.
+constexpr int64_t kPanelAvx2MaxRows = 320;
+constexpr int64_t kPanelAvx2Columns = 512;
+
+bool panel_avx2_takes(int64_t rows, int64_t k, int64_t n) {
+  return rows > kInnerProductMaxRows && rows <= kPanelAvx2MaxRows &&
+         k * n * static_cast<int64_t>(sizeof(float)) > kInnerProductMaxColdWeights && n % kPanelAvx2Columns == 0;
+}
+
+// The panel product off (DISCO_PANEL_GEMM=0): oneDNN's products instead,
+// for measuring one against the other in the same build.
+bool panel_disabled() {
+  static const bool off = [] {
+    const char *v = std::getenv("DISCO_PANEL_GEMM");
+    return v && std::string(v) == "0";
+  }();
+  return off;
+}
+
 bool MatmulKernel::make_panel(const ExternTensor &b, const Layout &l, const Epilogue &e, Entry &en) {
-  if (!b.constant || b.shape.size() != 2 || trans_a_ || b_view_.present() || !l.flat || !panel_gemm_cpu())
+  const bool avx512 = panel_gemm_cpu(), avx2 = !avx512 && panel_gemm_avx2_cpu();
+  if (!b.constant || b.shape.size() != 2 || trans_a_ || b_view_.present() || !l.flat || !(avx512 || avx2) ||
+      panel_disabled())
     return false;
   const memory::dims dst = l.dst.dims();
   const int64_t rows = dst[0], k = l.src.dims()[1], n = dst[1];
-  if (rows < kPanelMinRows || rows > kPanelMaxRows || n % kPanelColumns != 0 || k == 0) return false;
-  if (omp_get_max_threads() > 1 && k * n * static_cast<int64_t>(sizeof(float)) <= kPanelMinTeamWeights) return false;
+  if (k == 0) return false;
+  if (avx512) {
+    if (rows < kPanelMinRows || rows > kPanelMaxRows || n % kPanelColumns != 0) return false;
+    if (omp_get_max_threads() > 1 && k * n * static_cast<int64_t>(sizeof(float)) <= kPanelMinTeamWeights) return false;
+  } else if (!panel_avx2_takes(rows, k, n)) {
+    return false;
+  }
   // Built aside and kept only when every step is one panel_gemm applies.
   std::vector<PanelOp> ops;
   std::vector<int> operands;
@@ -317,13 +359,16 @@ bool MatmulKernel::make_panel(const ExternTensor &b, const Layout &l, const Epil
     ops.push_back(p);
     operands.push_back(reads);
   }
-  std::shared_ptr<memory> packed = packed_weights(l.wei, b.data, panel_weights_desc(k, n));
+  std::shared_ptr<memory> packed =
+      packed_weights(l.wei, b.data, panel_weights_desc(k, n, avx512 ? kPanelColumns : kPanelColumnsAvx2));
   if (reinterpret_cast<uintptr_t>(packed->get_data_handle()) % 64 != 0) return false;  // panel_gemm's aligned loads
   en.packed = std::move(packed);
   en.panel_ops = std::move(ops);
   en.panel_operand = std::move(operands);
   en.panel = true;
-  en.impl = "panel_gemm avx512";
+  en.panel_avx2 = avx2;
+  en.impl = avx2 ? "panel_gemm avx2" : "panel_gemm avx512";
+  made_own_kernel();
   return true;
 }
 
@@ -342,10 +387,20 @@ void MatmulKernel::run_panel(Entry &en, const Epilogue &e, const float *a, float
   g.n = g.ldy = wd[1];
   g.ops = en.panel_ops.data();
   g.num_ops = static_cast<int>(en.panel_ops.size());
-  const int64_t panels = g.n / kPanelColumns;
+  const int64_t width = en.panel_avx2 ? kPanelColumnsAvx2 : kPanelColumns, panels = (g.n + width - 1) / width;
+  // panel_gemm_avx2 keeps partial sums in y between blocks of K: an operand
+  // in y's memory (a residual summed in place) takes K in one block.
+  const float *y_end = y + rows * g.ldy;
+  for (const PanelOp &op : en.panel_ops)
+    if (op.operand && op.operand < y_end &&
+        op.operand + (rows - 1) * op.row_stride + (g.n - 1) * op.col_stride >= y)
+      g.k_block = g.k;
+  auto alone = [&](int64_t first, int64_t last) {
+    en.panel_avx2 ? panel_gemm_avx2(g, first, last) : panel_gemm(g, first, last);
+  };
   const int team = static_cast<int>(std::min<int64_t>(omp_get_max_threads(), panels));
   if (team <= 1) {
-    panel_gemm(g, 0, panels);
+    alone(0, panels);
     return;
   }
   // Threads in pairs, each pair on a share of the panels in proportion to
@@ -358,7 +413,9 @@ void MatmulKernel::run_panel(Entry &en, const Epilogue &e, const float *a, float
     const int t = omp_get_thread_num(), nt = omp_get_num_threads(), pair = t / 2;
     const int64_t first = panels * (2 * pair) / nt, last = panels * std::min(2 * pair + 2, nt) / nt;
     if (2 * pair + 1 == nt)
-      panel_gemm(g, first, last);
+      alone(first, last);
+    else if (en.panel_avx2)
+      panel_gemm_shared_avx2(g, first, last, t % 2 == 0, &en.panel_claims[pair].claimed);
     else
       panel_gemm_shared(g, first, last, t % 2 == 0, &en.panel_claims[pair].claimed);
   }

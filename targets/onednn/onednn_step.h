@@ -95,6 +95,9 @@ class OnednnStep : public OnednnKernel {
   std::shared_ptr<dnnl::memory> packed_weights(const dnnl::memory::desc &user, const void *data,
                                                const dnnl::memory::desc &want);
   void made_primitive(const dnnl::primitive_desc_base &pd);
+  // The same for a kernel of disco's own made in a primitive's place (the
+  // panel product), so that it is counted and DISCO_ONEDNN_VERBOSE names it.
+  void made_own_kernel() { ++created_, fresh_ = true; }
   // Call after each run with what ran. With DISCO_ONEDNN_VERBOSE set, the
   // first run of each new primitive prints its step and implementation to
   // stderr (oneDNN's own ONEDNN_VERBOSE names no disco step).

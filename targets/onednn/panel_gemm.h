@@ -8,7 +8,8 @@
 // panel's whole computation (at 32 rows a panel computes for ~8 us and needs
 // ~4 us of fetching): 140-145 GFLOP/s in the same model. The weights are
 // packed by oneDNN's reorder (panel_weights_desc), so they are shared like
-// every other packed weight (onednn_weights.h).
+// every other packed weight (onednn_weights.h). AVX2 CPUs have their own
+// form of it, panel_gemm_avx2, at the end of this file.
 //
 // This file's .cc is built with AVX-512 enabled and holds no C++ library
 // code, so nothing of it can leak into code that runs on other CPUs; call
@@ -30,11 +31,12 @@ struct PanelOp {
 
 struct PanelGemm {
   const float *a = nullptr;       // [rows, k], row stride lda
-  const float *panels = nullptr;  // B [k, n] as n / 32 panels of [k, 32]
+  const float *panels = nullptr;  // B [k, n] as n / 32 panels of [k, 32] (AVX2: see below)
   float *y = nullptr;             // [rows, n], row stride ldy
   int64_t rows = 0, k = 0, n = 0, lda = 0, ldy = 0;
   const PanelOp *ops = nullptr;
   int num_ops = 0;
+  int64_t k_block = 0;  // AVX2 only: K per pass, 0 for the kernel's own (see below)
 };
 
 // Whether this CPU has AVX-512F (panel_gemm's requirement). Inline: built
@@ -52,5 +54,27 @@ void panel_gemm(const PanelGemm &g, int64_t first, int64_t last);
 // minutes at a time, which a static split waits out. Each walks its panels
 // in order, so the next one's prefetch stays right.
 void panel_gemm_shared(const PanelGemm &g, int64_t first, int64_t last, bool up, int64_t *claimed);
+
+// ---- AVX2 + FMA (panel_gemm_avx2.cc) ---------------------------------------
+// The same product for CPUs without AVX-512, where oneDNN 2.6 runs dense
+// Linears on its gemm:jit, which packs B again on every call (17-37 GFLOP/s
+// of this EPYC's ~84 at [154..256, 768] x [768, 3072] on one thread). B is
+// read in panels of 16 columns, [k, 16] each, the last one zero-padded when
+// n is not a multiple of 16 (so `n` need not be); tiles of 6 rows x 16
+// columns (12 ymm accumulators) run over blocks of K and of rows in BLIS's
+// loop order (panel_gemm_avx2.cc), so a K block's partial sums pass through
+// y, and the epilogue runs on the last. PanelGemm::k_block sets the block:
+// 0 takes the kernel's own; set it to k (one block) when an epilogue operand
+// may share y's memory, which the partial sums would overwrite.
+constexpr int kPanelColumnsAvx2 = 16;
+
+inline bool panel_gemm_avx2_cpu() { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
+
+// Panels [first, last) of `g` (of ceil(n / 16)) on the calling thread.
+void panel_gemm_avx2(const PanelGemm &g, int64_t first, int64_t last);
+
+// As panel_gemm_shared, claiming groups of 8 panels at a time from
+// `*claimed` (zero before either starts).
+void panel_gemm_shared_avx2(const PanelGemm &g, int64_t first, int64_t last, bool up, int64_t *claimed);
 
 }  // namespace disco

@@ -1,7 +1,8 @@
 // targets/onednn/panel_math.h, the panel product's GELU, run on plain floats
 // (a fused multiply-add as the hardware's, scalef as ldexp) so that it is
 // checked on every CPU, not only on AVX-512 ones: against the exact GELU,
-// and against math::gelu_erf as host kernels compute it.
+// and against math::gelu_erf as host kernels compute it; and with the
+// scale() of panel_gemm_avx2.cc, which has no scalef.
 #include "targets/onednn/panel_math.h"
 
 #include <gtest/gtest.h>
@@ -43,6 +44,22 @@ struct Scalar {
 
 float panel_gelu(float x) { return panel_math::gelu_erf<Scalar>(x); }
 
+// As Scalar, but scale() as panel_gemm_avx2.cc's Avx2 builds it without
+// scalef: x 2^k1 2^k2 with k1 = floor(k / 2), k2 = k - k1, each power a
+// normal float made from its exponent bits.
+struct ScalarTwoHalves : Scalar {
+  static float pow2(int k) {
+    const uint32_t bits = static_cast<uint32_t>(k + 127) << 23;
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return f;
+  }
+  static float scale(float a, float k) {
+    const int ki = static_cast<int>(k), k1 = ki >> 1, k2 = ki - k1;
+    return a * pow2(k1) * pow2(k2);
+  }
+};
+
 std::vector<float> host_gelu(const std::vector<float> &xs) {
   Halide::ImageParam in(Halide::Float(32), 1);
   Halide::Var i;
@@ -82,6 +99,21 @@ TEST(PanelMath, GeluIsWithinMathLibrarysBoundOfTheExactGeluAndOfHostKernels) {
   EXPECT_LE(to_host, 12.0);
   std::printf("[ measure  ] panel GELU: %.2f ulp from the exact GELU, %.2f ulp from math::gelu_erf\n", to_exact,
               to_host);
+}
+
+// The AVX2 form of scale() rounds once, as scalef and ldexp do, over the
+// range exp_of_sum uses (k from -150 to 1, results down in the subnormals),
+// so its GELU is the AVX-512 one bit for bit.
+TEST(PanelMath, TheAvx2ScaleIsLdexpAndGivesTheSameGelu) {
+  for (int k = -150; k <= 1; ++k)
+    for (float m = 0.5f; m < 2.0f; m += 0.0078125f + 0x1p-20f)
+      ASSERT_EQ(ScalarTwoHalves::scale(m, static_cast<float>(k)), std::ldexp(m, k)) << m << " 2^" << k;
+  int differ = 0;
+  for (int i = 0; i <= 1 << 20; ++i) {
+    const float x = -16.0f + 32.0f * static_cast<float>(i) / (1 << 20);
+    differ += panel_math::gelu_erf<ScalarTwoHalves>(x) != panel_gelu(x);
+  }
+  EXPECT_EQ(differ, 0);
 }
 
 TEST(PanelMath, GeluKeepsItsSpecialValues) {

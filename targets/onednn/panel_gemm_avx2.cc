@@ -1,0 +1,213 @@
+// panel_gemm.h's product on AVX2 + FMA: 16 ymm registers, so tiles of 6 rows
+// x 16 columns (12 accumulators, two of B and one of A) over panels of [k,
+// 16], in BLIS's loop order: for each block of K, each block of rows, each
+// panel of a group of 8, each tile. The rows' K block (up to 192 rows) is
+// read from the L2 by each panel of the group, and y's tiles carry the
+// partial sums between K blocks. The alternative that panel_gemm.cc takes
+// on AVX-512, whole K per tile and all of A read again per panel, reads A
+// from the L3 once per panel when it outgrows the L2 (vit_b_16's [197, 768]
+// is 605 KB).
+//
+// K blocks of up to 768: blocks of 256 (a panel's block, 16 KB, kept in the
+// L1 across the tiles) measured 0.95-1.13x the time of whole-K at 77 to 197
+// rows and K = 768 (12% slower at 77 rows), 0.94x at 600 rows; K = 3072 ran
+// alike at blocks of 256 to 3072. (Interleaved, on a loaded machine.)
+//
+// Built with -mavx2 -mfma and without C++ library code, as panel_gemm.cc:
+// run only where panel_gemm_avx2_cpu() says so.
+#include <immintrin.h>
+
+#include "targets/onednn/panel_gemm.h"
+#include "targets/onednn/panel_math.h"
+
+namespace disco {
+
+namespace {
+
+constexpr int64_t kWidth = kPanelColumnsAvx2;
+constexpr int kTileRows = 6;
+constexpr int64_t kKBlock = 768;    // at most; K splits into near-equal blocks
+constexpr int64_t kRowBlock = 192;  // at most, in near-equal blocks of whole tiles
+constexpr int64_t kGroup = 8;       // panels per group: each reads the rows' K block from the L2
+
+// panel_math.h's operations on 8 floats. AVX2 has no scalef: scale() builds
+// 2^k in two halves, each a normal float, so that a result in the subnormal
+// range is rounded once, as scalef rounds it (k >= -150 in exp_of_sum).
+struct Avx2 {
+  static __m256 splat(float v) { return _mm256_set1_ps(v); }
+  static __m256 add(__m256 a, __m256 b) { return _mm256_add_ps(a, b); }
+  static __m256 sub(__m256 a, __m256 b) { return _mm256_sub_ps(a, b); }
+  static __m256 mul(__m256 a, __m256 b) { return _mm256_mul_ps(a, b); }
+  static __m256 div(__m256 a, __m256 b) { return _mm256_div_ps(a, b); }
+  static __m256 fmadd(__m256 a, __m256 b, __m256 c) { return _mm256_fmadd_ps(a, b, c); }
+  static __m256 min(__m256 a, __m256 b) { return _mm256_min_ps(a, b); }
+  static __m256 max(__m256 a, __m256 b) { return _mm256_max_ps(a, b); }
+  static __m256 abs(__m256 a) { return _mm256_and_ps(a, _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff))); }
+  static __m256 high_bits(__m256 a) {
+    const __m256i mask = _mm256_set1_epi32(static_cast<int>(math_coefficients::kHalfMantissaMask));
+    return _mm256_and_ps(a, _mm256_castsi256_ps(mask));
+  }
+  static __m256 round(__m256 a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+  static __m256 pow2(__m256i k) {
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k, _mm256_set1_epi32(127)), 23));
+  }
+  static __m256 scale(__m256 a, __m256 k) {
+    const __m256i ki = _mm256_cvtps_epi32(k), k1 = _mm256_srai_epi32(ki, 1), k2 = _mm256_sub_epi32(ki, k1);
+    return _mm256_mul_ps(_mm256_mul_ps(a, pow2(k1)), pow2(k2));
+  }
+  static __m256 select_negative(__m256 c, __m256 a, __m256 b) {
+    return _mm256_blendv_ps(b, a, _mm256_cmp_ps(c, _mm256_setzero_ps(), _CMP_LT_OQ));
+  }
+  static __m256 keep_nan(__m256 x, __m256 y) { return _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q)); }
+};
+
+// Of 8 columns from p, the first `cols` (all when 8 or more, none below 1):
+// the last panel's columns past n are neither read nor written.
+inline __m256i lane_mask(int64_t cols) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(cols < 0 ? 0 : cols)),
+                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+inline __m256 load8(const float *p, int64_t cols) {
+  return cols >= 8 ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, lane_mask(cols));
+}
+inline void store8(float *p, __m256 v, int64_t cols) {
+  if (cols >= 8)
+    _mm256_storeu_ps(p, v);
+  else
+    _mm256_maskstore_ps(p, lane_mask(cols), v);
+}
+
+inline __m256 operand_at(const PanelOp &op, int64_t r, int64_t n, int64_t cols) {
+  const float *p = op.operand + r * op.row_stride + n * op.col_stride;
+  return op.col_stride == 0 ? _mm256_set1_ps(*p) : load8(p, cols);
+}
+
+// The epilogue on 8 values of row r from column n, `cols` of them in y.
+inline __m256 epilogue(__m256 v, const PanelGemm &g, int64_t r, int64_t n, int64_t cols) {
+  for (int i = 0; i < g.num_ops; ++i) {
+    const PanelOp &op = g.ops[i];
+    switch (op.kind) {
+      case PanelOp::Add:
+        v = _mm256_add_ps(v, operand_at(op, r, n, cols));
+        break;
+      case PanelOp::Mul:
+        v = _mm256_mul_ps(v, operand_at(op, r, n, cols));
+        break;
+      case PanelOp::Relu:
+        v = _mm256_blendv_ps(v, _mm256_mul_ps(v, _mm256_set1_ps(op.a)),
+                             _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_LT_OQ));
+        break;
+      case PanelOp::GeluErf:
+        v = panel_math::gelu_erf<Avx2>(v);
+        break;
+      case PanelOp::Linear:
+        v = _mm256_fmadd_ps(v, _mm256_set1_ps(op.a), _mm256_set1_ps(op.b));
+        break;
+    }
+  }
+  return v;
+}
+
+// A tile: R rows from `row` times K [k0, k0 + kn) of the panel at column
+// `col` (`bp`: that K block of it), `cols` of whose 16 columns are in y.
+// The first K block starts from zero, the others from y's partial sums; the
+// last applies the epilogue.
+template <int R>
+inline void tile(const PanelGemm &g, int64_t row, int64_t k0, int64_t kn, const float *bp, int64_t col, int64_t cols,
+                 bool first, bool last) {
+  __m256 c0[R], c1[R];
+  float *y = g.y + row * g.ldy + col;
+  for (int r = 0; r < R; ++r) {
+    if (first) {
+      c0[r] = c1[r] = _mm256_setzero_ps();
+    } else {
+      c0[r] = load8(y + r * g.ldy, cols);
+      c1[r] = load8(y + r * g.ldy + 8, cols - 8);
+    }
+  }
+  const float *a[R];
+  for (int r = 0; r < R; ++r) a[r] = g.a + (row + r) * g.lda + k0;
+  for (int64_t k = 0; k < kn; ++k) {
+    const __m256 b0 = _mm256_load_ps(bp + k * kWidth), b1 = _mm256_load_ps(bp + k * kWidth + 8);
+    for (int r = 0; r < R; ++r) {
+      const __m256 ar = _mm256_broadcast_ss(a[r] + k);
+      c0[r] = _mm256_fmadd_ps(ar, b0, c0[r]);
+      c1[r] = _mm256_fmadd_ps(ar, b1, c1[r]);
+    }
+  }
+  if (!last || g.num_ops == 0) {
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      store8(y + r * g.ldy, c0[r], cols);
+      store8(y + r * g.ldy + 8, c1[r], cols - 8);
+    }
+    return;
+  }
+  // The epilogue from a copy on the stack: looping over it with the
+  // accumulators themselves kept them in memory through the k loop. (Not
+  // through y: an epilogue operand may be y's own memory.)
+  alignas(32) float t[R][kWidth];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    _mm256_store_ps(t[r], c0[r]);
+    _mm256_store_ps(t[r] + 8, c1[r]);
+  }
+  for (int r = 0; r < R; ++r) {
+    store8(y + r * g.ldy, epilogue(_mm256_load_ps(t[r]), g, row + r, col, cols), cols);
+    store8(y + r * g.ldy + 8, epilogue(_mm256_load_ps(t[r] + 8), g, row + r, col + 8, cols - 8), cols - 8);
+  }
+}
+
+// The tiles of rows [m0, m1) on one panel's K block.
+void tiles(const PanelGemm &g, int64_t m0, int64_t m1, int64_t k0, int64_t kn, const float *bp, int64_t col,
+           int64_t cols, bool first, bool last) {
+  int64_t r = m0;
+  for (; r + kTileRows <= m1; r += kTileRows) tile<kTileRows>(g, r, k0, kn, bp, col, cols, first, last);
+  switch (m1 - r) {
+    case 5: tile<5>(g, r, k0, kn, bp, col, cols, first, last); break;
+    case 4: tile<4>(g, r, k0, kn, bp, col, cols, first, last); break;
+    case 3: tile<3>(g, r, k0, kn, bp, col, cols, first, last); break;
+    case 2: tile<2>(g, r, k0, kn, bp, col, cols, first, last); break;
+    case 1: tile<1>(g, r, k0, kn, bp, col, cols, first, last); break;
+    default: break;
+  }
+}
+
+// n split into `parts` near-equal pieces, each a multiple of `unit` but the last.
+int64_t piece(int64_t n, int64_t most, int64_t unit) {
+  const int64_t parts = (n + most - 1) / most, size = (n + parts - 1) / parts;
+  return (size + unit - 1) / unit * unit;
+}
+
+// Panels [p0, p1), all of their rows and K.
+void compute_group(const PanelGemm &g, int64_t p0, int64_t p1) {
+  const int64_t kb = piece(g.k, g.k_block > 0 ? g.k_block : kKBlock, 1);
+  const int64_t mb = piece(g.rows, kRowBlock, kTileRows);
+  for (int64_t k0 = 0; k0 < g.k; k0 += kb) {
+    const int64_t kn = g.k - k0 < kb ? g.k - k0 : kb;
+    for (int64_t m0 = 0; m0 < g.rows; m0 += mb) {
+      const int64_t m1 = g.rows - m0 < mb ? g.rows : m0 + mb;
+      for (int64_t p = p0; p < p1; ++p) {
+        const int64_t col = p * kWidth, cols = g.n - col < kWidth ? g.n - col : kWidth;
+        tiles(g, m0, m1, k0, kn, g.panels + (p * g.k + k0) * kWidth, col, cols, k0 == 0, k0 + kn == g.k);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void panel_gemm_avx2(const PanelGemm &g, int64_t first, int64_t last) {
+  for (int64_t p = first; p < last; p += kGroup) compute_group(g, p, last - p < kGroup ? last : p + kGroup);
+}
+
+void panel_gemm_shared_avx2(const PanelGemm &g, int64_t first, int64_t last, bool up, int64_t *claimed) {
+  const int64_t groups = (last - first + kGroup - 1) / kGroup;
+  // A builtin rather than std::atomic: no library code in this file.
+  for (int64_t mine = 0; __atomic_fetch_add(claimed, 1, __ATOMIC_RELAXED) < groups; ++mine) {
+    const int64_t i = up ? mine : groups - 1 - mine, p = first + i * kGroup;
+    compute_group(g, p, last - p < kGroup ? last : p + kGroup);
+  }
+}
+
+}  // namespace disco
