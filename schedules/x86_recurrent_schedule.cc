@@ -74,14 +74,20 @@ bool schedule_x86_recurrent(LoweredKernel &k, const Halide::Target &target, Sche
     // The initial values: little work, and the step loop is the outermost
     // (a parallel loop inside it is a hand-over between threads per step).
     st.vectorize(a[0], lanes, TailStrategy::GuardWithIf);
-    // Wide vectors of j where the hidden size divides into them: one
-    // statement per kRecurrentVectors vectors, so each h(k) of its chunk is
-    // loaded once for all of them (the sums share its buffer: LLVM reloads
-    // it after every store).
+    // Wide vectors of j: one statement per up to kRecurrentVectors vectors
+    // (the most that divide the hidden size), each vector's sum an
+    // accumulator in a register over the chunk's terms of k (independent
+    // FMA chains, enough to cover their latency) and each h(k) loaded once
+    // for all of them (the sums share its buffer: LLVM reloads it after
+    // every store). One vector, guarded, where none divides it.
     int width = lanes;
     const Shape &state = k.tensors.at(k.output_values.at(0)).shape;
-    if (!state.empty() && state.back().is_const() && state.back().as_const() % (kRecurrentVectors * lanes) == 0)
-      width = kRecurrentVectors * lanes;
+    if (!state.empty() && state.back().is_const())
+      for (int v = kRecurrentVectors; v > 1; --v)
+        if (state.back().as_const() % (v * lanes) == 0) {
+          width = v * lanes;
+          break;
+        }
     RVar jo("j_o"), ji("j_i");
     Halide::Stage u = st.update();
     // Each j of a phase writes its own sum or state and reads only its own

@@ -9,8 +9,8 @@
 //    the vectors of hidden units j: a chunk's rows of R, one gate's and
 //    contiguous, serve every batch from L1; the sums are read and written in
 //    memory once per chunk (j is an RVar, and Halide forbids reordering it
-//    inside k), kRecurrentVectors vectors of j per statement where the
-//    hidden size divides into them;
+//    inside k), up to kRecurrentVectors vectors of j per statement (their
+//    sums in registers over the chunk);
 //  - weights transposed at run time (not constant) and the outputs at root,
 //    vectorized; the initial values and the outputs serial (little work:
 //    a parallel loop per step of the initial values made two threads 20x
@@ -26,7 +26,7 @@ namespace disco {
 
 constexpr int kProjectionRows = 6;    // rows of X per projection micro-tile (6 x 2 vectors: 12 of 16 registers)
 constexpr int kProjectionTasks = 8;   // micro-tiles of rows per projection task
-constexpr int kRecurrentVectors = 4;  // vectors of hidden units per statement of the recurrence
+constexpr int kRecurrentVectors = 8;  // vectors of hidden units per statement of the recurrence (at most)
 
 // Schedules `k` with the recurrent template and returns true, or returns
 // false, scheduling nothing, when `k` is not a recurrent kernel (one

@@ -21,7 +21,6 @@
 // phases run at k = 0 only. The b loop may sit anywhere inside the phase
 // loop. Constant W and R are laid out at compile time as the kernels read
 // them (lowering/recurrent_weight_layout.h); others are transposed once a run.
-#include <algorithm>
 #include <functional>
 #include <string>
 #include <utility>
@@ -41,10 +40,9 @@ using Halide::Expr;
 using Halide::Func;
 using Halide::Var;
 
-// Terms of k per statement of a product phase (the first that divides the
-// hidden size), and their chains; see lower_recurrent.
+// Terms of k per statement of a product phase: the first that divides the
+// hidden size (see lower_recurrent).
 constexpr int kRecurrentChunks[] = {16, 8, 4, 2, 1};
-constexpr int kRecurrentChains = 2;
 
 enum class Cell { Rnn, Gru, Lstm };
 
@@ -404,10 +402,11 @@ void lower_recurrent(LowerContext &c) {
   }
   const int L = static_cast<int>(loops.size());
   // A product phase's statement adds `chunk` terms of k (the largest of
-  // kRecurrentChunks dividing a constant H), in up to kRecurrentChains
-  // independent chains: its sum is read and written once per chunk, not per
-  // k (Halide cannot keep the sums in registers over k: j is an RVar and may
-  // not be reordered inside k), and the chains overlap the FMAs' latency.
+  // kRecurrentChunks dividing a constant H), in order: its sum is read and
+  // written once per chunk, not per k (Halide cannot keep the sums in
+  // registers over all of k: j is an RVar and may not be reordered inside k),
+  // and within the statement it is one register (the template's vectors of
+  // j are independent chains).
   int chunk = 1;
   if (Hd.is_const())
     for (int n : kRecurrentChunks)
@@ -418,23 +417,13 @@ void lower_recurrent(LowerContext &c) {
   Halide::RDom r({{0, H}, {0, H / chunk}, {0, L}, {0, T}}, "rec_r");
   const Expr jr = r.x, k = r.y, loop = r.z;
   step = r.w;
-  // sum + the chunk's terms of phase `ph`: chain c over the terms kk = c
-  // mod chains, chain 0 from the sum; the chains added pairwise.
-  auto chunk_sum = [&](const Expr &sum, const Phase &ph) {
-    std::vector<Expr> chain(std::min(chunk, kRecurrentChains));
+  // sum + the chunk's terms of phase `ph`.
+  auto chunk_sum = [&](Expr sum, const Phase &ph) {
     for (int kk = 0; kk < chunk; ++kk) {
       Expr kx = k * chunk + kk;
-      Expr term = f(Rt(d, ph.gate, kx, jr)) * ph.source(kx);
-      Expr &acc = chain[kk % chain.size()];
-      acc = acc.defined() ? acc + term : kk == 0 ? sum + term : term;
+      sum += f(Rt(d, ph.gate, kx, jr)) * ph.source(kx);
     }
-    while (chain.size() > 1) {
-      std::vector<Expr> pairs;
-      for (size_t i = 0; i + 1 < chain.size(); i += 2) pairs.push_back(chain[i] + chain[i + 1]);
-      if (chain.size() % 2) pairs.push_back(chain.back());
-      chain = pairs;
-    }
-    return chain[0];
+    return sum;
   };
   Expr every_k = Halide::cast(Halide::Bool(), false), row;
   for (int l = 0; l < L; ++l) {

@@ -6,13 +6,16 @@ their outputs at two shapes.
 
 lstm_small: input 10, hidden 24 (three AVX2 vectors: a partial tile of the
 recurrent template); gru_small: input 10, hidden 20 (not a whole number of
-vectors: masked tails). Weights and inputs from fixed seeds.
+vectors: masked tails); lstm_h64: one bidirectional layer, input 10, hidden 64
+(the template's full tile: 16 terms of k per statement, eight vectors of
+hidden units). Weights and inputs from fixed seeds.
 
-Run with Debian's python (torch 1.13): /usr/bin/python3 tests/references/make_recurrent_references.py
-Writes tests/references/recurrent/{lstm,gru}_small.onnx and
+Run with Debian's python (torch 1.13): /usr/bin/python3 tests/references/make_recurrent_references.py [NAME...]
+(NAME: only these models). Writes tests/references/recurrent/NAME.onnx and
 NAME.<k>.input.npy / NAME.<k>.output.npy for k = 1, 2.
 """
 import os
+import sys
 
 import numpy as np
 import torch
@@ -24,19 +27,24 @@ INPUT = 10
 
 
 class Tagger(torch.nn.Module):
-    def __init__(self, cell, hidden):
+    def __init__(self, cell, hidden, layers):
         super().__init__()
-        self.rnn = cell(INPUT, hidden, num_layers=2, bidirectional=True, batch_first=True)
+        self.rnn = cell(INPUT, hidden, num_layers=layers, bidirectional=True, batch_first=True)
 
     def forward(self, x):
         return self.rnn(x)[0]
 
 
+MODELS = [("lstm_small", torch.nn.LSTM, 24, 2), ("gru_small", torch.nn.GRU, 20, 2), ("lstm_h64", torch.nn.LSTM, 64, 1)]
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
-    for seed, (name, cell, hidden) in enumerate([("lstm_small", torch.nn.LSTM, 24), ("gru_small", torch.nn.GRU, 20)]):
+    for seed, (name, cell, hidden, layers) in enumerate(MODELS):
+        if len(sys.argv) > 1 and name not in sys.argv[1:]:
+            continue
         torch.manual_seed(seed)
-        model = Tagger(cell, hidden).eval()
+        model = Tagger(cell, hidden, layers).eval()
         x0 = torch.randn(1, 4, INPUT)
         torch.onnx.export(model, (x0,), os.path.join(OUT, name + ".onnx"), opset_version=14,
                           input_names=["x"], output_names=["y"],

@@ -4,10 +4,12 @@
 // compiled once for the host backend with dynamic batch and seq, run at two
 // shapes and compared with PyTorch's outputs. The LSTM's hidden size (24) is a
 // partial tile, the GRU's (20) not a whole number of vectors; the GRU is
-// PyTorch's linear_before_reset form. Every recurrent kernel must get the
+// PyTorch's linear_before_reset form. lstm_h64 (one bidirectional layer,
+// hidden 64) gets the full tile: 16 terms of k per statement, eight vectors. Every recurrent kernel must get the
 // recurrent template and have its weights stored gate-major at compile time.
 #include <gtest/gtest.h>
 
+#include <ostream>
 #include <string>
 
 #include "driver/compile_model.h"
@@ -37,23 +39,32 @@ Compiled compile_on_host(const std::string &path) {
   return c;
 }
 
-class RecurrentTemplate : public ::testing::TestWithParam<std::string> {};
+struct Tagger {
+  std::string name;
+  int layers;
+};
+void PrintTo(const Tagger &t, std::ostream *os) { *os << t.name; }
 
-TEST_P(RecurrentTemplate, TwoBidirectionalLayersMatchPyTorchAtTwoShapesWithOneCompile) {
-  const std::string base = testing::references_dir() + "/recurrent/" + GetParam();
+class RecurrentTemplate : public ::testing::TestWithParam<Tagger> {};
+
+TEST_P(RecurrentTemplate, BidirectionalLayersMatchPyTorchAtTwoShapesWithOneCompile) {
+  const std::string base = testing::references_dir() + "/recurrent/" + GetParam().name;
   Compiled c = compile_on_host(base + ".onnx");
   int recurrent = 0;
   for (const auto &s : c.schedules) recurrent += s == "recurrent";
-  EXPECT_EQ(recurrent, 2) << "both layers' kernels must get the recurrent template";
+  EXPECT_EQ(recurrent, GetParam().layers) << "every layer's kernel must get the recurrent template";
   Executor exec(c.model.plan, c.model.dir);
   for (int k = 1; k <= 2; ++k) {
     const std::string ref = base + "." + std::to_string(k);
     auto out = exec.run({read_npy(ref + ".input.npy")});
-    testing::expect_close(out[0], read_npy(ref + ".output.npy"), GetParam() + " at shape set " + std::to_string(k));
+    testing::expect_close(out[0], read_npy(ref + ".output.npy"),
+                          GetParam().name + " at shape set " + std::to_string(k));
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Taggers, RecurrentTemplate, ::testing::Values("lstm_small", "gru_small"));
+INSTANTIATE_TEST_SUITE_P(Taggers, RecurrentTemplate,
+                         ::testing::Values(Tagger{"lstm_small", 2}, Tagger{"gru_small", 2}, Tagger{"lstm_h64", 1}),
+                         [](const ::testing::TestParamInfo<Tagger> &i) { return i.param.name; });
 
 }  // namespace
 }  // namespace disco
