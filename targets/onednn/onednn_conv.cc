@@ -10,16 +10,20 @@
 // a constant W before the primitive is made (crop_dead_taps): DeepLab's ASPP
 // convs (3x3, dilations 12, 24, 36) on a 14x14 map are 1x1 convs in all but
 // name, and 2.6 runs dilated convs on its im2col gemm, which multiplies the
-// padding's zeros too.
+// padding's zeros too. Where the taps that read X change along the output
+// (the same convs on a larger map), the output is cut into boxes that read
+// no padding, each its own convolution (conv_regions.h).
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <utility>
 #include <vector>
 
+#include "targets/onednn/conv_regions.h"
 #include "targets/onednn/onednn_cache.h"
 #include "targets/onednn/onednn_layout.h"
 #include "targets/onednn/onednn_step.h"
+#include "targets/onednn/onednn_weights.h"
 
 namespace disco {
 
@@ -71,6 +75,17 @@ class ConvKernel : public OnednnStep {
     std::shared_ptr<memory> packed;  // constant W in the primitive's layout
     std::unordered_map<int, memory> args;
     std::string impl;
+    // Set when the output is computed in boxes that read no padding
+    // (conv_regions.h): each box's X window is copied out of the staged X, the
+    // box's primitive runs, and its result is copied into the staged Y.
+    struct Box {
+      dnnl::convolution_forward prim;
+      memory src_view, src, dst, dst_view, bias;  // views into the staged X and Y; the box's own X and Y
+      dnnl::reorder in, out;
+      std::shared_ptr<memory> packed;
+      std::unordered_map<int, memory> args;
+    };
+    std::vector<Box> boxes;
   };
   Geometry geometry(const ExternTensor &x, const ExternTensor &w) const;
   Entry make_entry(const ExternTensor &x, const ExternTensor &w, const ExternTensor *bias, const Geometry &g,
@@ -80,6 +95,15 @@ class ConvKernel : public OnednnStep {
   Entry make_entry_in(const ExternTensor &x, const ExternTensor &w, const void *wdata, const ExternTensor *bias,
                       const Geometry &g, const Epilogue &e, const memory::dims &wdims, const memory::desc &src_desc,
                       const memory::desc &dst_desc);
+  // The boxes of make_boxes for `en`, or none where they would not pay or oneDNN has no JIT kernel for one.
+  void make_boxes(const ExternTensor &x, const ExternTensor &w, const ExternTensor *bias, const Geometry &g,
+                  const Epilogue &e, Entry &en);
+  // Cropped W is a temporary copy: packed by its content (onednn_weights.h),
+  // never through packed_weights, which knows weights by their address.
+  std::shared_ptr<memory> pack_copy(const memory::desc &user, const void *data, const memory::desc &want) {
+    dnnl::stream stream(onednn_engine());
+    return guarded("reorder the cropped weights", [&] { return shared_packed_weights(user, data, want, stream); });
+  }
   bool channels_last(size_t input) const {
     return std::find(channels_last_inputs_.begin(), channels_last_inputs_.end(), input) != channels_last_inputs_.end();
   }
@@ -93,6 +117,7 @@ class ConvKernel : public OnednnStep {
   ShapeLruCache<Entry> cache_;
   // Staging memory shared by all cache entries (one runs at a time): X, Y, W, then one per operand.
   std::vector<Scratch> scratch_;
+  Scratch box_scratch_[2];  // a box's X and Y
 };
 
 ConvKernel::Geometry ConvKernel::geometry(const ExternTensor &x, const ExternTensor &w) const {
@@ -195,7 +220,99 @@ ConvKernel::Entry ConvKernel::make_entry(const ExternTensor &x, const ExternTens
     en = make_entry_in(x, w, wdata, bias, g, e, wdims, src_desc, dst_desc);
     if (en.impl.find("ref") == std::string::npos) break;
   }
+  make_boxes(x, w, bias, g, e, en);
   return en;
+}
+
+// Boxes pay where most of the window reads padding (DeepLab's ASPP: 18% of
+// it reads X at 14x14 with dilation 12) and cost a primitive and two copies
+// each, so: dilated windows, at most 27 boxes, at most half the work. Binary
+// post-ops would need their operands cut into boxes too; those convs keep
+// the one primitive.
+void ConvKernel::make_boxes(const ExternTensor &x, const ExternTensor &w, const ExternTensor *bias,
+                            const Geometry &g, const Epilogue &e, Entry &en) {
+  const size_t sp = strides_.size();
+  if (!w.constant || !e.operands.empty() || en.sum >= 0) return;
+  if (std::all_of(dilations_.begin(), dilations_.end(), [](int64_t d) { return d == 1; })) return;
+  ConvWindow win;
+  for (size_t i = 0; i < sp; ++i) {
+    win.in.push_back(x.shape[2 + i]);
+    win.out.push_back(g.out[2 + i]);
+    win.kernel.push_back(w.shape[2 + i]);
+    win.strides.push_back(strides_[i]);
+    win.dilations.push_back(dilations_[i]);
+    win.pad_begin.push_back(g.pad_begin[i] + g.tap_first[i] * dilations_[i]);  // undo the crop: taps count from 0
+  }
+  const std::vector<ConvBox> boxes = padding_free_boxes(win);
+  if (boxes.size() < 2 || boxes.size() > 27 || boxes_work_fraction(win, boxes) > 0.5) return;
+  const auto &eng = onednn_engine();
+  const Epilogue::Lowered post = e.lower({}, -1, -1);
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(post.ops);
+  std::vector<Entry::Box> made;
+  std::string impls;
+  for (const ConvBox &b : boxes) {
+    memory::dims src = {x.shape[0], x.shape[1]}, dst = {g.out[0], g.out[1]}, src_at = {0, 0}, dst_at = {0, 0};
+    memory::dims wdims = {w.shape[0], w.shape[1]}, dilates;
+    std::vector<int64_t> first, count;
+    for (size_t i = 0; i < sp; ++i) {
+      const int64_t taps = b.tap_end[i] - b.tap_begin[i], outs = b.out_end[i] - b.out_begin[i];
+      src.push_back((outs - 1) * strides_[i] + (taps - 1) * dilations_[i] + 1);
+      dst.push_back(outs);
+      src_at.push_back(b.in_begin[i]);
+      dst_at.push_back(b.out_begin[i]);
+      wdims.push_back(taps);
+      dilates.push_back(taps == 1 ? 0 : dilations_[i] - 1);
+      first.push_back(b.tap_begin[i]);
+      count.push_back(taps);
+    }
+    const std::vector<float> cropped = crop_taps(w, first, count);
+    if (group_ > 1) {
+      wdims[0] /= group_;
+      wdims.insert(wdims.begin(), group_);
+    }
+    const memory::dims zeros(sp, 0);
+    Entry::Box box;
+    bool jit = false;
+    // Blocked first; 2.6 runs dilated windows on blocked tensors as reference code, so channels last next.
+    for (bool blocked_layout : {true, false}) {
+      const memory::desc sd = blocked_layout ? channels_last_desc(src) : unblocked_desc(src);
+      const memory::desc dd = blocked_layout ? channels_last_desc(dst) : unblocked_desc(dst);
+      const memory::desc wd(wdims, memory::data_type::f32, memory::format_tag::any);
+      auto pd = guarded("create a convolution primitive for a box", [&] {
+        using dnnl::convolution_forward;
+        const auto prop = dnnl::prop_kind::forward_inference;
+        const auto alg = dnnl::algorithm::convolution_direct;
+        auto d = bias ? convolution_forward::desc(prop, alg, sd, wd, plain_desc(bias->shape), dd, g.strides, dilates,
+                                                  zeros, zeros)
+                      : convolution_forward::desc(prop, alg, sd, wd, dd, g.strides, dilates, zeros, zeros);
+        return convolution_forward::primitive_desc(d, attr, eng);
+      });
+      const std::string impl = pd.impl_info_str();
+      if (impl.find("ref") != std::string::npos) continue;
+      made_primitive(pd);
+      box.prim = dnnl::convolution_forward(pd);
+      box.packed = pack_copy(plain_desc(wdims), cropped.data(), pd.weights_desc());
+      box.src = memory(pd.src_desc(), eng, nullptr);
+      box.dst = memory(pd.dst_desc(), eng, nullptr);
+      impls += (impls.empty() ? "" : ", ") + impl;
+      jit = true;
+      break;
+    }
+    if (!jit) return;  // the one primitive made already stays
+    box.src_view = memory(en.src.inner.get_desc().submemory_desc(src, src_at), eng, nullptr);
+    box.dst_view = memory(en.dst.inner.get_desc().submemory_desc(dst, dst_at), eng, nullptr);
+    box.in = dnnl::reorder(box.src_view, box.src);
+    box.out = dnnl::reorder(box.dst, box.dst_view);
+    box.args = {{DNNL_ARG_SRC, box.src}, {DNNL_ARG_WEIGHTS, *box.packed}, {DNNL_ARG_DST, box.dst}};
+    if (bias) {
+      box.bias = memory(plain_desc(bias->shape), eng, nullptr);
+      box.args[DNNL_ARG_BIAS] = box.bias;
+    }
+    made.push_back(std::move(box));
+  }
+  en.boxes = std::move(made);
+  en.impl = "convolution in " + std::to_string(boxes.size()) + " boxes: " + impls;
 }
 
 ConvKernel::Entry ConvKernel::make_entry_in(const ExternTensor &x, const ExternTensor &w, const void *wdata,
@@ -246,7 +363,8 @@ ConvKernel::Entry ConvKernel::make_entry_in(const ExternTensor &x, const ExternT
   memory wei_arg = en.wei;
   if (pd.weights_desc() != user_wei || wdata != w.data) {  // a cropped W is a copy in any layout
     if (w.constant) {
-      en.packed = packed_weights(user_wei, wdata, pd.weights_desc());
+      en.packed = wdata == w.data ? packed_weights(user_wei, wdata, pd.weights_desc())
+                                  : pack_copy(user_wei, wdata, pd.weights_desc());
       wei_arg = *en.packed;
     } else {
       en.wei_inner = memory(pd.weights_desc(), eng, nullptr);
@@ -326,7 +444,18 @@ void ConvKernel::run(const ExternCall &call) {
       std::memcpy(en->dst.inner.get_data_handle(), res, en->dst.inner.get_desc().get_size());
   }
   use_team(team);
-  execute(en->prim, en->args);
+  if (en->boxes.empty()) execute(en->prim, en->args);
+  for (Entry::Box &b : en->boxes) {
+    b.src_view.set_data_handle(en->src.inner.get_data_handle());
+    b.dst_view.set_data_handle(en->dst.inner.get_data_handle());
+    b.src.set_data_handle(box_scratch_[0].get(b.src.get_desc().get_size() / sizeof(float)));
+    b.dst.set_data_handle(box_scratch_[1].get(b.dst.get_desc().get_size() / sizeof(float)));
+    if (bias) b.bias.set_data_handle(bias->data);
+    copy(b.in, b.src_view, b.src);
+    use_team(team);
+    execute(b.prim, b.args);
+    copy(b.out, b.dst, b.dst_view);
+  }
   if (en->dst.copied) copy(en->dst.copy, en->dst.inner, en->dst.user);
   ran(en->impl);
 }

@@ -12,6 +12,7 @@
 #include "tests/support/onednn_references.h"
 #include "tests/support/partitioned.h"
 #include "tests/support/tensors.h"
+#include "targets/onednn/conv_regions.h"
 
 namespace disco {
 namespace {
@@ -47,8 +48,9 @@ TEST(OnednnConv, StridesPadsDilationsGroupsAndBiasMatchTheReference) {
 }
 
 // Dilated windows on maps smaller than the dilation (DeepLab's ASPP): taps
-// that read only padding are cropped from W at the shapes where they do, and
-// the result is the full window's.
+// that read only padding are cropped from W at the shapes where they do, the
+// output is computed in boxes that read no padding where the taps that read X
+// change along it (conv_regions.h), and the result is the full window's.
 TEST(OnednnConv, TapsThatReadOnlyPaddingAreCroppedWithoutChangingTheResult) {
   struct Case {
     Dims strides, dilations, pads;
@@ -86,6 +88,28 @@ TEST(OnednnConv, TapsThatReadOnlyPaddingAreCroppedWithoutChangingTheResult) {
     }
     EXPECT_EQ(count_steps(s.last_compile().plan).onednn, 1);
   }
+}
+
+TEST(ConvRegions, AsppWindowOnAFourteenSquareMapIsNineBoxesReadingAFifthOfTheWork) {
+  // 3x3, dilation 12, pads 12, 14x14: rows (and columns) 0-1 read taps 1-2,
+  // 2-11 tap 1, 12-13 taps 0-1; (14 + 2 * 2 * 2 taps) / (14 * 3) per dim.
+  ConvWindow w{{14, 14}, {14, 14}, {3, 3}, {1, 1}, {12, 12}, {12, 12}};
+  const std::vector<ConvBox> boxes = padding_free_boxes(w);
+  ASSERT_EQ(boxes.size(), 9u);
+  EXPECT_EQ(boxes[0].out_begin, (std::vector<int64_t>{0, 0}));
+  EXPECT_EQ(boxes[0].out_end, (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(boxes[0].tap_begin, (std::vector<int64_t>{1, 1}));
+  EXPECT_EQ(boxes[0].tap_end, (std::vector<int64_t>{3, 3}));
+  EXPECT_EQ(boxes[0].in_begin, (std::vector<int64_t>{0, 0}));
+  EXPECT_EQ(boxes[4].out_begin, (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(boxes[4].tap_begin, (std::vector<int64_t>{1, 1}));
+  EXPECT_EQ(boxes[4].tap_end, (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(boxes[8].tap_begin, (std::vector<int64_t>{0, 0}));
+  EXPECT_EQ(boxes[8].in_begin, (std::vector<int64_t>{0, 0}));  // row 12, tap 0: 12 - 12 + 0
+  const double per_dim = (2 * 2 + 10 * 1 + 2 * 2) / 42.0;
+  EXPECT_NEAR(boxes_work_fraction(w, boxes), per_dim * per_dim, 1e-12);
+  // An output whose window reads padding only: no boxes.
+  EXPECT_TRUE(padding_free_boxes(ConvWindow{{2}, {6}, {1}, {1}, {1}, {2}}).empty());
 }
 
 TEST(OnednnConv, DepthwiseSameUpperPadsFollowTheRunTimeShape) {
