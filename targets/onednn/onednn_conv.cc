@@ -95,8 +95,8 @@ class ConvKernel : public OnednnStep {
   Entry make_entry_in(const ExternTensor &x, const ExternTensor &w, const void *wdata, const ExternTensor *bias,
                       const Geometry &g, const Epilogue &e, const memory::dims &wdims, const memory::desc &src_desc,
                       const memory::desc &dst_desc);
-  // The boxes of make_boxes for `en`, or none where they would not pay or oneDNN has no JIT kernel for one.
-  void make_boxes(const ExternTensor &x, const ExternTensor &w, const ExternTensor *bias, const Geometry &g,
+  // Sets `en`'s boxes from its staged X and Y; false where they would not pay or oneDNN has no JIT kernel for one.
+  bool make_boxes(const ExternTensor &x, const ExternTensor &w, const ExternTensor *bias, const Geometry &g,
                   const Epilogue &e, Entry &en);
   // Cropped W is a temporary copy: packed by its content (onednn_weights.h),
   // never through packed_weights, which knows weights by their address.
@@ -216,11 +216,16 @@ ConvKernel::Entry ConvKernel::make_entry(const ExternTensor &x, const ExternTens
   if (blocked(g.out) && !blocked(x.shape)) layouts.push_back({plain_desc(x.shape), channels_last_desc(g.out)});
   if (blocked(g.out) || blocked(x.shape)) layouts.push_back({unblocked_desc(x.shape), unblocked_desc(g.out)});
   Entry en;
+  // Boxes first (make_boxes): they take X and Y blocked and need no primitive for the whole window.
+  en.src = Staged::make(x.shape, false, channels_last(0), channels_last_desc(x.shape));
+  en.dst = Staged::make(g.out, true, channels_last_output_, channels_last_desc(g.out));
+  en.wei = memory(plain_desc(wdims), onednn_engine(), nullptr);
+  if (bias) en.bias = memory(plain_desc(bias->shape), onednn_engine(), nullptr);  // run() binds both
+  if (make_boxes(x, w, bias, g, e, en)) return en;
   for (const auto &[src_desc, dst_desc] : layouts) {
     en = make_entry_in(x, w, wdata, bias, g, e, wdims, src_desc, dst_desc);
     if (en.impl.find("ref") == std::string::npos) break;
   }
-  make_boxes(x, w, bias, g, e, en);
   return en;
 }
 
@@ -229,11 +234,11 @@ ConvKernel::Entry ConvKernel::make_entry(const ExternTensor &x, const ExternTens
 // each, so: dilated windows, at most 27 boxes, at most half the work. Binary
 // post-ops would need their operands cut into boxes too; those convs keep
 // the one primitive.
-void ConvKernel::make_boxes(const ExternTensor &x, const ExternTensor &w, const ExternTensor *bias,
+bool ConvKernel::make_boxes(const ExternTensor &x, const ExternTensor &w, const ExternTensor *bias,
                             const Geometry &g, const Epilogue &e, Entry &en) {
   const size_t sp = strides_.size();
-  if (!w.constant || !e.operands.empty() || en.sum >= 0) return;
-  if (std::all_of(dilations_.begin(), dilations_.end(), [](int64_t d) { return d == 1; })) return;
+  if (!w.constant || !e.operands.empty()) return false;
+  if (std::all_of(dilations_.begin(), dilations_.end(), [](int64_t d) { return d == 1; })) return false;
   ConvWindow win;
   for (size_t i = 0; i < sp; ++i) {
     win.in.push_back(x.shape[2 + i]);
@@ -244,7 +249,7 @@ void ConvKernel::make_boxes(const ExternTensor &x, const ExternTensor &w, const 
     win.pad_begin.push_back(g.pad_begin[i] + g.tap_first[i] * dilations_[i]);  // undo the crop: taps count from 0
   }
   const std::vector<ConvBox> boxes = padding_free_boxes(win);
-  if (boxes.size() < 2 || boxes.size() > 27 || boxes_work_fraction(win, boxes) > 0.5) return;
+  if (boxes.size() < 2 || boxes.size() > 27 || boxes_work_fraction(win, boxes) > 0.5) return false;
   const auto &eng = onednn_engine();
   const Epilogue::Lowered post = e.lower({}, -1, -1);
   dnnl::primitive_attr attr;
@@ -299,7 +304,7 @@ void ConvKernel::make_boxes(const ExternTensor &x, const ExternTensor &w, const 
       jit = true;
       break;
     }
-    if (!jit) return;  // the one primitive made already stays
+    if (!jit) return false;
     box.src_view = memory(en.src.inner.get_desc().submemory_desc(src, src_at), eng, nullptr);
     box.dst_view = memory(en.dst.inner.get_desc().submemory_desc(dst, dst_at), eng, nullptr);
     box.in = dnnl::reorder(box.src_view, box.src);
@@ -313,6 +318,7 @@ void ConvKernel::make_boxes(const ExternTensor &x, const ExternTensor &w, const 
   }
   en.boxes = std::move(made);
   en.impl = "convolution in " + std::to_string(boxes.size()) + " boxes: " + impls;
+  return true;
 }
 
 ConvKernel::Entry ConvKernel::make_entry_in(const ExternTensor &x, const ExternTensor &w, const void *wdata,
