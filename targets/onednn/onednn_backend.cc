@@ -24,9 +24,9 @@ std::string unit_label(const Graph &g, const OnednnUnit &u) {
 // of the binary post-ops in list order. Output: the unit's last value (its
 // intermediates each have one reader, inside the unit).
 // Values this region's steps hand each other channels last (onednn_layout.h):
-// the result of a Conv, Pool or Concat unit, not a graph output, that every
-// reader takes as a Conv's or Pool's X, a Concat's input or a Conv's
-// full-rank post-op operand. A Concat's result is held blocked only when each
+// the result of a Conv, Pool, Concat or Binary unit, not a graph output, that
+// every reader takes as a Conv's, Pool's or Binary's X, a Concat's input or a
+// Conv's full-rank post-op operand (or, having one position, as a Binary's S). A Concat's result is held blocked only when each
 // input fills whole blocks of it (constant channel counts, multiples of 8).
 bool concat_fills_blocks(const MatchContext &ctx, const OnednnUnit &u) {
   const Shape *out = ctx.shape_of(u.output);
@@ -40,7 +40,8 @@ bool concat_fills_blocks(const MatchContext &ctx, const OnednnUnit &u) {
 
 std::set<int> channels_last_values(const MatchContext &ctx, const std::vector<const OnednnUnit *> &units) {
   auto spatial = [](const OnednnUnit &u) {
-    return u.anchor == OnednnUnit::Conv || u.anchor == OnednnUnit::Pool || u.anchor == OnednnUnit::Concat;
+    return u.anchor == OnednnUnit::Conv || u.anchor == OnednnUnit::Pool || u.anchor == OnednnUnit::Concat ||
+           u.anchor == OnednnUnit::Binary;
   };
   auto rank = [&](int vid) { return ctx.value(vid).shape ? static_cast<int>(ctx.value(vid).shape->size()) : -1; };
   std::map<int, const OnednnUnit *> unit_of;  // node -> its unit
@@ -60,7 +61,7 @@ std::set<int> channels_last_values(const MatchContext &ctx, const std::vector<co
         ok = false;
         break;
       }
-      if (r->anchor == OnednnUnit::Concat) continue;  // every input of a Concat is an X
+      if (r->anchor == OnednnUnit::Concat || r->anchor == OnednnUnit::Binary) continue;  // X, or S of one position
       for (size_t i = 1; i < r->anchor_inputs.size(); ++i) ok = ok && r->anchor_inputs[i] != v;  // W, bias
       const bool as_x = c == r->nodes.front() && r->anchor_inputs.front() == v;
       const bool as_operand = c != r->nodes.front() && r->anchor == OnednnUnit::Conv && rank(r->output) == rank(v) &&
@@ -77,10 +78,12 @@ PlanStep unit_step(const OnednnUnit &u, const Region &region, const std::set<int
   step.label = unit_label(b.graph(), u);
   step.symbols = region.symbols;
   step.params["post_ops"] = post_ops_to_string(u.post_ops);
-  if (u.anchor == OnednnUnit::Conv || u.anchor == OnednnUnit::Pool || u.anchor == OnednnUnit::Concat) {
-    // Step inputs kept channels last: X (0) or a Concat's inputs and, for a Conv, post-op operands (3 on).
+  if (u.anchor == OnednnUnit::Conv || u.anchor == OnednnUnit::Pool || u.anchor == OnednnUnit::Concat ||
+      u.anchor == OnednnUnit::Binary) {
+    // Step inputs kept channels last: X (0), a Concat's inputs or a Binary's
+    // X and S and, for a Conv, post-op operands (3 on).
     std::vector<int64_t> inputs;
-    const size_t xs = u.anchor == OnednnUnit::Concat ? u.anchor_inputs.size() : 1;
+    const size_t xs = u.anchor == OnednnUnit::Concat || u.anchor == OnednnUnit::Binary ? u.anchor_inputs.size() : 1;
     for (size_t i = 0; i < xs; ++i)
       if (channels_last.count(u.anchor_inputs[i])) inputs.push_back(static_cast<int64_t>(i));
     for (size_t i = 0; i < u.operands.size(); ++i)
@@ -90,6 +93,9 @@ PlanStep unit_step(const OnednnUnit &u, const Region &region, const std::set<int
   }
   if (u.anchor == OnednnUnit::Concat) {
     step.extern_call = "onednn.concat";
+  } else if (u.anchor == OnednnUnit::Binary) {
+    step.extern_call = "onednn.binary";
+    step.params["algorithm"] = u.binary_algorithm;
   } else if (u.anchor == OnednnUnit::Pool) {
     step.extern_call = "onednn.pool";
     step.params["algorithm"] = u.pool_algorithm;

@@ -7,6 +7,7 @@
 namespace disco {
 
 std::unique_ptr<ExternKernel> make_onednn_concat_kernel(const PlanStep &step);  // onednn_concat.cc
+std::unique_ptr<ExternKernel> make_onednn_binary_kernel(const PlanStep &step);  // onednn_binary.cc
 
 void install_onednn_runtime() {
   static std::once_flag once;
@@ -16,6 +17,7 @@ void install_onednn_runtime() {
     registry.add("onednn.conv", make_onednn_conv_kernel);
     registry.add("onednn.pool", make_onednn_pool_kernel);
     registry.add("onednn.concat", make_onednn_concat_kernel);
+    registry.add("onednn.binary", make_onednn_binary_kernel);
   });
 }
 

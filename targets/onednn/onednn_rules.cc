@@ -498,7 +498,7 @@ void match_epilogue(const MatchContext &ctx, int anchor, OnednnUnit &u) {
 std::vector<SupportRule> onednn_rules() {
   using Anchor = std::function<bool(const MatchContext &, int, OnednnUnit &, std::string *)>;
   // A rule for one anchor op: the anchor's match, then its epilogue (none
-  // after a pool or Concat) and, after a MatMul, the views of its result.
+  // after a pool, Concat or Binary) and, after a MatMul, the views of its result.
   auto rule = [](const char *name, const char *op, Anchor match_anchor) -> SupportRule {
     return {name, op, [match_anchor](const MatchContext &ctx, int node) {
               OnednnUnit u;
@@ -506,7 +506,9 @@ std::vector<SupportRule> onednn_rules() {
               std::string why;
               if (!match_anchor(ctx, node, u, &why)) return decline(why);
               u.output = ctx.node(node).outputs[0];
-              if (u.anchor != OnednnUnit::Pool && u.anchor != OnednnUnit::Concat) match_epilogue(ctx, node, u);
+              const bool alone = u.anchor == OnednnUnit::Pool || u.anchor == OnednnUnit::Concat ||
+                                 u.anchor == OnednnUnit::Binary;
+              if (!alone) match_epilogue(ctx, node, u);
               if (u.anchor == OnednnUnit::MatMul) match_output_view(ctx, u);
               std::sort(u.nodes.begin() + 1, u.nodes.end());
               return take_record(std::move(u));
@@ -524,7 +526,9 @@ std::vector<SupportRule> onednn_rules() {
           rule("onednn.pool", "AveragePool", pool({false, false})),
           rule("onednn.pool", "GlobalMaxPool", pool({true, true})),
           rule("onednn.pool", "GlobalAveragePool", pool({false, true})),
-          rule("onednn.concat", "Concat", match_channel_concat)};
+          rule("onednn.concat", "Concat", match_channel_concat),
+          rule("onednn.binary", "Mul", match_channel_scale),
+          rule("onednn.binary", "Add", match_channel_scale)};
 }
 
 }  // namespace disco

@@ -3,8 +3,10 @@
 // Relu, Gelu (in the erf form PyTorch exports, or opset 20's Gelu node),
 // Sigmoid, Tanh, LeakyRelu, Clip, scalar scaling and inference
 // BatchNormalization. Also MaxPool, AveragePool and their Global forms, and
-// Concat along the channels of 4-D and 5-D tensors, alone, so that
-// convolutional networks stay in oneDNN's layout between their convolutions.
+// (where only convolutions and poolings read the result) a Concat along the
+// channels and a squeeze-excitation's Mul by a per-channel value, alone, so
+// that convolutional networks stay in oneDNN's layout between their
+// convolutions (onednn_spatial_rules.cc).
 //
 // A MatMul also takes the Reshape and Transpose views around it (attention's
 // head split and merge) as strided operands and result: see onednn_view.h.
@@ -29,9 +31,9 @@ constexpr int kOnednnMaxRank = 12;
 constexpr int kOnednnMaxPostOps = 16;
 
 struct OnednnUnit : MatchPayload {
-  enum Anchor { MatMul, Gemm, Conv, Pool, Concat } anchor = MatMul;
+  enum Anchor { MatMul, Gemm, Conv, Pool, Concat, Binary } anchor = MatMul;
   std::vector<int> nodes;          // anchor first, then the epilogue in graph order
-  std::vector<int> anchor_inputs;  // MatMul/Gemm: A, B; Conv: X, W, bias (-1 when absent); Pool: X; Concat: all
+  std::vector<int> anchor_inputs;  // MatMul/Gemm: A, B; Conv: X, W, bias (-1 when absent); Pool: X; Concat: all; Binary: X, S
   // MatMul: operands read in place through a Reshape and Transpose (anchor_inputs
   // then hold what those read), and a Transpose (and Reshape) of the result
   // written in place (`output` is then their result). See onednn_view.h.
@@ -50,13 +52,16 @@ struct OnednnUnit : MatchPayload {
   std::string pool_algorithm;
   bool global_pool = false;
   std::vector<int64_t> kernel_shape;
+  std::string binary_algorithm;  // Binary: "mul" or "add", of X and the per-channel S
 };
 
 // One rule per anchor op; each takes a unit with its OnednnUnit as the payload.
 std::vector<SupportRule> onednn_rules();
 
-// The Concat rule's match (onednn_concat_rule.cc): a float32 Concat along
-// axis 1 of 4-D or 5-D tensors. `why` says why not.
+// The matches of onednn_spatial_rules.cc, for rules of their own: a float32
+// Concat along axis 1 of 4-D or 5-D tensors, and a Mul or Add of such a
+// tensor X and a per-channel S computed from it. `why` says why not.
 bool match_channel_concat(const MatchContext &ctx, int node, OnednnUnit &u, std::string *why);
+bool match_channel_scale(const MatchContext &ctx, int node, OnednnUnit &u, std::string *why);
 
 }  // namespace disco
