@@ -35,6 +35,15 @@ Expr in_f32(const Expr &x, Fn fn) {
   return Halide::cast(x.type(), fn(Halide::cast(Halide::Float(32, x.type().lanes()), x)));
 }
 
+// Each function of the library by the argument's type: its float32 form,
+// Halide's double-precision one for float64, and the float32 form through
+// casts for float16 and bfloat16.
+template <class F32, class F64>
+Expr by_type(const Expr &x, F32 f32, F64 f64) {
+  if (is_f32(x)) return f32(x);
+  return is_f64(x) ? f64(x) : in_f32(x, f32);
+}
+
 // ---- bits ------------------------------------------------------------------------
 
 Expr bits(const Expr &x) { return Halide::reinterpret(Halide::UInt(32, x.type().lanes()), x); }
@@ -521,8 +530,7 @@ Expr pow_f32(const Expr &x, const Expr &y) {
 // ---- the library ------------------------------------------------------------------------
 
 Expr exp(const Expr &x) {
-  if (is_f32(x)) return exp_f32(x);
-  return is_f64(x) ? Halide::exp(x) : in_f32(x, exp_f32);
+  return by_type(x, exp_f32, [](const Expr &v) { return Halide::exp(v); });
 }
 
 Expr exp_nonpositive(const Expr &x) {
@@ -544,18 +552,15 @@ Expr expm1(const Expr &x) {
     Expr y = expm1_core(Halide::clamp(v, -18.0f, 89.0f));
     return replace(is_zero(v) || is_nan_bits(v), bits(v), y);
   };
-  if (is_f32(x)) return f32(x);
-  return is_f64(x) ? Halide::exp(x) - Expr(1.0) : in_f32(x, f32);
+  return by_type(x, f32, [](const Expr &v) { return Halide::exp(v) - Expr(1.0); });
 }
 
 Expr log(const Expr &x) {
-  if (is_f32(x)) return log_f32(x);
-  return is_f64(x) ? Halide::log(x) : in_f32(x, log_f32);
+  return by_type(x, log_f32, [](const Expr &v) { return Halide::log(v); });
 }
 
 Expr log1p(const Expr &x) {
-  if (is_f32(x)) return log1p_with_specials(x);
-  return is_f64(x) ? Halide::log(Expr(1.0) + x) : in_f32(x, log1p_with_specials);
+  return by_type(x, log1p_with_specials, [](const Expr &v) { return Halide::log(Expr(1.0) + v); });
 }
 
 Expr pow(const Expr &x, const Expr &y) {
@@ -584,26 +589,25 @@ Expr sqrt(const Expr &x) { return Halide::sqrt(x); }
 Expr rsqrt(const Expr &x) { return Halide::cast(x.type(), 1) / Halide::sqrt(x); }
 
 Expr tanh(const Expr &x) {
-  if (is_f32(x)) return tanh_f32(x);
-  return is_f64(x) ? Halide::tanh(x) : in_f32(x, tanh_f32);
+  return by_type(x, tanh_f32, [](const Expr &v) { return Halide::tanh(v); });
 }
 
 Expr sigmoid(const Expr &x) {
-  if (is_f32(x)) return sigmoid_f32(x);
-  if (is_f64(x)) return Expr(1.0) / (Expr(1.0) + Halide::exp(-x));
-  return in_f32(x, sigmoid_f32);
+  return by_type(x, sigmoid_f32, [](const Expr &v) {
+    return Expr(1.0) / (Expr(1.0) + Halide::exp(-v));
+  });
 }
 
 Expr softplus(const Expr &x) {
-  if (is_f32(x)) return softplus_f32(x);
-  if (is_f64(x)) return Halide::max(x, Expr(0.0)) + Halide::log(Expr(1.0) + Halide::exp(-Halide::abs(x)));
-  return in_f32(x, softplus_f32);
+  return by_type(x, softplus_f32, [](const Expr &v) {
+    return Halide::max(v, Expr(0.0)) + Halide::log(Expr(1.0) + Halide::exp(-Halide::abs(v)));
+  });
 }
 
 Expr mish(const Expr &x) {
-  if (is_f32(x)) return mish_f32(x);
-  if (is_f64(x)) return x * Halide::tanh(math::softplus(x));
-  return in_f32(x, mish_f32);
+  return by_type(x, mish_f32, [](const Expr &v) {
+    return v * Halide::tanh(math::softplus(v));
+  });
 }
 
 // Float64 computes in float32 too: Halide has no erf.
@@ -611,67 +615,55 @@ Expr erf(const Expr &x) { return is_f32(x) ? erf_f32(x) : in_f32(x, erf_f32); }
 Expr gelu_erf(const Expr &x) { return is_f32(x) ? gelu_erf_f32(x) : in_f32(x, gelu_erf_f32); }
 
 Expr gelu_tanh(const Expr &x) {
-  if (is_f32(x)) return gelu_tanh_f32(x);
-  if (is_f64(x))
-    return Expr(0.5) * x * (Expr(1.0) + Halide::tanh(Expr(0.7978845608028654) * (x + Expr(0.044715) * x * x * x)));
-  return in_f32(x, gelu_tanh_f32);
+  return by_type(x, gelu_tanh_f32, [](const Expr &v) {
+    return Expr(0.5) * v * (Expr(1.0) + Halide::tanh(Expr(0.7978845608028654) * (v + Expr(0.044715) * v * v * v)));
+  });
 }
 
 Expr sin(const Expr &x) {
   auto f32 = [](const Expr &v) { return sin_cos_f32(v, false); };
-  if (is_f32(x)) return f32(x);
-  return is_f64(x) ? Halide::sin(x) : in_f32(x, f32);
+  return by_type(x, f32, [](const Expr &v) { return Halide::sin(v); });
 }
 
 Expr cos(const Expr &x) {
   auto f32 = [](const Expr &v) { return sin_cos_f32(v, true); };
-  if (is_f32(x)) return f32(x);
-  return is_f64(x) ? Halide::cos(x) : in_f32(x, f32);
+  return by_type(x, f32, [](const Expr &v) { return Halide::cos(v); });
 }
 
 Expr atan(const Expr &x) {
-  if (is_f32(x)) return atan_f32(x);
-  return is_f64(x) ? Halide::atan(x) : in_f32(x, atan_f32);
+  return by_type(x, atan_f32, [](const Expr &v) { return Halide::atan(v); });
 }
 
 Expr tan(const Expr &x) {
-  if (is_f32(x)) return tan_f32(x);
-  return is_f64(x) ? Halide::tan(x) : in_f32(x, tan_f32);
+  return by_type(x, tan_f32, [](const Expr &v) { return Halide::tan(v); });
 }
 
 Expr asin(const Expr &x) {
-  if (is_f32(x)) return asin_f32(x);
-  return is_f64(x) ? Halide::asin(x) : in_f32(x, asin_f32);
+  return by_type(x, asin_f32, [](const Expr &v) { return Halide::asin(v); });
 }
 
 Expr acos(const Expr &x) {
-  if (is_f32(x)) return acos_f32(x);
-  return is_f64(x) ? Halide::acos(x) : in_f32(x, acos_f32);
+  return by_type(x, acos_f32, [](const Expr &v) { return Halide::acos(v); });
 }
 
 Expr sinh(const Expr &x) {
-  if (is_f32(x)) return sinh_f32(x);
-  return is_f64(x) ? Halide::sinh(x) : in_f32(x, sinh_f32);
+  return by_type(x, sinh_f32, [](const Expr &v) { return Halide::sinh(v); });
 }
 
 Expr cosh(const Expr &x) {
-  if (is_f32(x)) return cosh_f32(x);
-  return is_f64(x) ? Halide::cosh(x) : in_f32(x, cosh_f32);
+  return by_type(x, cosh_f32, [](const Expr &v) { return Halide::cosh(v); });
 }
 
 Expr asinh(const Expr &x) {
-  if (is_f32(x)) return asinh_f32(x);
-  return is_f64(x) ? Halide::asinh(x) : in_f32(x, asinh_f32);
+  return by_type(x, asinh_f32, [](const Expr &v) { return Halide::asinh(v); });
 }
 
 Expr acosh(const Expr &x) {
-  if (is_f32(x)) return acosh_f32(x);
-  return is_f64(x) ? Halide::acosh(x) : in_f32(x, acosh_f32);
+  return by_type(x, acosh_f32, [](const Expr &v) { return Halide::acosh(v); });
 }
 
 Expr atanh(const Expr &x) {
-  if (is_f32(x)) return atanh_f32(x);
-  return is_f64(x) ? Halide::atanh(x) : in_f32(x, atanh_f32);
+  return by_type(x, atanh_f32, [](const Expr &v) { return Halide::atanh(v); });
 }
 
 }  // namespace disco::math
