@@ -17,6 +17,8 @@
 // a process with Halide's); it is skipped with a message where PoCL is absent.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -151,12 +153,16 @@ INSTANTIATE_TEST_SUITE_P(Functions, EpilogueAgreement, ::testing::ValuesIn(epilo
 
 class ModelAgreement : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(ModelAgreement, EveryBackendAgreesWithTheHostAtTheReferenceShapes) {
+// oneDNN against the host at these shapes is onednn_models_test's (with
+// PyTorch's numbers too); this one adds the backends that test leaves out.
+TEST_P(ModelAgreement, EveryOtherBackendAgreesWithTheHostAtTheReferenceShapes) {
   const std::string name = GetParam();
   const std::string path = testing::find_model(name);
   if (path.empty()) GTEST_SKIP() << name << ".onnx is neither in ../shared/models nor in examples/models";
   auto choices = backends();
-  if (choices.size() < 3) std::printf("  (PoCL is not installed: OpenCL not compared)\n");
+  choices.erase(std::remove_if(choices.begin(), choices.end(), [](const BackendChoice &c) { return c.name == "onednn,host"; }),
+                choices.end());
+  if (choices.size() < 2) GTEST_SKIP() << "PoCL is not installed: no OpenCL device to compare with the host";
   std::vector<Session> sessions;
   for (const auto &be : choices) sessions.push_back(Session::from_onnx(path, be.opts));
   const std::string ref = testing::reference_name(name);
