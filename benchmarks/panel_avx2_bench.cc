@@ -9,7 +9,8 @@
 // rotate through copies of 64 MiB in all, as a model's layers come from
 // memory rather than from the L3; so do both sides' results.
 //
-// panel_avx2_bench [threads,...] [rounds]   (default 1,2 and 15)
+// panel_avx2_bench [threads,...] [rounds] [M,K,N ...]   (default 1,2, 15 and
+// the list below)
 #include <omp.h>
 
 #include <algorithm>
@@ -158,8 +159,13 @@ int main(int argc, char **argv) {
                   {"vit/gpt2/llama d x d", 768, 768}, {"llama gate/up", 768, 2048}, {"llama down", 2048, 768},
                   {"t5/conformer ff1", 512, 2048}, {"t5/conformer ff2", 2048, 512}, {"conformer qkv", 512, 1536},
                   {"t5/conformer d x d", 512, 512}};
-  for (int64_t rows : {32, 64, 128, 154, 197, 256, 394})
-    for (const auto &p : products) shapes.push_back({p.models, rows, p.k, p.n});
+  for (int i = 3; i < argc; ++i) {  // M,K,N given: those shapes instead
+    long m = 0, k = 0, n = 0;
+    if (std::sscanf(argv[i], "%ld,%ld,%ld", &m, &k, &n) == 3) shapes.push_back({"given", m, k, n});
+  }
+  if (shapes.empty())
+    for (int64_t rows : {32, 64, 128, 154, 197, 256, 394})
+      for (const auto &p : products) shapes.push_back({p.models, rows, p.k, p.n});
   dnnl::engine eng(dnnl::engine::kind::cpu, 0);
   dnnl::stream strm(eng);
   std::printf("| product | rows | K | N | threads | panel ms (GFLOP/s) | oneDNN ms (GFLOP/s) | panel / oneDNN | quartiles | max diff |\n");

@@ -309,13 +309,12 @@ bool panel_avx2_takes(int64_t rows, int64_t k, int64_t n) {
 }
 
 // The panel product off (DISCO_PANEL_GEMM=0): oneDNN's products instead,
-// for measuring one against the other in the same build.
+// for measuring one against the other in the same build. Read for each new
+// shape of a step, so that a process can hold sessions of either kind
+// (benchmarks/panel_model_ab.cc).
 bool panel_disabled() {
-  static const bool off = [] {
-    const char *v = std::getenv("DISCO_PANEL_GEMM");
-    return v && std::string(v) == "0";
-  }();
-  return off;
+  const char *v = std::getenv("DISCO_PANEL_GEMM");
+  return v && std::string(v) == "0";
 }
 
 bool MatmulKernel::make_panel(const ExternTensor &b, const Layout &l, const Epilogue &e, Entry &en) {
