@@ -1,7 +1,8 @@
 // What the oneDNN backend takes: a MatMul, Gemm or Conv (the anchor) with
 // the epilogue that follows it as oneDNN post-ops: bias and residual adds,
 // Relu, Gelu (in the erf form PyTorch exports, or opset 20's Gelu node),
-// Sigmoid, Tanh, LeakyRelu, Clip, scalar scaling and inference
+// Sigmoid, SiLU (Mul(c, Sigmoid(c))), HardSwish, HardSigmoid, Tanh,
+// LeakyRelu, Clip, scalar scaling and inference
 // BatchNormalization. Also MaxPool, AveragePool and their Global forms, and
 // (where only convolutions and poolings read the result) a Concat along the
 // channels and a squeeze-excitation's Mul by a per-channel value, alone, so
