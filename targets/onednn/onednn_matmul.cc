@@ -288,24 +288,28 @@ memory::desc panel_weights_desc(int64_t k, int64_t n, int64_t width) {
   return memory::desc(md);
 }
 
-// On AVX2 CPUs, the products that oneDNN 2.6 runs on its gemm:jit (more
-// than 64 rows, weights over 2 MiB: make_inner_product) when B's rows are a
-// multiple of 2 KiB apart (n a multiple of 512): there gemm:jit, which packs
-// B on every call, ran at about half its speed at other n (on this EPYC at
-// 154 rows and K = 768, panel_gemm_avx2's time over its own was 0.50-0.63
-// for n = 1024, 2048, 3072, 3584 and 4096, 0.80 at 2560, and 0.87-1.33 at
-// 1280, 1536, 2304 and 2816, where the two kernels run at one speed). So the
-// AVX2 panel product takes those: the transformers' MLPs (n = 2048, 3072,
-// and 512 from K = 2048), 0.5-0.7 of gemm:jit's time at 128 to 256 rows on
-// one and two threads. At 394 rows they were even (vit_b_16 at batch 2),
-// and up to 64 rows oneDNN's inner product won as often as it lost.
-// benchmarks/results/panel-avx2-2026-12-02.md has the measurements.
+// On AVX2 CPUs, the products with B's rows a multiple of 2 KiB apart (n a
+// multiple of 512): there oneDNN 2.6's gemm:jit (more than 64 rows, weights
+// over 2 MiB: make_inner_product), which packs B on every call, ran at about
+// half its speed at other n. On this EPYC at 154 rows and K = 768,
+// panel_gemm_avx2's time over gemm:jit's was 0.56-0.78 for n = 1024, 1536,
+// 2048, 2560, 3072, 3584 and 4096, and 0.98-1.03 at 1280, 2304 and 2816,
+// where the two kernels run at one speed (so those stay with oneDNN). So
+// the AVX2 panel product takes the transformers' MLPs (n = 2048, 3072, and
+// 512 from K = 2048) and fused qkv of 1536: 0.50-0.85 of gemm:jit's time at
+// 128 to 256 rows on one thread, 0.45-0.99 on two. Against the inner
+// product that [512, 512] weights (1 MiB) get, 0.72-0.80 at 128 to 256
+// rows on one thread, 0.71-1.00 on two. At 394 rows (vit_b_16 at batch 2)
+// it won at 0.67-0.95 in the quieter run but lost at 1.03-1.22 in a loaded
+// one, and up to 64 rows oneDNN's inner product won as often as it lost:
+// those stay with oneDNN. benchmarks/results/panel-avx2-2026-12-02.md.
 constexpr int64_t kPanelAvx2MaxRows = 320;
 constexpr int64_t kPanelAvx2Columns = 512;
+constexpr int64_t kPanelAvx2MinWeights = 1 << 20;
 
 bool panel_avx2_takes(int64_t rows, int64_t k, int64_t n) {
   return rows > kInnerProductMaxRows && rows <= kPanelAvx2MaxRows &&
-         k * n * static_cast<int64_t>(sizeof(float)) > kInnerProductMaxColdWeights && n % kPanelAvx2Columns == 0;
+         k * n * static_cast<int64_t>(sizeof(float)) >= kPanelAvx2MinWeights && n % kPanelAvx2Columns == 0;
 }
 
 // The panel product off (DISCO_PANEL_GEMM=0): oneDNN's products instead,

@@ -512,34 +512,34 @@ TEST(OnednnPanelAvx2, GeluEpilogueIsWithinMathLibrarysBoundOfTheExactGelu) {
   EXPECT_LE(worst, 1.0) << "at x = " << worst_x;
 }
 
-// The matmul step on an AVX2 CPU without AVX-512: constant weights of more
-// than 2 MiB with n a multiple of 512, 65 to 320 rows, each epilogue step
-// the step maps, on one and two threads: panel_gemm avx2 runs it (so named
-// in implementation(), which DISCO_ONEDNN_VERBOSE prints) and matches a
-// double reference, also with the residual in the output buffer and K over
-// one block (1100: the partial sums must not pass through y there). Outside
-// those shapes (64 or 321 rows, n = 500) oneDNN keeps it.
+// The matmul step on an AVX2 CPU without AVX-512: constant weights of 1 MiB
+// or more with n a multiple of 512, 65 to 320 rows, each epilogue step the
+// step maps, on one and two threads: panel_gemm avx2 runs it (so named in
+// implementation(), which DISCO_ONEDNN_VERBOSE prints) and matches a double
+// reference, also with the residual in the output buffer and K over one
+// block (1100: the partial sums must not pass through y there). Outside
+// those shapes (64 or 321 rows, n = 500, weights under 1 MiB) oneDNN keeps it.
 TEST(OnednnPanelAvx2, TheMatmulStepRunsItWithItsEpilogueOnOneAndTwoThreads) {
   if (panel_gemm_cpu() || !panel_gemm_avx2_cpu()) GTEST_SKIP() << "for AVX2 CPUs without AVX-512";
-  const int64_t kk = 1100;
   struct Case {
     std::string post_ops;
     int second;  // 0: none; 1: [m, n]; 2: [m, 1]; 3: the output buffer itself, holding a residual
   };
   struct Run {
     int threads;
-    int64_t m, n;
+    int64_t m, kk, n;
     bool panel;
   };
-  const std::vector<Run> runs = {{1, 77, 512, true},   {1, 197, 1024, true},  {2, 65, 512, true},  {2, 320, 512, true},
-                                 {1, 64, 512, false}, {2, 321, 512, false}, {1, 154, 500, false}};
+  const std::vector<Run> runs = {{1, 77, 1100, 512, true},  {1, 197, 1100, 1024, true}, {2, 65, 1100, 512, true},
+                                 {2, 320, 1100, 512, true}, {1, 100, 512, 512, true},   {1, 64, 1100, 512, false},
+                                 {2, 321, 1100, 512, false}, {1, 154, 1100, 500, false}, {1, 100, 511, 512, false}};
   for (const Case &c : {Case{"add,gelu_erf", 0}, Case{"add,add", 1}, Case{"relu:0.1,linear:0.5:0.25,mul,add", 2},
                         Case{"add", 3}}) {
     for (const Run &run : runs) {
       // oneDNN's matmul (gemm:jit) sums a residual in the output buffer wrong
       // (2000x the tolerance at 321 rows): not the panel product's to check.
       if (c.second == 3 && !run.panel) continue;
-      const int64_t m = run.m, n = run.n;
+      const int64_t m = run.m, kk = run.kk, n = run.n;
       TensorData w = random_f32({kk, n}, 3, 0.05f), bias = random_f32({n}, 4, 0.5f);
       auto k = make_kernel("onednn.matmul", {{"trans_a", "0"}, {"trans_b", "0"}, {"post_ops", c.post_ops}});
       k->set_num_threads(run.threads);
