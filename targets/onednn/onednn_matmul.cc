@@ -300,9 +300,9 @@ memory::desc panel_weights_desc(int64_t k, int64_t n, int64_t width) {
 // 128 to 256 rows on one thread, 0.45-0.99 on two. Against the inner
 // product that [512, 512] weights (1 MiB) get, 0.72-0.80 at 128 to 256
 // rows on one thread, 0.71-1.00 on two. At 394 rows (vit_b_16 at batch 2)
-// it won at 0.67-0.95 in the quieter run but lost at 1.03-1.22 in a loaded
-// one, and up to 64 rows oneDNN's inner product won as often as it lost:
-// those stay with oneDNN. benchmarks/results/panel-avx2-2026-12-02.md.
+// it was mixed (0.67-1.10 in the quieter run, 0.76-1.32 in a loaded one),
+// and up to 64 rows oneDNN's inner product won as often as it lost: those
+// stay with oneDNN. benchmarks/results/panel-avx2-2026-12-02.md.
 constexpr int64_t kPanelAvx2MaxRows = 320;
 constexpr int64_t kPanelAvx2Columns = 512;
 constexpr int64_t kPanelAvx2MinWeights = 1 << 20;
