@@ -118,6 +118,7 @@ class ConvKernel : public OnednnStep {
   // Staging memory shared by all cache entries (one runs at a time): X, Y, W, then one per operand.
   std::vector<Scratch> scratch_;
   Scratch box_scratch_[2];  // a box's X and Y
+  std::vector<Scratch> alias_copies_;  // per operand: one read from Y's own memory (run)
 };
 
 ConvKernel::Geometry ConvKernel::geometry(const ExternTensor &x, const ExternTensor &w) const {
@@ -431,7 +432,23 @@ void ConvKernel::run(const ExternCall &call) {
   en->wei.set_data_handle(w.data);
   if (en->wei_copy) en->wei_inner.set_data_handle(scratch_[2].get(en->wei_inner.get_desc().get_size() / sizeof(float)));
   if (bias) en->bias.set_data_handle(bias->data);
-  for (size_t i : en->binary) en->operands[i].bind(e.operands[i].data, scratch_[3 + i]);
+  // An operand in Y's own memory (the plan may give a value's buffer to the
+  // result): the convolution writes partial sums there before the post-op
+  // reads it, so the post-op reads a copy (as onednn_matmul.cc does).
+  const auto out_begin = reinterpret_cast<uintptr_t>(dst);
+  const auto out_end = out_begin + static_cast<uintptr_t>(y.num_elements()) * sizeof(float);
+  if (alias_copies_.size() < en->operands.size()) alias_copies_.resize(en->operands.size());
+  for (size_t i : en->binary) {
+    const void *data = e.operands[i].data;
+    const size_t bytes = en->operands[i].user.get_desc().get_size();
+    const auto at = reinterpret_cast<uintptr_t>(data);
+    if (at < out_end && out_begin < at + bytes) {
+      float *copy = alias_copies_[i].get(bytes / sizeof(float));
+      std::memcpy(copy, data, bytes);
+      data = copy;
+    }
+    en->operands[i].bind(data, scratch_[3 + i]);
+  }
   // Inputs into the primitive's layouts, the convolution, the result back out.
   auto copy = [&](dnnl::reorder &r, memory &from, memory &to) {
     use_team(team_for_copy(static_cast<int64_t>(to.get_desc().get_size() / sizeof(float))));

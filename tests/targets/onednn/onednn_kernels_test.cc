@@ -218,8 +218,8 @@ TEST(OnednnKernels, SqueezeExcitationBlocksWithSiluAndHardSwishRunTheirActivatio
   // MobileNetV3's and EfficientNet's block as PyTorch exports it: an expand
   // conv, SiLU (Mul(c, Sigmoid(c))), a depthwise conv, HardSwish, then the
   // squeeze-excitation (GlobalAveragePool, conv, Relu, conv, HardSigmoid)
-  // scaling the map, and a project conv. Only the scaling Mul is left to the
-  // host (its scale is computed from its other operand).
+  // scaling the map, and a project conv. The scaling Mul (its scale computed
+  // from its other operand) is a oneDNN step of its own (onednn_binary.cc).
   GraphBuilder b;
   auto x = b.input("x", DType::F32, {sym("n"), 8, sym("h"), sym("w")});
   TensorData w1 = random_f32({16, 8, 1, 1}, 61, 0.5f), w2 = random_f32({16, 1, 3, 3}, 62, 0.5f),
@@ -252,8 +252,8 @@ TEST(OnednnKernels, SqueezeExcitationBlocksWithSiluAndHardSwishRunTheirActivatio
     expect_near_all(out[0], s5, want, "n " + std::to_string(xs[0]) + " h " + std::to_string(xs[2]));
   }
   const StepCount c = count_steps(s.last_compile().plan);
-  EXPECT_EQ(c.onednn, 6);  // five convolutions and the pooling
-  EXPECT_EQ(c.other, 1);   // the scaling Mul
+  EXPECT_EQ(c.onednn, 7);  // five convolutions, the pooling and the scaling Mul
+  EXPECT_EQ(c.other, 0);
 }
 
 // libgomp's, declared here so that the test needs no OpenMP flags.
