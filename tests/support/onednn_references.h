@@ -64,6 +64,19 @@ inline std::vector<float> ref_matmul(const std::vector<float> &a, Dims sa, const
   return y;
 }
 
+// ONNX GlobalAveragePool of NCHW x, in double.
+inline std::vector<float> ref_global_average(const std::vector<float> &x, const Dims &xs, Dims *out) {
+  *out = {xs[0], xs[1], 1, 1};
+  const int64_t hw = xs[2] * xs[3];
+  std::vector<float> y(numel(*out));
+  for (int64_t p = 0; p < xs[0] * xs[1]; ++p) {
+    double s = 0;
+    for (int64_t k = 0; k < hw; ++k) s += x[p * hw + k];
+    y[p] = static_cast<float>(s / hw);
+  }
+  return y;
+}
+
 // ONNX Conv, 2-D, explicit pads {top, left, bottom, right}.
 inline std::vector<float> ref_conv2d(const std::vector<float> &x, const Dims &xs, const std::vector<float> &w, const Dims &ws,
                               const std::vector<float> &bias, Dims strides, Dims dil, Dims pads, int64_t group,

@@ -56,16 +56,11 @@ void check_se(const Se &se, bool want_binary) {
   for (Dims xs : {Dims{1, 3, 5, 6}, Dims{2, 3, 4, 3}}) {
     TensorData tx = tensor(xs, 0.5f, 9);
     auto out = sess.run({tx});
-    Dims as, gs = {xs[0], 8, 1, 1}, hs, ss, ys;
+    Dims as, gs, hs, ss, ys;
     auto ra = ref_conv2d(values(tx), xs, values(w1), w1.shape, values(b1), {1, 1}, {1, 1}, {1, 1, 1, 1}, 1, &as);
     for (auto &v : ra) v = std::max(v, 0.0f);
     const int64_t spatial = as[2] * as[3];
-    std::vector<float> rg(static_cast<size_t>(as[0] * 8));
-    for (size_t i = 0; i < rg.size(); ++i) {
-      double sum = 0;
-      for (int64_t p = 0; p < spatial; ++p) sum += ra[i * spatial + p];
-      rg[i] = static_cast<float>(sum / spatial);
-    }
+    const std::vector<float> rg = ref_global_average(ra, as, &gs);
     auto rh = ref_conv2d(rg, gs, values(wa), wa.shape, values(ba), {1, 1}, {1, 1}, {0, 0, 0, 0}, 1, &hs);
     for (auto &v : rh) v = std::max(v, 0.0f);
     auto rs = ref_conv2d(rh, hs, values(wb), wb.shape, values(bb), {1, 1}, {1, 1}, {0, 0, 0, 0}, 1, &ss);

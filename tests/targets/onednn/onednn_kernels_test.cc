@@ -202,18 +202,6 @@ TEST(OnednnKernels, WithoutInputChannelsSwishAndHardSwishApplyToTheBias) {
 }
 
 // Global average pooling of NCHW in float64.
-std::vector<float> ref_global_average(const std::vector<float> &x, const Dims &xs, Dims *out) {
-  *out = {xs[0], xs[1], 1, 1};
-  const int64_t hw = xs[2] * xs[3];
-  std::vector<float> y(numel(*out));
-  for (int64_t p = 0; p < xs[0] * xs[1]; ++p) {
-    double s = 0;
-    for (int64_t k = 0; k < hw; ++k) s += x[p * hw + k];
-    y[p] = static_cast<float>(s / hw);
-  }
-  return y;
-}
-
 TEST(OnednnKernels, SqueezeExcitationBlocksWithSiluAndHardSwishRunTheirActivationsInOnednn) {
   // MobileNetV3's and EfficientNet's block as PyTorch exports it: an expand
   // conv, SiLU (Mul(c, Sigmoid(c))), a depthwise conv, HardSwish, then the

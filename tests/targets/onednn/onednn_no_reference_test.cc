@@ -349,18 +349,6 @@ std::vector<float> max_pooled(const std::vector<float> &x, const Dims &xs, Dims 
 }
 
 // GlobalAveragePool over [n, c, h, w].
-std::vector<float> averaged(const std::vector<float> &x, const Dims &xs, Dims *out) {
-  *out = {xs[0], xs[1], 1, 1};
-  const int64_t hw = xs[2] * xs[3];
-  std::vector<float> y(numel(*out));
-  for (int64_t p = 0; p < xs[0] * xs[1]; ++p) {
-    double s = 0;
-    for (int64_t k = 0; k < hw; ++k) s += x[p * hw + k];
-    y[p] = static_cast<float>(s / hw);
-  }
-  return y;
-}
-
 TEST(OnednnNoReferenceCode, ConvolutionsAndPoolingsOnTheBlockedLayout) {
   // Values of 8k channels pass between oneDNN steps blocked (nChw8c): the
   // first convolution's 3 plain channels in and 16 blocked out, a pooling, a
@@ -402,7 +390,7 @@ TEST(OnednnNoReferenceCode, ConvolutionsAndPoolingsOnTheBlockedLayout) {
     h = relu(combined(ref_conv2d(h, sp, vals(w2), w2.shape, {}, one, one, same, 1, &s2), s2, h, sp, false));
     h = relu(ref_conv2d(h, s2, vals(w3), w3.shape, {}, one, one, same, 2, &sg));
     const auto dw = ref_conv2d(h, sg, vals(w4), w4.shape, {}, one, one, same, 16, &sd);
-    h = relu(ref_conv2d(averaged(dw, sd, &sa), sa, vals(w5), w5.shape, {}, one, one, none, 1, &s5));
+    h = relu(ref_conv2d(ref_global_average(dw, sd, &sa), sa, vals(w5), w5.shape, {}, one, one, none, 1, &s5));
     const auto want_se = ref_conv2d(h, s5, vals(w6), w6.shape, {}, one, one, none, 1, &s6);
     const auto want_map = ref_conv2d(dw, sd, vals(w7), w7.shape, {}, one, one, none, 1, &s7);
     const std::string what =
