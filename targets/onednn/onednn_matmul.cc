@@ -308,9 +308,16 @@ constexpr int64_t kPanelAvx2MaxRows = 320;
 constexpr int64_t kPanelAvx2Columns = 512;
 constexpr int64_t kPanelAvx2MinWeights = 1 << 20;
 
+// Also 2 to 8 rows (a classifier head at a small batch) with weights of
+// 1 MiB and more, any n: 2.6's inner product packs B on every call from two
+// rows on (960 x 1280 weights: 0.45 ms at 2 rows, 0.08 at one, hot), which
+// the panel product's packed weights never do.
+constexpr int64_t kPanelAvx2FewRows = 8;
+
 bool panel_avx2_takes(int64_t rows, int64_t k, int64_t n) {
-  return rows > kInnerProductMaxRows && rows <= kPanelAvx2MaxRows &&
-         k * n * static_cast<int64_t>(sizeof(float)) >= kPanelAvx2MinWeights && n % kPanelAvx2Columns == 0;
+  const bool big = k * n * static_cast<int64_t>(sizeof(float)) >= kPanelAvx2MinWeights;
+  if (rows >= 2 && rows <= kPanelAvx2FewRows) return big;
+  return rows > kInnerProductMaxRows && rows <= kPanelAvx2MaxRows && big && n % kPanelAvx2Columns == 0;
 }
 
 // The panel product off (DISCO_PANEL_GEMM=0): oneDNN's products instead,
@@ -641,26 +648,29 @@ void MatmulKernel::run(const ExternCall &call) {
     en->wei.set_data_handle(b.data);
   }
   if (!en->staged_dst.reorder) en->dst.set_data_handle(dst);
-  if (en->bias >= 0) en->bias_mem.set_data_handle(const_cast<float *>(e.operands[en->bias].data));
+  // An operand in the result's own memory (the plan may give a residual's
+  // buffer to the result): 2.6's gemm writes partial sums there before a
+  // post-op or the bias reads it (2000x the tolerance at 321 x 1100 x 512, and
+  // at one row, where a [1, N] residual is the bias), so those read a copy.
   const auto out_begin = reinterpret_cast<uintptr_t>(dst);
   const auto out_end = out_begin + static_cast<uintptr_t>(y.num_elements()) * sizeof(float);
+  auto unaliased = [&](void *data, size_t bytes, size_t operand) -> void * {
+    const auto at = reinterpret_cast<uintptr_t>(data);
+    if (at >= out_end || out_begin >= at + bytes) return data;
+    if (alias_copies_.size() <= operand) alias_copies_.resize(operand + 1);
+    alias_copies_[operand].resize(bytes / sizeof(float));
+    std::memcpy(alias_copies_[operand].data(), data, bytes);
+    return alias_copies_[operand].data();
+  };
+  if (en->bias >= 0) {
+    void *bias = const_cast<float *>(e.operands[en->bias].data);
+    en->bias_mem.set_data_handle(unaliased(bias, en->bias_mem.get_desc().get_size(), en->bias));
+  }
   for (auto &[i, mem] : en->binary) {
     void *data = const_cast<float *>(e.operands[i].data);
     for (auto &x : en->expanded)
       if (x.operand == i) broadcast_to_dense(e.operands[i].data, x.from, x.to, x.data.data()), data = x.data.data();
-    // An operand in the result's own memory (the plan may give a residual's
-    // buffer to the result): 2.6's gemm writes partial sums there before the
-    // post-op reads it (2000x the tolerance at 321 x 1100 x 512), so the
-    // post-op reads a copy.
-    const size_t bytes = mem.get_desc().get_size();
-    const auto at = reinterpret_cast<uintptr_t>(data);
-    if (at < out_end && out_begin < at + bytes) {
-      if (alias_copies_.size() <= i) alias_copies_.resize(i + 1);
-      alias_copies_[i].resize(bytes / sizeof(float));
-      std::memcpy(alias_copies_[i].data(), data, bytes);
-      data = alias_copies_[i].data();
-    }
-    mem.set_data_handle(data);
+    mem.set_data_handle(unaliased(data, mem.get_desc().get_size(), i));
   }
   if (en->sum >= 0 && e.operands[en->sum].data != dst)
     std::memcpy(dst, e.operands[en->sum].data, static_cast<size_t>(y.num_elements()) * sizeof(float));

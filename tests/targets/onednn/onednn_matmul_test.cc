@@ -532,7 +532,10 @@ TEST(OnednnPanelAvx2, TheMatmulStepRunsItWithItsEpilogueOnOneAndTwoThreads) {
   };
   const std::vector<Run> runs = {{1, 77, 1100, 512, true},  {1, 197, 1100, 1024, true}, {2, 65, 1100, 512, true},
                                  {2, 320, 1100, 512, true}, {1, 100, 512, 512, true},   {1, 64, 1100, 512, false},
-                                 {2, 321, 1100, 512, false}, {1, 154, 1100, 500, false}, {1, 100, 511, 512, false}};
+                                 {2, 321, 1100, 512, false}, {1, 154, 1100, 500, false}, {1, 100, 511, 512, false},
+                                 // A classifier head at a small batch: 2 to 8 rows, any n, weights of 1 MiB on.
+                                 {1, 2, 1100, 1000, true},  {2, 8, 1100, 300, true},   {1, 1, 1100, 512, false},
+                                 {1, 4, 200, 512, false}};
   for (const Case &c : {Case{"add,gelu_erf", 0}, Case{"add,add", 1}, Case{"relu:0.1,linear:0.5:0.25,mul,add", 2},
                         Case{"add", 3}}) {
     for (const Run &run : runs) {
