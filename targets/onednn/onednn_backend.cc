@@ -20,14 +20,14 @@ std::string unit_label(const Graph &g, const OnednnUnit &u) {
   return s;
 }
 
-// One extern step per unit. Inputs: the anchor's operands, then the operands
-// of the binary post-ops in list order. Output: the unit's last value (its
-// intermediates each have one reader, inside the unit).
-// Values this region's steps hand each other channels last (onednn_layout.h):
-// the result of a Conv, Pool, Concat or Binary unit, not a graph output, that
-// every reader takes as a Conv's, Pool's or Binary's X, a Concat's input or a
-// Conv's full-rank post-op operand (or, having one position, as a Binary's S). A Concat's result is held blocked only when each
-// input fills whole blocks of it (constant channel counts, multiples of 8).
+// Units whose steps read and write tensors in oneDNN's layout (onednn_layout.h).
+bool spatial(const OnednnUnit &u) {
+  return u.anchor == OnednnUnit::Conv || u.anchor == OnednnUnit::Pool || u.anchor == OnednnUnit::Concat ||
+         u.anchor == OnednnUnit::Binary;
+}
+
+// A Concat's result is held blocked only when each input fills whole blocks
+// of it (constant channel counts, multiples of 8).
 bool concat_fills_blocks(const MatchContext &ctx, const OnednnUnit &u) {
   const Shape *out = ctx.shape_of(u.output);
   if (!out || !(*out)[1].is_const() || (*out)[1].as_const() % kChannelBlock != 0) return true;  // not blocked
@@ -38,11 +38,11 @@ bool concat_fills_blocks(const MatchContext &ctx, const OnednnUnit &u) {
   return true;
 }
 
+// Values this region's steps hand each other channels last (onednn_layout.h):
+// the result of a spatial unit, not a graph output, that every reader takes
+// as a Conv's, Pool's or Binary's X, a Concat's input or a Conv's full-rank
+// post-op operand (or, having one position, as a Binary's S).
 std::set<int> channels_last_values(const MatchContext &ctx, const std::vector<const OnednnUnit *> &units) {
-  auto spatial = [](const OnednnUnit &u) {
-    return u.anchor == OnednnUnit::Conv || u.anchor == OnednnUnit::Pool || u.anchor == OnednnUnit::Concat ||
-           u.anchor == OnednnUnit::Binary;
-  };
   auto rank = [&](int vid) { return ctx.value(vid).shape ? static_cast<int>(ctx.value(vid).shape->size()) : -1; };
   std::map<int, const OnednnUnit *> unit_of;  // node -> its unit
   for (const OnednnUnit *u : units)
@@ -73,13 +73,15 @@ std::set<int> channels_last_values(const MatchContext &ctx, const std::vector<co
   return values;
 }
 
+// One extern step per unit. Inputs: the anchor's operands, then the operands
+// of the binary post-ops in list order. Output: the unit's last value (its
+// intermediates each have one reader, inside the unit).
 PlanStep unit_step(const OnednnUnit &u, const Region &region, const std::set<int> &channels_last, PlanBuilder &b) {
   PlanStep step;
   step.label = unit_label(b.graph(), u);
   step.symbols = region.symbols;
   step.params["post_ops"] = post_ops_to_string(u.post_ops);
-  if (u.anchor == OnednnUnit::Conv || u.anchor == OnednnUnit::Pool || u.anchor == OnednnUnit::Concat ||
-      u.anchor == OnednnUnit::Binary) {
+  if (spatial(u)) {
     // Step inputs kept channels last: X (0), a Concat's inputs or a Binary's
     // X and S and, for a Conv, post-op operands (3 on).
     std::vector<int64_t> inputs;

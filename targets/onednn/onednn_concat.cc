@@ -49,10 +49,6 @@ class ConcatKernel : public OnednnStep {
     std::string impl;
   };
   bool kept(size_t input) const { return std::find(kept_.begin(), kept_.end(), input) != kept_.end(); }
-  // The layout disco's buffer holds a tensor of `dims` in: channels_last_desc by agreement, else plain.
-  static memory::desc held(const memory::dims &dims, bool channels_last) {
-    return channels_last ? channels_last_desc(dims) : plain_desc(dims);
-  }
   Entry make_entry(const ExternCall &call);
   void clear_cache() override { cache_.clear(); }
 
@@ -63,7 +59,7 @@ class ConcatKernel : public OnednnStep {
 
 ConcatKernel::Entry ConcatKernel::make_entry(const ExternCall &call) {
   const ExternTensor &y = call.outputs[0];
-  const memory::desc out = held(y.shape, kept_output_);
+  const memory::desc out = held_desc(y.shape, kept_output_);
   const bool out_blocked = kept_output_ && blocked(y.shape);
   const bool out_plain = !kept_output_ || same_order(y.shape);
   int64_t spatial = 1;
@@ -85,7 +81,7 @@ ConcatKernel::Entry ConcatKernel::make_entry(const ExternCall &call) {
       check(!out_blocked || first % kChannelBlock == 0, "input ", i, " ", shape_text(dims), " starts at channel ",
             first, ", inside a block of the result's blocked layout");
       const auto &eng = onednn_engine();
-      p.src = memory(held(dims, kept(i)), eng, nullptr);
+      p.src = memory(held_desc(dims, kept(i)), eng, nullptr);
       p.dst = memory(out.submemory_desc(dims, offsets), eng, nullptr);
       auto pd = guarded("create a reorder", [&] { return dnnl::reorder::primitive_desc(p.src, p.dst); });
       made_primitive(pd);

@@ -7,7 +7,7 @@
 // 2.6 picks a slower convolution (jit rather than brgconv, 6.1 vs 4.3 ms on
 // convnet's 8x32x64x64 3x3 block).
 // Taps of the window that read only padding at a run's shape are cropped from
-// a constant W before the primitive is made (crop_dead_taps): DeepLab's ASPP
+// a constant W before the primitive is made (geometry, crop_taps): DeepLab's ASPP
 // convs (3x3, dilations 12, 24, 36) on a 14x14 map are 1x1 convs in all but
 // name, and 2.6 runs dilated convs on its im2col gemm, which multiplies the
 // padding's zeros too. Where the taps that read X change along the output
@@ -95,6 +95,7 @@ class ConvKernel : public OnednnStep {
   Entry make_entry_in(const ExternTensor &x, const ExternTensor &w, const void *wdata, const ExternTensor *bias,
                       const Geometry &g, const Epilogue &e, const memory::dims &wdims, const memory::desc &src_desc,
                       const memory::desc &dst_desc);
+  memory::dims grouped(memory::dims wdims) const;
   // Sets `en`'s boxes from its staged X and Y; false where they would not pay or oneDNN has no JIT kernel for one.
   bool make_boxes(const ExternTensor &x, const ExternTensor &w, const ExternTensor *bias, const Geometry &g,
                   const Epilogue &e, Entry &en);
@@ -194,8 +195,24 @@ std::vector<float> crop_taps(const ExternTensor &w, const std::vector<int64_t> &
   return out;
 }
 
+// W's dims [M, C/g, k...] as oneDNN's: [g, M/g, C/g, k...] in the same bytes for a grouped conv.
+memory::dims ConvKernel::grouped(memory::dims wdims) const {
+  if (group_ > 1) {
+    wdims[0] /= group_;
+    wdims.insert(wdims.begin(), group_);
+  }
+  return wdims;
+}
+
 ConvKernel::Entry ConvKernel::make_entry(const ExternTensor &x, const ExternTensor &w, const ExternTensor *bias,
                                          const Geometry &g, const Epilogue &e) {
+  Entry en;
+  // Boxes first (make_boxes): they take X and Y blocked and need no primitive for the whole window.
+  en.src = Staged::make(x.shape, false, channels_last(0), channels_last_desc(x.shape));
+  en.dst = Staged::make(g.out, true, channels_last_output_, channels_last_desc(g.out));
+  en.wei = memory(plain_desc(grouped(w.shape)), onednn_engine(), nullptr);
+  if (bias) en.bias = memory(plain_desc(bias->shape), onednn_engine(), nullptr);  // run() binds both
+  if (make_boxes(x, w, bias, g, e, en)) return en;
   memory::dims wdims = w.shape;
   std::vector<float> cropped;
   if (g.cropped) {
@@ -203,10 +220,7 @@ ConvKernel::Entry ConvKernel::make_entry(const ExternTensor &x, const ExternTens
     std::copy(g.taps.begin(), g.taps.end(), wdims.begin() + 2);
   }
   const void *wdata = g.cropped ? cropped.data() : w.data;
-  if (group_ > 1) {  // [M, C/g, k...] is [g, M/g, C/g, k...] in the same bytes
-    wdims[0] /= group_;
-    wdims.insert(wdims.begin(), group_);
-  }
+  wdims = grouped(wdims);
   // The layouts the primitive sees for X and Y, in the order tried. 2.6 has no
   // JIT kernel for one side blocked and the other nhwc (reference code for the
   // first convolution's 3 channels in and for a squeeze-excitation's 104 -> 26);
@@ -216,13 +230,6 @@ ConvKernel::Entry ConvKernel::make_entry(const ExternTensor &x, const ExternTens
       {channels_last_desc(x.shape), channels_last_desc(g.out)}};
   if (blocked(g.out) && !blocked(x.shape)) layouts.push_back({plain_desc(x.shape), channels_last_desc(g.out)});
   if (blocked(g.out) || blocked(x.shape)) layouts.push_back({unblocked_desc(x.shape), unblocked_desc(g.out)});
-  Entry en;
-  // Boxes first (make_boxes): they take X and Y blocked and need no primitive for the whole window.
-  en.src = Staged::make(x.shape, false, channels_last(0), channels_last_desc(x.shape));
-  en.dst = Staged::make(g.out, true, channels_last_output_, channels_last_desc(g.out));
-  en.wei = memory(plain_desc(wdims), onednn_engine(), nullptr);
-  if (bias) en.bias = memory(plain_desc(bias->shape), onednn_engine(), nullptr);  // run() binds both
-  if (make_boxes(x, w, bias, g, e, en)) return en;
   for (const auto &[src_desc, dst_desc] : layouts) {
     en = make_entry_in(x, w, wdata, bias, g, e, wdims, src_desc, dst_desc);
     if (en.impl.find("ref") == std::string::npos) break;
@@ -273,10 +280,7 @@ bool ConvKernel::make_boxes(const ExternTensor &x, const ExternTensor &w, const 
       count.push_back(taps);
     }
     const std::vector<float> cropped = crop_taps(w, first, count);
-    if (group_ > 1) {
-      wdims[0] /= group_;
-      wdims.insert(wdims.begin(), group_);
-    }
+    wdims = grouped(wdims);
     const memory::dims zeros(sp, 0);
     Entry::Box box;
     bool jit = false;
@@ -432,23 +436,12 @@ void ConvKernel::run(const ExternCall &call) {
   en->wei.set_data_handle(w.data);
   if (en->wei_copy) en->wei_inner.set_data_handle(scratch_[2].get(en->wei_inner.get_desc().get_size() / sizeof(float)));
   if (bias) en->bias.set_data_handle(bias->data);
-  // An operand in Y's own memory (the plan may give a value's buffer to the
-  // result): the convolution writes partial sums there before the post-op
-  // reads it, so the post-op reads a copy (as onednn_matmul.cc does).
-  const auto out_begin = reinterpret_cast<uintptr_t>(dst);
-  const auto out_end = out_begin + static_cast<uintptr_t>(y.num_elements()) * sizeof(float);
+  const size_t out_bytes = static_cast<size_t>(y.num_elements()) * sizeof(float);
   if (alias_copies_.size() < en->operands.size()) alias_copies_.resize(en->operands.size());
-  for (size_t i : en->binary) {
-    const void *data = e.operands[i].data;
-    const size_t bytes = en->operands[i].user.get_desc().get_size();
-    const auto at = reinterpret_cast<uintptr_t>(data);
-    if (at < out_end && out_begin < at + bytes) {
-      float *copy = alias_copies_[i].get(bytes / sizeof(float));
-      std::memcpy(copy, data, bytes);
-      data = copy;
-    }
-    en->operands[i].bind(data, scratch_[3 + i]);
-  }
+  for (size_t i : en->binary)
+    en->operands[i].bind(apart_from_result(e.operands[i].data, en->operands[i].user.get_desc().get_size(), dst,
+                                           out_bytes, alias_copies_[i]),
+                         scratch_[3 + i]);
   // Inputs into the primitive's layouts, the convolution, the result back out.
   auto copy = [&](dnnl::reorder &r, memory &from, memory &to) {
     use_team(team_for_copy(static_cast<int64_t>(to.get_desc().get_size() / sizeof(float))));

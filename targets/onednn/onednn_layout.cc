@@ -1,5 +1,8 @@
 #include "targets/onednn/onednn_layout.h"
 
+#include <cstdint>
+#include <cstring>
+
 #include "targets/onednn/onednn_step.h"
 
 namespace disco {
@@ -14,6 +17,10 @@ dnnl::memory::desc channels_last_desc(const memory::dims &dims) {
                         : rank == 4 ? memory::format_tag::nChw8c
                                     : memory::format_tag::nCdhw8c);
   return unblocked_desc(dims);
+}
+
+dnnl::memory::desc held_desc(const memory::dims &dims, bool channels_last) {
+  return channels_last ? channels_last_desc(dims) : plain_desc(dims);
 }
 
 dnnl::memory::desc unblocked_desc(const memory::dims &dims) {
@@ -40,6 +47,14 @@ float *Scratch::get(size_t n) {
   return reinterpret_cast<float *>((p + 63) & ~uintptr_t(63));
 }
 
+const void *apart_from_result(const void *data, size_t bytes, const void *out, size_t out_bytes, Scratch &copy) {
+  const auto at = reinterpret_cast<uintptr_t>(data), out_at = reinterpret_cast<uintptr_t>(out);
+  if (at >= out_at + out_bytes || out_at >= at + bytes) return data;
+  float *c = copy.get(bytes / sizeof(float));
+  std::memcpy(c, data, bytes);
+  return c;
+}
+
 Staged Staged::make(const memory::dims &dims, bool output, bool user_channels_last) {
   return make(dims, output, user_channels_last, channels_last_desc(dims));
 }
@@ -47,7 +62,7 @@ Staged Staged::make(const memory::dims &dims, bool output, bool user_channels_la
 Staged Staged::make(const memory::dims &dims, bool output, bool user_channels_last, const memory::desc &inner) {
   const auto &eng = onednn_engine();
   Staged s;
-  s.user = memory(user_channels_last ? channels_last_desc(dims) : plain_desc(dims), eng, nullptr);
+  s.user = memory(held_desc(dims, user_channels_last), eng, nullptr);
   s.inner = memory(inner, eng, nullptr);
   s.copied = !same_order(dims) && s.user.get_desc() != inner;
   if (s.copied) s.copy = output ? dnnl::reorder(s.inner, s.user) : dnnl::reorder(s.user, s.inner);

@@ -38,6 +38,10 @@ bool blocked(const dnnl::memory::dims &dims);
 // a residual read as a sum post-op) pick the same one.
 dnnl::memory::desc channels_last_desc(const dnnl::memory::dims &dims);
 
+// The layout disco's buffer holds a tensor of `dims` in: channels_last_desc
+// where the plan keeps it channels last (onednn_backend.cc), else plain.
+dnnl::memory::desc held_desc(const dnnl::memory::dims &dims, bool channels_last);
+
 // nwc, nhwc or ndhwc whatever the channel count: for primitives that 2.6 runs
 // as reference code on the blocked layout (onednn_conv.cc).
 dnnl::memory::desc unblocked_desc(const dnnl::memory::dims &dims);
@@ -56,6 +60,13 @@ class Scratch {
   static constexpr size_t kAlign = 16;  // floats: 64 bytes
   std::vector<float> store_;
 };
+
+// `data` (`bytes` long) where it does not overlap the result [out, out +
+// out_bytes), else a copy of it in `copy`. The plan may give an operand's
+// buffer to the result (an in-place residual); oneDNN 2.6's gemm and
+// convolutions write partial sums into the result before a post-op or the
+// bias reads that operand (1600-2000x the tolerance in onednn_matmul_test).
+const void *apart_from_result(const void *data, size_t bytes, const void *out, size_t out_bytes, Scratch &copy);
 
 // A tensor in disco's buffer (plain or, by agreement, channels_last_desc) that
 // the primitive sees channels last.

@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "targets/onednn/onednn_cache.h"
+#include "targets/onednn/onednn_layout.h"
 #include "targets/onednn/onednn_step.h"
 #include "targets/onednn/onednn_view.h"
 #include "targets/onednn/panel_gemm.h"
@@ -156,7 +157,7 @@ class MatmulKernel : public OnednnStep {
   std::vector<int64_t> out_perm_;  // the result written transposed; empty: as it is
   bool out_reshaped_ = false;      // ... and then reshaped, so the output's shape is not checked dim by dim
   ShapeLruCache<Entry> cache_;
-  std::vector<std::vector<float>> alias_copies_;  // per operand: one read from the result's own memory (run)
+  std::vector<Scratch> alias_copies_;  // per operand: one read from the result's own memory (run)
 };
 
 MatmulKernel::Layout MatmulKernel::layout(const StridedDims &a, const StridedDims &b, const StridedDims &y,
@@ -648,19 +649,12 @@ void MatmulKernel::run(const ExternCall &call) {
     en->wei.set_data_handle(b.data);
   }
   if (!en->staged_dst.reorder) en->dst.set_data_handle(dst);
-  // An operand in the result's own memory (the plan may give a residual's
-  // buffer to the result): 2.6's gemm writes partial sums there before a
-  // post-op or the bias reads it (2000x the tolerance at 321 x 1100 x 512, and
-  // at one row, where a [1, N] residual is the bias), so those read a copy.
-  const auto out_begin = reinterpret_cast<uintptr_t>(dst);
-  const auto out_end = out_begin + static_cast<uintptr_t>(y.num_elements()) * sizeof(float);
-  auto unaliased = [&](void *data, size_t bytes, size_t operand) -> void * {
-    const auto at = reinterpret_cast<uintptr_t>(data);
-    if (at >= out_end || out_begin >= at + bytes) return data;
-    if (alias_copies_.size() <= operand) alias_copies_.resize(operand + 1);
-    alias_copies_[operand].resize(bytes / sizeof(float));
-    std::memcpy(alias_copies_[operand].data(), data, bytes);
-    return alias_copies_[operand].data();
+  // The bias and binary operands are read apart from the result (at one row
+  // a [1, N] residual is the bias): apart_from_result.
+  const size_t out_bytes = static_cast<size_t>(y.num_elements()) * sizeof(float);
+  if (alias_copies_.size() < e.operands.size()) alias_copies_.resize(e.operands.size());
+  auto unaliased = [&](void *data, size_t bytes, size_t operand) {
+    return const_cast<void *>(apart_from_result(data, bytes, dst, out_bytes, alias_copies_[operand]));
   };
   if (en->bias >= 0) {
     void *bias = const_cast<float *>(e.operands[en->bias].data);
