@@ -40,29 +40,7 @@ inline __m512 operand_at(const PanelOp &op, int64_t r, int64_t n) {
 
 // The epilogue on 16 values of row r from column n.
 inline __m512 epilogue(__m512 v, const PanelGemm &g, int64_t r, int64_t n) {
-  for (int i = 0; i < g.num_ops; ++i) {
-    const PanelOp &op = g.ops[i];
-    switch (op.kind) {
-      case PanelOp::Add:
-        v = _mm512_add_ps(v, operand_at(op, r, n));
-        break;
-      case PanelOp::Mul:
-        v = _mm512_mul_ps(v, operand_at(op, r, n));
-        break;
-      case PanelOp::Relu: {
-        const __mmask16 neg = _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ);
-        v = _mm512_mask_mul_ps(v, neg, v, _mm512_set1_ps(op.a));
-        break;
-      }
-      case PanelOp::GeluErf:
-        v = panel_math::gelu_erf<Avx512>(v);
-        break;
-      case PanelOp::Linear:
-        v = _mm512_fmadd_ps(v, _mm512_set1_ps(op.a), _mm512_set1_ps(op.b));
-        break;
-    }
-  }
-  return v;
+  return panel_math::epilogue<Avx512>(v, g.ops, g.num_ops, [&](const PanelOp &op) { return operand_at(op, r, n); });
 }
 
 // R rows of A times one panel: 2R accumulators of 16 lanes, B's two vectors

@@ -84,28 +84,8 @@ inline __m256 operand_at(const PanelOp &op, int64_t r, int64_t n, int64_t cols) 
 
 // The epilogue on 8 values of row r from column n, `cols` of them in y.
 inline __m256 epilogue(__m256 v, const PanelGemm &g, int64_t r, int64_t n, int64_t cols) {
-  for (int i = 0; i < g.num_ops; ++i) {
-    const PanelOp &op = g.ops[i];
-    switch (op.kind) {
-      case PanelOp::Add:
-        v = _mm256_add_ps(v, operand_at(op, r, n, cols));
-        break;
-      case PanelOp::Mul:
-        v = _mm256_mul_ps(v, operand_at(op, r, n, cols));
-        break;
-      case PanelOp::Relu:
-        v = _mm256_blendv_ps(v, _mm256_mul_ps(v, _mm256_set1_ps(op.a)),
-                             _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_LT_OQ));
-        break;
-      case PanelOp::GeluErf:
-        v = panel_math::gelu_erf<Avx2>(v);
-        break;
-      case PanelOp::Linear:
-        v = _mm256_fmadd_ps(v, _mm256_set1_ps(op.a), _mm256_set1_ps(op.b));
-        break;
-    }
-  }
-  return v;
+  return panel_math::epilogue<Avx2>(v, g.ops, g.num_ops,
+                                    [&](const PanelOp &op) { return operand_at(op, r, n, cols); });
 }
 
 // A tile: R rows from `row` times K [k0, k0 + kn) of the panel at column

@@ -13,11 +13,14 @@
 //   nearest integer, as a float), scale(x, k) (x 2^k, k integral),
 //   select_negative(c, a, b) (a where c < 0, else b), keep_nan(x, y) (x where
 //   x is NaN, else y).
-// Templates and constants only: panel_gemm.cc, built for AVX-512, includes it
-// and must hold no library code.
+// The same holds the products' whole epilogue (epilogue), so the AVX-512 and
+// AVX2 products apply one list of steps alike.
+// Templates and constants only: panel_gemm.cc and panel_gemm_avx2.cc, built
+// for their ISAs, include it and must hold no library code.
 #pragma once
 
 #include "lowering/math_coefficients.h"
+#include "targets/onednn/panel_gemm.h"
 
 namespace disco::panel_math {
 
@@ -55,6 +58,34 @@ inline V gelu_erf(V x) {
   const V half_erfc = Ops::mul(half, Ops::mul(t, exp_of_sum<Ops>(hi_c, Ops::sub(rt, lo))));
   const V phi = Ops::select_negative(xc, half_erfc, Ops::sub(Ops::splat(1.0f), half_erfc));
   return Ops::keep_nan(x, Ops::mul(Ops::max(x, Ops::splat(-16.0f)), phi));
+}
+
+// The panel products' epilogue (panel_gemm.h's PanelOp steps, in order) on
+// one vector; `operand(op)` loads a binary step's operand for it (masked or
+// broadcast as the product needs).
+template <class Ops, class V, class Load>
+inline V epilogue(V v, const PanelOp *ops, int num_ops, Load operand) {
+  for (int i = 0; i < num_ops; ++i) {
+    const PanelOp &op = ops[i];
+    switch (op.kind) {
+      case PanelOp::Add:
+        v = Ops::add(v, operand(op));
+        break;
+      case PanelOp::Mul:
+        v = Ops::mul(v, operand(op));
+        break;
+      case PanelOp::Relu:  // a: the slope below zero
+        v = Ops::select_negative(v, Ops::mul(v, Ops::splat(op.a)), v);
+        break;
+      case PanelOp::GeluErf:
+        v = gelu_erf<Ops>(v);
+        break;
+      case PanelOp::Linear:
+        v = Ops::fmadd(v, Ops::splat(op.a), Ops::splat(op.b));
+        break;
+    }
+  }
+  return v;
 }
 
 }  // namespace disco::panel_math
