@@ -328,19 +328,19 @@ Expr mish_f32(const Expr &x) {
 
 // |x| = k pi/2 + r in double, exact for k < 2^23: |x| clamped to 1.3e7
 // first (beyond, where the reduction would be inexact, results stay
-// bounded), so |r| <= pi/4 needs no clamp; k's low bits straight from the
-// bits of k + 1.5 * 2^52, whose low word is k. (t stays outside the strict
-// subtraction: CSE lifts it, read twice, so its multiply-add may fuse.)
+// bounded), so |r| <= pi/4 needs no clamp. k = round(|x| 2/pi) by one
+// rounding instruction, and converted to int32 for the quadrant (five vector
+// operations fewer than through the bits of k + 1.5 * 2^52). Only the first
+// step is strict: it is exact in double, with or without FMA, and the second
+// may fuse.
 struct QuarterTurns {
   Expr r, k;  // float, int32
 };
 QuarterTurns quarter_turns(const Expr &x) {
   Expr ad = Halide::cast<double>(Halide::min(Halide::abs(x), 1.3e7f));
-  const Expr magic(6755399441055744.0);  // 1.5 * 2^52
-  Expr t = ad * Expr(mc::kTwoOverPiD) + magic;
-  Expr kd = opaque(t - magic);
-  Expr rd = opaque((ad - kd * Expr(mc::kHalfPiD1)) - kd * Expr(mc::kHalfPiD2));
-  return {Halide::cast<float>(rd), Halide::cast<int32_t>(Halide::reinterpret(Halide::Int(64, t.type().lanes()), t))};
+  Expr kd = Halide::round(ad * Expr(mc::kTwoOverPiD));
+  Expr rd = opaque(ad - kd * Expr(mc::kHalfPiD1)) - kd * Expr(mc::kHalfPiD2);
+  return {Halide::cast<float>(rd), Halide::cast<int32_t>(kd)};
 }
 
 // sin (cosine: cos) of x: sin r or cos r by quadrant, its sign from the
