@@ -59,6 +59,18 @@ memory::desc strided_desc(const StridedDims &s, size_t rank) {
   return memory::desc(dims, memory::data_type::f32, strides);
 }
 
+// Whether a strided [..., K] tensor is a dense [rows, K], dims of 1 aside
+// (a transposed [1, L, E] read as [L, 1, E] is).
+bool dense_rows(const StridedDims &s) {
+  int64_t expect = 1;
+  for (size_t d = s.dims.size(); d-- > 0;) {
+    if (s.dims[d] == 1) continue;
+    if (s.strides[d] != expect) return false;
+    expect *= s.dims[d];
+  }
+  return true;
+}
+
 // The last two dims of a strided tensor.
 StridedDims matrix_of(const StridedDims &s) {
   const size_t r = s.dims.size();
@@ -99,6 +111,9 @@ class MatmulKernel : public OnednnStep {
     memory::desc src, wei, dst;
     std::vector<memory::desc> operands;
     bool flat = false;  // src and dst are 2-D: [rows, K] and [rows, N]
+    // Set when A's rows (a view) are not dense: its strided desc,
+    // reordered into the dense [rows, K] that `src` describes (rows_of).
+    memory::desc src_view;
   };
   struct Entry {
     dnnl::primitive prim;
@@ -141,6 +156,7 @@ class MatmulKernel : public OnednnStep {
   bool make_panel(const ExternTensor &b, const Layout &l, const Epilogue &e, Entry &en);
   void run_panel(Entry &en, const Epilogue &e, const float *a, float *y, int64_t rows) const;
   void make_matmul(const ExternTensor &b, const Layout &l, const Epilogue &e, Entry &en);
+  void rows_of(Entry &en, const Layout &l);
   // Reorders between the user's tensor (`user`, strided) and the dense one the primitive reads or
   // writes; returns the reorder's implementation.
   std::string stage(Entry::Staged &st, const memory::desc &user, memory &dense, bool into_dense);
@@ -166,9 +182,14 @@ MatmulKernel::Layout MatmulKernel::layout(const StridedDims &a, const StridedDim
   const size_t r = out.size();
   const std::vector<int64_t> pb = pad_to(b.dims, r);
   const int64_t m = out[r - 2], n = out[r - 1], k = trans_a_ ? a.dims[0] : a.dims.back();
-  // Folding A's batch into M needs B without batch, A and the result dense,
-  // and operands that are either constant or full across batch and M.
-  bool fold = r > 2 && product(pb, 0, r - 2) == 1 && !a_view_.present() && out_perm_.empty();
+  // Folding A's batch into M needs B without batch, a dense result, and
+  // operands that are either constant or full across batch and M. A read
+  // through a view folds too (the input of torch's MultiheadAttention,
+  // [B, L, E] transposed to [L, B, E] for its fused qkv Linear, otherwise a
+  // batch of L products of one row each: vit_b_16's took twice the time of
+  // its MLP's larger products): in place when its rows are dense, else
+  // through a reorder into dense rows (rows_of).
+  bool fold = r > 2 && product(pb, 0, r - 2) == 1 && out_perm_.empty();
   for (const auto &o : e.operands) {
     const bool ones = product(o.dims, 0, r - 1) == 1;
     bool full = true;
@@ -181,6 +202,7 @@ MatmulKernel::Layout MatmulKernel::layout(const StridedDims &a, const StridedDim
   if (fold) {
     const int64_t rows = product(out, 0, r - 1);
     l.src = plain_desc({rows, k});
+    if (a_view_.present() && !dense_rows(a)) l.src_view = strided_desc(a, a.dims.size());
     l.wei = wei2;
     l.dst = plain_desc({rows, n});
     for (const auto &o : e.operands) l.operands.push_back(plain_desc({product(o.dims, 0, r - 1), o.dims[r - 1]}));
@@ -333,7 +355,7 @@ bool panel_disabled() {
 bool MatmulKernel::make_panel(const ExternTensor &b, const Layout &l, const Epilogue &e, Entry &en) {
   const bool avx512 = panel_gemm_cpu(), avx2 = !avx512 && panel_gemm_avx2_cpu();
   if (!b.constant || b.shape.size() != 2 || trans_a_ || b_view_.present() || !l.flat || !(avx512 || avx2) ||
-      panel_disabled())
+      l.src != plain_desc(l.src.dims()) || panel_disabled())
     return false;
   const memory::dims dst = l.dst.dims();
   const int64_t rows = dst[0], k = l.src.dims()[1], n = dst[1];
@@ -576,7 +598,18 @@ void MatmulKernel::make_matmul(const ExternTensor &b, const Layout &l, const Epi
 MatmulKernel::Entry MatmulKernel::make_entry(const ExternTensor &b, const Layout &l, const Epilogue &e) {
   Entry en;
   if (!make_panel(b, l, e, en) && !make_inner_product(b, l, e, en)) make_matmul(b, l, e, en);
+  if (l.src_view) rows_of(en, l);
   return en;
+}
+
+// A viewed A whose rows are not one stride apart, reordered per run into the
+// dense [rows, K] that the product reads (about 1% of the product's time at
+// vit_b_16's [197, 2, 768]).
+void MatmulKernel::rows_of(Entry &en, const Layout &l) {
+  memory rows(plain_desc(l.src_view.dims()), onednn_engine(), nullptr);
+  const std::string impl = stage(en.staged_src, l.src_view, rows, true);
+  if (!en.panel) en.src.set_data_handle(en.staged_src.dense.data());
+  en.impl += " (A's rows by reorder " + impl + ")";
 }
 
 void MatmulKernel::run(const ExternCall &call) {
@@ -630,17 +663,18 @@ void MatmulKernel::run(const ExternCall &call) {
   const std::vector<int64_t> key = shape_key(call);
   Entry *en = cache_.find(key);
   if (!en) en = &cache_.insert(key, make_entry(b, layout(va, vb, vy, e), e));
-  if (en->panel) {
-    run_panel(*en, e, static_cast<const float *>(a.data), dst, y.num_elements() / n);
-    ran(en->impl);
-    return;
-  }
-  // Staged operands and results (make_matmul) keep their dense buffers as the primitive's memory.
+  // Staged operands and results (make_matmul, rows_of) keep their dense buffers as the primitive's memory.
   if (en->staged_src.reorder) {
     en->staged_src.user.set_data_handle(a.data);
     execute(en->staged_src.reorder, en->staged_src.args);
-  } else {
+  } else if (!en->panel) {
     en->src.set_data_handle(a.data);
+  }
+  if (en->panel) {
+    const float *rows = en->staged_src.reorder ? en->staged_src.dense.data() : static_cast<const float *>(a.data);
+    run_panel(*en, e, rows, dst, y.num_elements() / n);
+    ran(en->impl);
+    return;
   }
   if (en->staged_wei.reorder) {
     en->staged_wei.user.set_data_handle(b.data);

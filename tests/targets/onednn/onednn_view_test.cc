@@ -5,12 +5,14 @@
 // and the run-time errors of a view that does not fit.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "frontend/graph_builder.h"
 #include "runtime/extern_kernel.h"
 #include "targets/onednn/onednn_kernels.h"
 #include "targets/onednn/onednn_view.h"
+#include "targets/onednn/panel_gemm.h"
 #include "driver/session.h"
 #include "tests/support/jit_eval.h"
 #include "tests/support/onednn_cases.h"
@@ -216,6 +218,43 @@ TEST(OnednnView, ARunTimeShapeThatDoesNotFitTheViewIsAnErrorNamingTheStep) {
   testing::expect_error_naming([&] { k->run(ExternCall{ins, outs, syms}); }, "view_step", "cannot be viewed as");
   testing::expect_error_naming([&] { make_matmul({{"post_ops", ""}, {"a_perm", "0,0,1"}}); }, "view_step",
                                "not a permutation");
+}
+
+TEST(OnednnView, ATransposedInputOfAnUnbatchedLinearIsOneProductOverAllItsRows) {
+  // torch's MultiheadAttention: x [B, L, E] read as [L, B, E] by its fused qkv
+  // Linear, with constant weights [E, N] and a bias. The product runs over the
+  // L * B rows at once: in place at B = 1, else from a reorder into dense rows;
+  // at 200 rows and N = 512 on AVX2 CPUs that is the panel product.
+  struct Case {
+    int64_t batch, len, e, n;
+  };
+  for (const Case c : {Case{1, 5, 8, 6}, Case{3, 5, 8, 6}, Case{1, 100, 512, 512}, Case{2, 100, 512, 512}}) {
+    auto k = make_matmul({{"post_ops", "add"}, {"a_perm", "1,0,2"}});
+    TensorData x = tensor({c.batch, c.len, c.e}, 0.25f, 3), w = tensor({c.e, c.n}, 0.125f, 5);
+    TensorData bias = tensor({c.n}, 0.5f, 7), y(DType::F32, {c.len, c.batch, c.n});
+    std::vector<ExternTensor> ins{view(x), view(w, true), view(bias)}, outs{view(y)};
+    SymbolValues syms;
+    k->run(ExternCall{ins, outs, syms});
+    const std::string what = "x [" + std::to_string(c.batch) + ", " + std::to_string(c.len) + ", " +
+                             std::to_string(c.e) + "], " + k->implementation();
+    double worst = 0;
+    for (int64_t l = 0; l < c.len; ++l)
+      for (int64_t bb = 0; bb < c.batch; ++bb)
+        for (int64_t j = 0; j < c.n; ++j) {
+          double acc = bias.as<float>()[j], mag = std::fabs(acc);
+          for (int64_t q = 0; q < c.e; ++q) {
+            const double t = double(x.as<float>()[(bb * c.len + l) * c.e + q]) * w.as<float>()[q * c.n + j];
+            acc += t, mag += std::fabs(t);
+          }
+          const double got = y.as<float>()[(l * c.batch + bb) * c.n + j];
+          worst = std::max(worst, std::fabs(got - acc) / (1e-6 + 2 * c.e * 0x1p-24 * mag));
+        }
+    EXPECT_LE(worst, 1.0) << what;
+    EXPECT_EQ(k->implementation().find("A's rows by reorder") != std::string::npos, c.batch > 1) << what;
+    EXPECT_EQ(k->implementation().find("ref"), std::string::npos) << what;
+    if (c.n == 512 && panel_gemm_avx2_cpu() && !panel_gemm_cpu())
+      EXPECT_EQ(k->implementation().rfind("panel_gemm avx2", 0), 0u) << what;
+  }
 }
 
 TEST(OnednnView, AnEmptyReductionWritesTheEpilogueThroughTheResultView) {
