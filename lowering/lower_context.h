@@ -20,8 +20,12 @@ struct HTensor {
   Shape shape;          // ONNX order
   bool buffer = false;  // read straight from a kernel input or a constant: loads are cheap, nothing to recompute
   // A Transpose's output: its axis (ONNX order) that walks the input's
-  // innermost axis, which the x86 schedule tiles with its own innermost one.
+  // innermost axis, which the x86 schedule tiles with its own innermost one;
+  // the Func it reads, which that schedule stages a block of at a time; and
+  // the permutation (output axis i is the source's axis perm[i]).
   int transposed_inner = -1;
+  Halide::Func transposed_source;
+  std::vector<int64_t> transposed_perm;
   int rank() const { return static_cast<int>(shape.size()); }
   Halide::Expr at(const std::vector<Halide::Expr> &idx) const;  // idx in ONNX order
 };
@@ -108,8 +112,12 @@ class LowerContext : public NodeContext {
   // Defines output i as f(vars) = value (vars in ONNX order).
   void define_output(int i, const std::vector<Halide::Var> &vars, const Halide::Expr &value);
   void set_output(int i, Halide::Func f);
-  // Output i reads its input transposed: its `axis` walks the input's innermost axis.
-  void set_transposed_inner(int i, int axis) { outputs_.at(i).transposed_inner = axis; }
+  // Output i reads `source` permuted by `perm`: its `axis` walks the source's innermost axis.
+  void set_transposed_inner(int i, int axis, Halide::Func source, std::vector<int64_t> perm) {
+    outputs_.at(i).transposed_inner = axis;
+    outputs_.at(i).transposed_source = std::move(source);
+    outputs_.at(i).transposed_perm = std::move(perm);
+  }
   // Reads input i broadcast to the output's index space (numpy rules).
   Halide::Expr broadcast_read(int i, const std::vector<Halide::Expr> &out_idx, const Shape &out_shape);
   // Returns the stage, for the fields of its kind (panel, channels_last_weights).

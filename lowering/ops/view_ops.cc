@@ -234,7 +234,7 @@ void lower_transpose(LowerContext &c) {
   // cache line per element.
   const int64_t inner = in.rank() - 1;
   for (size_t i = 0; i + 1 < perm.size(); ++i)
-    if (perm[i] == inner) c.set_transposed_inner(0, static_cast<int>(i));
+    if (perm[i] == inner) c.set_transposed_inner(0, static_cast<int>(i), in.f, perm);
 }
 
 // ---- Expand, Tile -----------------------------------------------------------
