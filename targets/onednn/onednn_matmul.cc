@@ -379,6 +379,9 @@ bool MatmulKernel::make_panel(const ExternTensor &b, const Layout &l, const Epil
       case OnednnPostOp::Relu: p.kind = PanelOp::Relu, p.a = static_cast<float>(op.a); break;
       case OnednnPostOp::GeluErf: p.kind = PanelOp::GeluErf; break;
       case OnednnPostOp::Linear: p.kind = PanelOp::Linear, p.a = static_cast<float>(op.a), p.b = static_cast<float>(op.b); break;
+      case OnednnPostOp::Sigmoid: p.kind = PanelOp::Sigmoid; break;
+      case OnednnPostOp::Swish: p.kind = PanelOp::Swish, p.a = static_cast<float>(op.a); break;
+      case OnednnPostOp::HardSwish: p.kind = PanelOp::HardSwish; break;
       default: return false;
     }
     if (p.kind == PanelOp::Add || p.kind == PanelOp::Mul) {

@@ -23,8 +23,10 @@ constexpr int kPanelColumns = 32;
 
 // One step of the epilogue, applied to each value in order.
 struct PanelOp {
-  enum Kind { Add, Mul, Relu, GeluErf, Linear } kind = Add;
-  float a = 0, b = 0;              // Relu: slope below zero; Linear: a * x + b
+  enum Kind { Add, Mul, Relu, GeluErf, Linear, Sigmoid, Swish, HardSwish } kind = Add;
+  // Relu: slope below zero; Linear: a * x + b; Swish: x sigmoid(a x);
+  // HardSwish: x clip(x / 6 + 1/2, 0, 1), ONNX's.
+  float a = 0, b = 0;
   const float *operand = nullptr;  // Add, Mul: element (r, n) at operand[r * row_stride + n * col_stride]
   int64_t row_stride = 0, col_stride = 0;
 };

@@ -60,6 +60,17 @@ inline V gelu_erf(V x) {
   return Ops::keep_nan(x, Ops::mul(Ops::max(x, Ops::splat(-16.0f)), phi));
 }
 
+// 1 / (1 + e^-x) as math::sigmoid computes it (e / (1 + e) below 0 and 1 /
+// (1 + e) above, e = e^-|x|), e from exp_of_sum: within an ulp or two of
+// the host kernels' sigmoid, so that a Linear's SiLU gives one model one set
+// of numbers whichever kernel runs it.
+template <class Ops, class V>
+inline V sigmoid(V x) {
+  const V one = Ops::splat(1.0f);
+  const V e = exp_of_sum<Ops>(Ops::sub(Ops::splat(0.0f), Ops::min(Ops::abs(x), Ops::splat(104.0f))), Ops::splat(0.0f));
+  return Ops::keep_nan(x, Ops::div(Ops::select_negative(x, e, one), Ops::add(one, e)));
+}
+
 // The panel products' epilogue (panel_gemm.h's PanelOp steps, in order) on
 // one vector; `operand(op)` loads a binary step's operand for it (masked or
 // broadcast as the product needs).
@@ -83,6 +94,17 @@ inline V epilogue(V v, const PanelOp *ops, int num_ops, Load operand) {
       case PanelOp::Linear:
         v = Ops::fmadd(v, Ops::splat(op.a), Ops::splat(op.b));
         break;
+      case PanelOp::Sigmoid:
+        v = sigmoid<Ops>(v);
+        break;
+      case PanelOp::Swish:
+        v = Ops::mul(v, sigmoid<Ops>(Ops::mul(v, Ops::splat(op.a))));
+        break;
+      case PanelOp::HardSwish: {
+        const V gate = Ops::fmadd(v, Ops::splat(1.0f / 6.0f), Ops::splat(0.5f));
+        v = Ops::mul(v, Ops::min(Ops::max(gate, Ops::splat(0.0f)), Ops::splat(1.0f)));
+        break;
+      }
     }
   }
   return v;

@@ -403,6 +403,10 @@ TEST(OnednnPanelAvx2, KernelMatchesADoubleReferenceOverTilesKBlocksAndRemainders
   epilogues.push_back({"leaky relu", {op(PanelOp::Relu, 0.125f)}, {0}, 1});
   epilogues.push_back({"gelu", {op(PanelOp::GeluErf)}, {0}, 1.13});
   epilogues.push_back({"linear", {op(PanelOp::Linear, -1.5f, 0.25f)}, {0}, 1.5});
+  epilogues.push_back({"sigmoid", {op(PanelOp::Sigmoid)}, {0}, 0.25});
+  epilogues.push_back({"bias swish", {op(PanelOp::Add), op(PanelOp::Swish, 1.0f)}, {2, 0}, 1.1});
+  epilogues.push_back({"swish 1.5", {op(PanelOp::Swish, 1.5f)}, {0}, 1.2});
+  epilogues.push_back({"hardswish", {op(PanelOp::HardSwish)}, {0}, 1.5});
   epilogues.push_back({"bias gelu residual",
                        {op(PanelOp::Add), op(PanelOp::GeluErf), op(PanelOp::Add)},
                        {2, 0, 1},
@@ -441,6 +445,9 @@ TEST(OnednnPanelAvx2, KernelMatchesADoubleReferenceOverTilesKBlocksAndRemainders
             if (p.kind == PanelOp::Relu && v < 0) v *= p.a;
             if (p.kind == PanelOp::GeluErf) v = exact_gelu(v);
             if (p.kind == PanelOp::Linear) v = p.a * v + p.b;
+            if (p.kind == PanelOp::Sigmoid) v = 1 / (1 + std::exp(-v));
+            if (p.kind == PanelOp::Swish) v = v / (1 + std::exp(-double(p.a) * v));
+            if (p.kind == PanelOp::HardSwish) v = v * std::min(std::max(v / 6 + 0.5, 0.0), 1.0);
           }
           want[i * sh.n + j] = v;
         }
@@ -537,7 +544,7 @@ TEST(OnednnPanelAvx2, TheMatmulStepRunsItWithItsEpilogueOnOneAndTwoThreads) {
                                  {1, 2, 1100, 1000, true},  {2, 8, 1100, 300, true},   {1, 1, 1100, 512, false},
                                  {1, 4, 200, 512, false}};
   for (const Case &c : {Case{"add,gelu_erf", 0}, Case{"add,add", 1}, Case{"relu:0.1,linear:0.5:0.25,mul,add", 2},
-                        Case{"add", 3}}) {
+                        Case{"add", 3}, Case{"add,swish:1", 0}, Case{"add,hardswish", 0}, Case{"add,sigmoid", 0}}) {
     for (const Run &run : runs) {
       const int64_t m = run.m, kk = run.kk, n = run.n;
       TensorData w = random_f32({kk, n}, 3, 0.05f), bias = random_f32({n}, 4, 0.5f);
@@ -568,6 +575,9 @@ TEST(OnednnPanelAvx2, TheMatmulStepRunsItWithItsEpilogueOnOneAndTwoThreads) {
           if (c.post_ops == "add,add") v = v + b + s;
           if (c.post_ops == "relu:0.1,linear:0.5:0.25,mul,add") v = ((v < 0 ? 0.1 * v : v) * 0.5 + 0.25) * s + b;
           if (c.post_ops == "add") v += y0[i * n + j];
+          if (c.post_ops == "add,swish:1") v = (v + b) / (1 + std::exp(-(v + b)));
+          if (c.post_ops == "add,hardswish") v = (v + b) * std::min(std::max((v + b) / 6 + 0.5, 0.0), 1.0);
+          if (c.post_ops == "add,sigmoid") v = 1 / (1 + std::exp(-(v + b)));
           const double tol = 1.2 * kk * 0x1p-24 * (mag + 4) + 16 * 0x1p-24 * std::fabs(v);
           worst = std::max(worst, std::fabs(y.as<float>()[i * n + j] - v) / tol);
         }

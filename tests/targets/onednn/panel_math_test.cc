@@ -60,11 +60,12 @@ struct ScalarTwoHalves : Scalar {
   }
 };
 
-std::vector<float> host_gelu(const std::vector<float> &xs) {
+// A math library function on xs as a host kernel computes it.
+std::vector<float> host_eval(Halide::Expr (*fn)(const Halide::Expr &), const std::vector<float> &xs) {
   Halide::ImageParam in(Halide::Float(32), 1);
   Halide::Var i;
   Halide::Func f;
-  f(i) = math::gelu_erf(in(i));
+  f(i) = fn(in(i));
   f.vectorize(i, 8, Halide::TailStrategy::GuardWithIf);
   in.set(Halide::Buffer<float>(const_cast<float *>(xs.data()), static_cast<int>(xs.size())));
   std::vector<float> out(xs.size());
@@ -84,7 +85,7 @@ TEST(PanelMath, GeluIsWithinMathLibrarysBoundOfTheExactGeluAndOfHostKernels) {
   std::vector<float> xs;
   for (int i = 0; i <= 1 << 20; ++i) xs.push_back(-13.0f + 33.0f * static_cast<float>(i) / (1 << 20));
   for (float x = 1e-30f; x < 1; x *= 1.01f) xs.push_back(x), xs.push_back(-x);
-  const std::vector<float> host = host_gelu(xs);
+  const std::vector<float> host = host_eval(math::gelu_erf, xs);
   double to_exact = 0, to_host = 0;
   for (size_t i = 0; i < xs.size(); ++i) {
     const double x = xs[i], exact = x * 0.5 * std::erfc(-x / std::sqrt(2.0));
@@ -127,6 +128,34 @@ TEST(PanelMath, GeluKeepsItsSpecialValues) {
   }
   EXPECT_EQ(panel_gelu(0), 0.0f);
   EXPECT_FALSE(std::signbit(panel_gelu(0)));
+}
+
+// The sigmoid of the SiLU and Sigmoid epilogues: math::sigmoid's bound of
+// the exact one (2.5 ulp, tests/lowering/math_library_test.cc) over its
+// tested range, and its special values.
+TEST(PanelMath, SigmoidIsWithinMathLibrarysBoundOfTheExactSigmoidAndOfHostKernels) {
+  std::vector<float> xs;
+  for (int i = 0; i <= 1 << 20; ++i) xs.push_back(-87.3f + 117.3f * static_cast<float>(i) / (1 << 20));
+  for (float x = 1e-30f; x < 1; x *= 1.01f) xs.push_back(x), xs.push_back(-x);
+  const std::vector<float> host = host_eval(math::sigmoid, xs);
+  double to_exact = 0, to_host = 0;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const double exact = 1 / (1 + std::exp(-double(xs[i])));
+    const float panel = panel_math::sigmoid<Scalar>(xs[i]);
+    to_exact = std::max(to_exact, ulps(panel, exact));
+    to_host = std::max(to_host, ulps(panel, host[i]));
+    ASSERT_EQ(panel_math::sigmoid<ScalarTwoHalves>(xs[i]), panel) << "x = " << xs[i];
+  }
+  EXPECT_LE(to_exact, 2.5);
+  EXPECT_LE(to_host, 5.0);
+  std::printf("[ measure  ] panel sigmoid: %.2f ulp from the exact sigmoid, %.2f ulp from math::sigmoid\n", to_exact,
+              to_host);
+  const float inf = std::numeric_limits<float>::infinity();
+  EXPECT_TRUE(std::isnan(panel_math::sigmoid<Scalar>(std::numeric_limits<float>::quiet_NaN())));
+  EXPECT_EQ(panel_math::sigmoid<Scalar>(-inf), 0.0f);
+  EXPECT_EQ(panel_math::sigmoid<Scalar>(-200.0f), 0.0f);
+  EXPECT_EQ(panel_math::sigmoid<Scalar>(inf), 1.0f);
+  EXPECT_EQ(panel_math::sigmoid<Scalar>(0.0f), 0.5f);
 }
 
 }  // namespace
