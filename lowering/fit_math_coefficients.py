@@ -119,13 +119,21 @@ def main():
     emit("kGeluTail", "Q(a) = e^(-a^2/2) F(t), t = 1 / (1 + 0.22 a), a in [0, 13.2]",
          *rounded_fit(powers(t - 0.5, 10), f, 1 / f))
 
-    # erf's tail, 1 - erfc(a) for a in [1, 4]: erfc(a) = exp(-a^2 + R(a - 2.5)), R weighted by
-    # erfc(a) (absolute in erf), no division.
-    a = grid(1.0, 4.0, 1000)
-    target = np.array([float(mp.log(mp.erfc(mpf(v))) + mpf(v) ** 2) for v in a])
-    w = np.array([float(mp.erfc(mpf(v))) for v in a])
-    emit("kErfcTail", "erfc(a) = exp(-a^2 + R(a - 2.5)), a in [1, 4], absolute in erf",
-         *rounded_fit(powers(a - 2.5, 7), target, w))
+    # erf's tail, 1 - erfc(a) for a in [1, 4]: erfc(a) = P(a - m), absolute (in erf), no exp. The
+    # centre m is the float near 2.5 (in [2, 4), so a - m is exact) whose erfc is nearest a
+    # multiple of 2^-24; P's constant term is that multiple, so 1 - c0 is exact.
+    best = None
+    for k in range(-400, 400):
+        m = np.float32(2.5) + np.float32(k) * np.float32(2**-22)
+        q = float(mp.erfc(mpf(m)) * 2**24)
+        if best is None or abs(q - round(q)) < best[0]:
+            best = (abs(q - round(q)), m, round(q))
+    _, m, q = best
+    print(f"constexpr float kErfcTailCentre = {float(m):.9g}f;")
+    a = grid(1.0, 4.0)
+    target = np.array([float(mp.erfc(mpf(v)) - q * 2.0**-24) for v in a])
+    c, err = rounded_fit(powers(a - float(m), 15)[:, 1:], target, np.ones_like(a))
+    emit("kErfcTail", "erfc(a) = P(a - m), a in [1, 4], absolute", [q * 2.0**-24] + list(c), err)
 
     # atan(z) = z + z^3 P(z^2), z in [0, 1]; relative.
     z = grid(1e-4, 1.0)

@@ -50,10 +50,15 @@ constexpr float kErfSmall[] = {0.128379166f,   -0.376126289f,    0.112836152f,  
 constexpr float kErfcCenter = 0.65f;
 constexpr float kErfc[] = {-0.467064142f, 1.37538469f,   0.00913723931f, -0.40399304f,  0.0579594448f, 0.253872693f,
                            -0.147298276f, -0.150906101f, 0.205280706f,   0.0507024415f, -0.148515314f};
-// erf's tail, a in [1, 4]: erfc(a) = exp(-a^2 + R(a - 2.5)) (0.0173, absolute
-// in erf, which needs 2^-25 of erfc there; no division). erf(4) rounds to 1.
-constexpr float kErfcTail[] = {-1.55681777f,   -0.352693826f,    0.0561148226f,  -0.0107177291f,
-                               0.00245765666f, -0.000156104739f, 0.000185549143f};
+// erf's tail, a in [1, 4]: erfc(a) = P(a - kErfcTailCentre) (0.159, absolute in
+// erf, which needs 2^-25 of erfc there; erf = 1 - P, no exp, no division).
+// The centre, a float in [2, 4) (so that a - centre is exact), is where erfc
+// is within 0.001 of a multiple of 2^-24: P's constant term is that multiple,
+// and 1 - c0 stays exact when LLVM folds it. erf(4) rounds to 1.
+constexpr float kErfcTailCentre = 2.49990487f;
+constexpr float kErfcTail[] = {0.000407159328f, -0.00217922824f, 0.00544806663f,   -0.00835497212f,  0.00862556975f,
+                               -0.00611097086f, 0.0027977596f,   -0.000559774111f, -0.000258746732f, 0.00027041338f,
+                               -8.12207727e-05f, -1.76794019e-05f, 1.57640952e-05f, -5.10747952e-07f, -8.95654807e-07f};
 constexpr float kErfcMaxArgument = 10.0f;  // t is taken at min(a, 10): erfc(10) ~ 2e-45
 // GELU's upper tail, a >= 0: Q(a) = erfc(a / sqrt 2) / 2 = e^(-a^2/2) F(t),
 // t = 1 / (1 + kGeluTailScale a), F a polynomial in t - kGeluTailCenter, fitted
