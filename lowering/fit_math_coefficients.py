@@ -89,7 +89,7 @@ def main():
     f = f[np.abs(f) > 1e-6]
     tail = np.array([float((mp.log1p(mpf(v)) - mpf(v) + mpf(v) ** 2 / 2) / mpf(v) ** 3) for v in f])
     w = f**3 / np.array([float(mp.log1p(mpf(v))) for v in f])
-    emit("kLogTail", "log1p(f) = f - f^2/2 + f^3 P(f), f in [-0.25, 0.5]", *rounded_fit(powers(f, 9), tail, w))
+    emit("kLogTail", "log1p(f) = f - f^2/2 + f^3 P(f), f in [-0.25, 0.5]", *rounded_fit(powers(f, 8), tail, w))
 
     # log1p(e) = e + e^2 Q(e), e in [0, 1]; relative (softplus's log1p(e^-|x|)).
     e = grid(1e-4, 1.0)

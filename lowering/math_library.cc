@@ -190,14 +190,17 @@ Expr log_of_parts(const Expr &e, const Expr &f) {
   return (f + y) + ef * mc::kLn2Hi;
 }
 
+// The special values by signed compares of x's bits (one instruction each;
+// AVX2 has no unsigned compare): below the least normal float are denormals
+// and, taken along, negative x, which become NaN after.
 Expr log_f32(const Expr &x) {
-  Expr u = bits(x);
-  Expr denormal = u < u32(0x00800000u);
+  Expr i = signed_bits(x);
+  Expr denormal = i < 0x00800000;
   Decomposed d = decompose(Halide::select(denormal, x * 8388608.0f, x));  // 2^23
   Expr y = log_of_parts(d.e - Halide::select(denormal, 23, 0), opaque(d.m - 1.0f));
-  y = replace(u >= u32(kInfBits), u, y);        // +inf, NaN
-  y = replace(u > u32(kSignBit), kNanBits, y);  // x < 0
-  return replace(is_zero(x), kNegInfBits, y);   // +-0
+  y = replace(i >= int32_t(kInfBits), bits(x), y);  // +inf, NaN
+  y = replace(i < 0, kNanBits, y);                  // x < 0, -0 and -NaN included
+  return replace(is_zero(x), kNegInfBits, y);       // +-0
 }
 
 // log1p on [-1, 2^24): with 1 + x = 2^e m, f = m - 1 = (x - (2^e - 1)) 2^-e
