@@ -463,7 +463,7 @@ Expr acosh_f32(const Expr &x) {
   Expr t = opaque(Halide::clamp(x, 1.0f, 16777216.0f) - 1.0f);
   Expr u = Halide::select(big, x, t + Halide::sqrt(t * (t + 2.0f)));
   Expr y = replace(bits(x) == u32(kInfBits), kInfBits, log1p_times(u, big));
-  y = replace(bits(x) < u32(0x3f800000u) || bits(x) >= u32(kSignBit), kNanBits, y);  // x < 1, -0 included
+  y = replace(signed_bits(x) < 0x3f800000, kNanBits, y);  // x < 1, -0 and -NaN included (one compare)
   return keep_nan(x, y);
 }
 
