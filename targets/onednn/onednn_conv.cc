@@ -48,11 +48,18 @@ class ConvKernel : public OnednnStep {
     if (has_param(step, "channels_last_inputs"))
       for (int64_t i : param_ints(step, "channels_last_inputs")) channels_last_inputs_.push_back(static_cast<size_t>(i));
     channels_last_output_ = has_param(step, "channels_last_output") && param_int(step, "channels_last_output") != 0;
+    if (strides_.size() == 1) {  // run as 2-D over [N, C, 1, L] (run)
+      lifted_ = true;
+      strides_.insert(strides_.begin(), 1);
+      dilations_.insert(dilations_.begin(), 1);
+      pads_ = {0, pads_[0], 0, pads_[1]};
+    }
   }
   size_t cached_shapes() const override { return cache_.size(); }
   void run(const ExternCall &call) override;
 
  private:
+  void run_spatial(const ExternCall &call);
   // Pads and output extents of one run.
   struct Geometry {
     memory::dims pad_begin, pad_end, strides, dilates;
@@ -86,6 +93,10 @@ class ConvKernel : public OnednnStep {
       std::unordered_map<int, memory> args;
     };
     std::vector<Box> boxes;
+    // Set when X is copied into the interior of a buffer with zero borders
+    // and the primitive runs without pads (make_padded). Owned by the entry,
+    // so that its borders stay zero between runs.
+    std::vector<float> padded;
   };
   Geometry geometry(const ExternTensor &x, const ExternTensor &w) const;
   Entry make_entry(const ExternTensor &x, const ExternTensor &w, const ExternTensor *bias, const Geometry &g,
@@ -96,6 +107,9 @@ class ConvKernel : public OnednnStep {
                       const Geometry &g, const Epilogue &e, const memory::dims &wdims, const memory::desc &src_desc,
                       const memory::desc &dst_desc);
   memory::dims grouped(memory::dims wdims) const;
+  // make_entry_in's entry with X copied into a zero-bordered buffer and no pads.
+  Entry make_padded(const ExternTensor &x, const ExternTensor &w, const void *wdata, const ExternTensor *bias,
+                    const Geometry &g, const Epilogue &e, const memory::dims &wdims);
   // Sets `en`'s boxes from its staged X and Y; false where they would not pay or oneDNN has no JIT kernel for one.
   bool make_boxes(const ExternTensor &x, const ExternTensor &w, const ExternTensor *bias, const Geometry &g,
                   const Epilogue &e, Entry &en);
@@ -115,6 +129,7 @@ class ConvKernel : public OnednnStep {
   std::string auto_pad_;
   std::vector<size_t> channels_last_inputs_;  // step inputs the plan keeps channels last (onednn_layout.h)
   bool channels_last_output_ = false;
+  bool lifted_ = false;  // a 1-D conv, its attributes made 2-D (run)
   ShapeLruCache<Entry> cache_;
   // Staging memory shared by all cache entries (one runs at a time): X, Y, W, then one per operand.
   std::vector<Scratch> scratch_;
@@ -234,6 +249,50 @@ ConvKernel::Entry ConvKernel::make_entry(const ExternTensor &x, const ExternTens
     en = make_entry_in(x, w, wdata, bias, g, e, wdims, src_desc, dst_desc);
     if (en.impl.find("ref") == std::string::npos) break;
   }
+  auto slow = [](const Entry &n) {
+    return n.impl.find("gemm") != std::string::npos || n.impl.find("ref") != std::string::npos;
+  };
+  const bool padded = std::any_of(g.pad_begin.begin(), g.pad_begin.end(), [](int64_t p) { return p > 0; }) ||
+                      std::any_of(g.pad_end.begin(), g.pad_end.end(), [](int64_t p) { return p > 0; });
+  if (padded && slow(en)) {
+    Entry p = make_padded(x, w, wdata, bias, g, e, wdims);
+    if (!slow(p)) en = std::move(p);
+  }
+  return en;
+}
+
+// 2.6's depthwise JIT kernel takes pads of at most 4 (jit_dw:avx2, probed for
+// windows of 9 to 31 taps); beyond, it runs the conv on its im2col gemm or
+// its reference code. Conformer's depthwise conv1d (31 taps, pads of 15, on
+// [2, 512, 77]): 0.10 ms unpadded on jit_dw against 2.6 ms on the gemm, for a
+// copy of X. So where the primitive came back as gemm or reference code, the
+// same conv on X copied into a zero-bordered, blocked buffer, without pads,
+// is tried, and kept when it gets another JIT kernel.
+ConvKernel::Entry ConvKernel::make_padded(const ExternTensor &x, const ExternTensor &w, const void *wdata,
+                                          const ExternTensor *bias, const Geometry &g, const Epilogue &e,
+                                          const memory::dims &wdims) {
+  const auto &eng = onednn_engine();
+  memory::dims dims = x.shape, at(x.shape.size(), 0);
+  Geometry unpadded = g;
+  for (size_t i = 0; i < g.pad_begin.size(); ++i) {
+    dims[2 + i] += g.pad_begin[i] + g.pad_end[i];
+    at[2 + i] = g.pad_begin[i];
+    unpadded.pad_begin[i] = unpadded.pad_end[i] = 0;
+  }
+  const memory::desc full = channels_last_desc(dims);
+  ExternTensor xp = x;
+  xp.shape = dims;
+  Entry en = make_entry_in(xp, w, wdata, bias, unpadded, e, wdims, full, channels_last_desc(g.out));
+  en.padded.assign(full.get_size() / sizeof(float), 0.0f);
+  memory whole = en.src.inner;  // the primitive's X, in en.args
+  whole.set_data_handle(en.padded.data());
+  Staged s;
+  s.user = memory(held_desc(x.shape, channels_last(0)), eng, nullptr);
+  s.inner = memory(full.submemory_desc(x.shape, at), eng, nullptr);
+  s.copied = true;
+  s.copy = guarded("create the reorder into the padded X", [&] { return dnnl::reorder(s.user, s.inner); });
+  en.src = s;
+  en.impl += " (X copied into zero borders)";
   return en;
 }
 
@@ -396,7 +455,34 @@ ConvKernel::Entry ConvKernel::make_entry_in(const ExternTensor &x, const ExternT
   return en;
 }
 
+// A 1-D conv runs as a 2-D one over [N, C, 1, L]: the same bytes in each
+// layout the plan holds a tensor in (plain, channels last, blocked by 8
+// channels), and 2.6 has JIT kernels for 2-D depthwise windows, where it runs
+// 1-D ones on its im2col gemm (conformer's depthwise conv1d of 31 taps took
+// more time than its two pointwise convs together). X, W, Y and the epilogue
+// operands (aligned to rank 3 first, as broadcasting aligns them) get a dim
+// of 1 before the last; the bias keeps its [M].
 void ConvKernel::run(const ExternCall &call) {
+  if (!lifted_) {
+    run_spatial(call);
+    return;
+  }
+  for (size_t i = 0; i < 2; ++i)
+    check(call.inputs.size() > i && call.inputs[i].shape.size() == 3, i == 0 ? "X " : "W ",
+          shape_text(call.inputs.size() > i ? call.inputs[i].shape : std::vector<int64_t>{}), " must have rank 3");
+  auto lift = [](ExternTensor t) {
+    if (t.dtype == DType::Undefined) return t;
+    t.shape.insert(t.shape.begin(), 3 - std::min<size_t>(3, t.shape.size()), 1);
+    t.shape.insert(t.shape.end() - 1, 1);
+    return t;
+  };
+  std::vector<ExternTensor> ins, outs;
+  for (size_t i = 0; i < call.inputs.size(); ++i) ins.push_back(i == 2 ? call.inputs[i] : lift(call.inputs[i]));
+  for (const ExternTensor &t : call.outputs) outs.push_back(lift(t));
+  run_spatial(ExternCall{ins, outs, call.symbols});
+}
+
+void ConvKernel::run_spatial(const ExternCall &call) {
   const ExternTensor &x = input(call, 0, "X"), &w = input(call, 1, "W");
   const ExternTensor *bias =
       call.inputs.size() > 2 && call.inputs[2].dtype != DType::Undefined ? &input(call, 2, "bias") : nullptr;
@@ -432,6 +518,7 @@ void ConvKernel::run(const ExternCall &call) {
   if (!en) en = &cache_.insert(key, make_entry(x, w, bias, g, e));
   if (scratch_.size() < 3 + en->operands.size()) scratch_.resize(3 + en->operands.size());
   en->src.bind(x.data, scratch_[0]);
+  if (!en->padded.empty()) en->src.inner.set_data_handle(en->padded.data());
   en->dst.bind(dst, scratch_[1]);
   en->wei.set_data_handle(w.data);
   if (en->wei_copy) en->wei_inner.set_data_handle(scratch_[2].get(en->wei_inner.get_desc().get_size() / sizeof(float)));

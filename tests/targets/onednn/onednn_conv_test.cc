@@ -161,6 +161,53 @@ TEST(OnednnConv, OneDimensionalConvWithInputWeightsAndResidualMatchesTheReferenc
   EXPECT_EQ(c.other, 0);
 }
 
+// Depthwise windows with pads over 4, where 2.6's JIT depthwise kernel
+// refuses them (and any 1-D depthwise conv, which 2.6 runs on its im2col
+// gemm): a 1-D conv runs as a 2-D one of height 1, and X is copied into a
+// zero-bordered buffer so the JIT kernel runs it without pads. Conformer's
+// depthwise conv1d (31 taps, pads 15, SiLU after) and a 13x13 one, at lengths
+// shorter than the window too, against the scalar reference.
+TEST(OnednnConv, WideDepthwiseWindowsRunTheJitKernelOnAPaddedCopyOfX) {
+  struct Case {
+    Dims xs, ws, pads;  // pads {top, left, bottom, right}; a 1-D case has xs and ws of rank 3
+  };
+  const std::vector<Case> cases = {{{2, 16, 77}, {16, 1, 31}, {0, 15, 0, 15}},
+                                   {{1, 16, 5}, {16, 1, 31}, {0, 15, 0, 15}},
+                                   {{1, 24, 9, 20}, {24, 1, 13, 13}, {6, 6, 6, 6}},
+                                   {{2, 8, 30}, {8, 1, 15}, {0, 7, 0, 5}}};
+  for (const Case &c : cases) {
+    const bool one_d = c.xs.size() == 3;
+    const int64_t ch = c.xs[1];
+    auto k = make_kernel(
+        "onednn.conv",
+        {{"strides", one_d ? "1" : "1,1"},
+         {"dilations", one_d ? "1" : "1,1"},
+         {"pads", one_d ? std::to_string(c.pads[1]) + "," + std::to_string(c.pads[3])
+                        : "6,6,6,6"},
+         {"group", std::to_string(ch)},
+         {"auto_pad", "NOTSET"},
+         {"post_ops", "swish:1"}});
+    TensorData x = tensor(c.xs), w = tensor(c.ws, 0.25f, 3), bias = tensor({ch}, 0.5f, 5);
+    const Dims xs4 = one_d ? Dims{c.xs[0], ch, 1, c.xs[2]} : c.xs, ws4 = one_d ? Dims{ch, 1, 1, c.ws[2]} : c.ws;
+    Dims os4;
+    auto want = ref_conv2d(values(x), xs4, values(w), ws4, values(bias), {1, 1}, {1, 1}, c.pads, ch, &os4);
+    for (auto &v : want) v = static_cast<float>(v / (1 + std::exp(-double(v))));
+    const Dims os = one_d ? Dims{os4[0], os4[1], os4[3]} : os4;
+    TensorData y(DType::F32, os);
+    std::vector<ExternTensor> ins{view(x), view(w, true), view(bias)}, outs{view(y)};
+    SymbolValues syms;
+    k->run(ExternCall{ins, outs, syms});
+    auto text = [](const Dims &d) {
+      std::string t;
+      for (int64_t v : d) t += (t.empty() ? "[" : ", ") + std::to_string(v);
+      return t + "]";
+    };
+    const std::string what = "X " + text(c.xs) + " W " + text(c.ws) + ": " + k->implementation();
+    expect_near_all(y, os, want, what);
+    EXPECT_NE(k->implementation().find("jit_dw"), std::string::npos) << what;
+  }
+}
+
 TEST(OnednnConv, OneChannelInAndOnePositionOutNeedNoLayoutCopies) {
   // X with one channel and Y with one position read the same in NCHW and NHWC.
   GraphBuilder b;
