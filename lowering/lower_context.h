@@ -62,6 +62,10 @@ class SymbolParams {
 // over the input size for every step) and its recurrence (gate sums and
 // states, one update over (j, k, phase, step)); placed by the x86 recurrent
 // template (schedules/x86_recurrent_schedule.h), at root like Other elsewhere.
+// WindowRows: a 2-D pool's pass along its inner spatial axis, over (n, c,
+// input row, output column), that the output folds down its rows; the x86
+// schedule computes it per output row, stored per plane (so each input row's
+// pass runs once, not once per output row that reads it), at root elsewhere.
 enum class StageKind {
   RowReduction,
   Reduction,
@@ -71,7 +75,8 @@ enum class StageKind {
   DotOperand,
   ConvInput,
   RecurrentInput,
-  Recurrence
+  Recurrence,
+  WindowRows
 };
 struct Stage {
   Halide::Func f;

@@ -175,6 +175,7 @@ class X86Scheduler : public Scheduler {
   ScheduleReport generic(GroupKind kind) override;
   void fold_at_root(const Stage &s, int lanes);
   bool transposed_output(size_t i, int lanes);
+  bool window_rows_output();
   std::vector<ScheduleBranch> speculate(const Shape &out, int lanes, bool *serial);
   void specialize(Func root, const VarOrRVar &par, const std::vector<ScheduleBranch> &branches, bool serial);
 
@@ -334,6 +335,29 @@ bool X86Scheduler::transposed_output(size_t i, int lanes) {
   return true;
 }
 
+// A kernel of one 2-D pool in two passes (its only stage the window rows,
+// StageKind::WindowRows): tasks of whole (n, c) planes; in each, output rows
+// in order, each computing only the window rows that the row above did not
+// (the stage stored per plane, computed per output row: Halide's sliding
+// window), so each input row's pass runs once. At root instead, the rows
+// would be written out and read back (half the input's size for stride 2).
+bool X86Scheduler::window_rows_output() {
+  if (k_.outputs.size() != 1 || k_.stages.size() != 1 || k_.stages[0].kind != StageKind::WindowRows) return false;
+  Func f = k_.outputs[0], rows = k_.stages[0].f;
+  const Shape &out = output_shape(0);
+  if (f.dimensions() != 4 || f.has_update_definition() || out.size() != 4 || rows.has_update_definition())
+    return false;
+  std::vector<Var> args = f.args();  // column, row, channel, batch
+  f.vectorize(args[0], vector_lanes(f.output_types()[0], target_), TailStrategy::GuardWithIf);
+  Var plane = fuse_range(f, args, 2, 4);
+  Expr per_task = Halide::max(1, kTaskElements / Halide::max(extent(out[2]) * extent(out[3]), 1));
+  Var task(plane.name() + "_t"), one(plane.name() + "_r");
+  f.split(plane, task, one, per_task, TailStrategy::GuardWithIf).parallel(task);
+  rows.store_at(f, one).compute_at(f, args[1]);
+  rows.vectorize(rows.args()[0], vector_lanes(rows.output_types()[0], target_), TailStrategy::GuardWithIf);
+  return true;
+}
+
 // Elementwise outputs: vectors along the innermost dim, tasks of rows.
 ScheduleReport X86Scheduler::loop() {
   ScheduleReport rep;
@@ -405,6 +429,7 @@ ScheduleReport X86Scheduler::generic(GroupKind kind) {
         return rep;
     }
   }
+  if (window_rows_output()) return {"generic", {}};
   for (auto &s : k_.stages) {
     if (s.kind == StageKind::RowValues || s.kind == StageKind::DotOperand || s.kind == StageKind::ConvInput)
       continue;  // inlined: read where used

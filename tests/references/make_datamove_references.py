@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """Inputs and numpy's outputs for the data-movement schedule tests
 (tests/schedules/x86_datamove_schedule_test.cc): each op at a shape whose
-tiled axes are whole tiles (the x86 schedule's aligned branch) and at one
-whose axes are not (its generic branch).
+tiled axes are whole tiles or vectors (the x86 schedule's aligned branch)
+and at one whose axes are not (its generic branch and tails).
 
 Run with Debian's python: /usr/bin/python3 tests/references/make_datamove_references.py
 Writes tests/references/datamove/<case>.<shape tag>.{input,output}.npy.
@@ -22,6 +22,39 @@ TRANSPOSES = {
 }
 
 
+# name: (op, pads, count_include_pad, [aligned shape, odd shape]); kernel 3x3, strides 2.
+POOLS = {
+    "maxpool_3x3_s2_pad1": ("max", 1, 0, [(2, 3, 16, 32), (2, 3, 13, 11)]),
+    "maxpool_3x3_s2": ("max", 0, 0, [(2, 3, 17, 33), (2, 3, 13, 11)]),
+    "avgpool_3x3_s2_pad1": ("avg", 1, 0, [(2, 3, 16, 32), (2, 3, 13, 11)]),
+    "avgpool_3x3_s2_pad1_include_pad": ("avg", 1, 1, [(2, 3, 16, 32), (2, 3, 13, 11)]),
+    "avgpool_3x3_s2": ("avg", 0, 0, [(2, 3, 17, 33), (2, 3, 13, 11)]),
+}
+
+
+def pool(x, op, pad, include_pad):
+    """3x3 stride-2 pool of [N, C, H, W] with `pad` on every side, windows
+    over the padded input (pads: -inf for max, 0 and not counted for avg
+    unless include_pad)."""
+    n, c, h, w = x.shape
+    oh, ow = (h + 2 * pad - 3) // 2 + 1, (w + 2 * pad - 3) // 2 + 1
+    fill = -np.inf if op == "max" else 0.0
+    xp = np.full((n, c, h + 2 * pad, w + 2 * pad), fill, dtype=np.float64)
+    xp[:, :, pad:pad + h, pad:pad + w] = x
+    inside = np.zeros((h + 2 * pad, w + 2 * pad))
+    inside[pad:pad + h, pad:pad + w] = 1
+    out = np.zeros((n, c, oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            win = xp[:, :, 2 * i:2 * i + 3, 2 * j:2 * j + 3]
+            if op == "max":
+                out[:, :, i, j] = win.max(axis=(2, 3))
+            else:
+                count = 9 if include_pad else inside[2 * i:2 * i + 3, 2 * j:2 * j + 3].sum()
+                out[:, :, i, j] = win.sum(axis=(2, 3)) / count
+    return out.astype(np.float32)
+
+
 def tag(shape):
     return "x".join(str(d) for d in shape)
 
@@ -37,6 +70,12 @@ def main():
                 x = rng.standard_normal(shape).astype(dtype)
             np.save(os.path.join(HERE, f"{name}.{tag(shape)}.input.npy"), x)
             np.save(os.path.join(HERE, f"{name}.{tag(shape)}.output.npy"), np.ascontiguousarray(np.transpose(x, perm)))
+            print(name, shape)
+    for name, (op, pad, include_pad, shapes) in POOLS.items():
+        for shape in shapes:
+            x = rng.standard_normal(shape).astype(np.float32)
+            np.save(os.path.join(HERE, f"{name}.{tag(shape)}.input.npy"), x)
+            np.save(os.path.join(HERE, f"{name}.{tag(shape)}.output.npy"), pool(x, op, pad, include_pad))
             print(name, shape)
 
 

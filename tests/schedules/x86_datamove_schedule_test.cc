@@ -1,10 +1,11 @@
 // The x86 schedules of the data-movement ops (schedules/x86_schedule.cc)
 // against numpy (tests/references/make_datamove_references.py), each at a
-// shape whose tiled axes are whole tiles and at one whose axes are not:
-// compiled with symbolic extents, the two shapes take the aligned
-// specialization and the generic branch of one kernel; compiled with the
-// shape's own extents, the aligned shape takes the block schedule with no
-// branch and the odd one the plain tiles.
+// shape whose tiled axes are whole tiles (or vectors) and at one whose axes
+// are not. Transposes compiled with symbolic extents take the aligned
+// specialization and the generic branch of one kernel at the two shapes;
+// compiled with the shape's own extents, the aligned shape takes the block
+// schedule with no branch and the odd one the plain tiles. Pools run in two
+// passes (window rows, then the fold down them) at both.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -13,6 +14,7 @@
 #include "runtime/executor.h"
 #include "runtime/npy.h"
 #include "tests/support/host_schedules.h"
+#include "tests/support/jit_eval.h"
 #include "tests/support/model_files.h"
 #include "tests/support/tensors.h"
 
@@ -84,6 +86,55 @@ TEST(X86DatamoveSchedule, TransposesOfStaticExtentsMatchNumpy) {
       Executor exec(k.model.plan, k.model.dir);
       Reference r = reference(c.name, shape);
       expect_equal(exec.run({r.input})[0], r.output, c.name + " at " + tag(shape) + ", static");
+    }
+}
+
+// ---- MaxPool / AveragePool 3x3 stride 2 (two passes: lowering/ops/conv_ops.cc)
+
+struct PoolCase {
+  std::string name, op;
+  int64_t pad, count_include_pad;
+  std::vector<int64_t> aligned, odd;  // aligned: a whole number of vectors per output row
+};
+
+const std::vector<PoolCase> kPools = {
+    {"maxpool_3x3_s2_pad1", "MaxPool", 1, 0, {2, 3, 16, 32}, {2, 3, 13, 11}},
+    {"maxpool_3x3_s2", "MaxPool", 0, 0, {2, 3, 17, 33}, {2, 3, 13, 11}},
+    {"avgpool_3x3_s2_pad1", "AveragePool", 1, 0, {2, 3, 16, 32}, {2, 3, 13, 11}},
+    {"avgpool_3x3_s2_pad1_include_pad", "AveragePool", 1, 1, {2, 3, 16, 32}, {2, 3, 13, 11}},
+    {"avgpool_3x3_s2", "AveragePool", 0, 0, {2, 3, 17, 33}, {2, 3, 13, 11}},
+};
+
+Graph pool_graph(const PoolCase &c, const std::vector<int64_t> &shape, bool symbolic) {
+  GraphBuilder b;
+  Shape s{Dim::symbol("n"), shape[1]};
+  for (int i = 2; i < 4; ++i) s.push_back(symbolic ? Dim::symbol("d" + std::to_string(i)) : Dim(shape[i]));
+  Attributes a = attrs({{"kernel_shape", attr_ints({3, 3})},
+                        {"strides", attr_ints({2, 2})},
+                        {"pads", attr_ints({c.pad, c.pad, c.pad, c.pad})}});
+  if (c.op == "AveragePool") a["count_include_pad"] = attr_int(c.count_include_pad);
+  b.output(b.op(c.op, {b.input("x", DType::F32, s)}, a));
+  return b.build();
+}
+
+TEST(X86DatamoveSchedule, PoolsOfSymbolicExtentsMatchNumpy) {
+  for (const auto &c : kPools) {
+    HostCompiled k = compile_on_host(pool_graph(c, c.aligned, true), "pool");
+    Executor exec(k.model.plan, k.model.dir);
+    for (const auto &shape : {c.aligned, c.odd}) {
+      Reference r = reference(c.name, shape);
+      EXPECT_LE(closeness(exec.run({r.input})[0], r.output, 1e-6, 1e-6), 1.0) << c.name << " at " << tag(shape);
+    }
+  }
+}
+
+TEST(X86DatamoveSchedule, PoolsOfStaticExtentsMatchNumpy) {
+  for (const auto &c : kPools)
+    for (const auto &shape : {c.aligned, c.odd}) {
+      HostCompiled k = compile_on_host(pool_graph(c, shape, false), "pool");
+      Executor exec(k.model.plan, k.model.dir);
+      Reference r = reference(c.name, shape);
+      EXPECT_LE(closeness(exec.run({r.input})[0], r.output, 1e-6, 1e-6), 1.0) << c.name << " at " << tag(shape);
     }
 }
 
