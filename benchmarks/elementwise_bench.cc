@@ -6,7 +6,7 @@
 // in blocks, and each side's time is the median over its blocks (this VM's
 // speed drifts by 10-50%).
 //
-//   elementwise_bench [--filter TEXT] [--blocks N] [--out FILE.md]
+//   elementwise_bench [--filter TEXT | --only NAME,NAME] [--blocks N] [--out FILE.md]
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -68,6 +68,20 @@ TensorData input(int64_t batch, float lo, float hi) {
   return t;
 }
 
+// The load average (1, 5 and 15 minutes) from /proc/loadavg: the table says
+// how busy the machine was, since the ratios move with it.
+std::string load_average() {
+  std::ifstream f("/proc/loadavg");
+  std::string a, b, c;
+  f >> a >> b >> c;
+  return f ? a + " " + b + " " + c : "unknown";
+}
+
+// Whether `name` is one of the comma-separated names of `list`.
+bool listed(const std::string &list, const std::string &name) {
+  return ("," + list + ",").find("," + name + ",") != std::string::npos;
+}
+
 Graph one_node(const UnaryOp &u) {
   GraphBuilder b(u.opset);
   auto x = b.input("x", DType::F32, {Dim::symbol("batch"), 512, 768});
@@ -78,20 +92,23 @@ Graph one_node(const UnaryOp &u) {
 }  // namespace
 
 int main(int argc, char **argv) {
-  std::string out_path, filter;
+  std::string out_path, filter, only;
   int blocks = 7;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--help" || a == "-h") {
       std::printf(
-          "usage: elementwise_bench [--filter TEXT] [--blocks N] [--out FILE.md]\n\n"
+          "usage: elementwise_bench [--filter TEXT | --only NAME,NAME] [--blocks N] [--out FILE.md]\n\n"
           "ns per element of every float unary op at (16, 512, 768) on one thread (host kernels),\n"
           "against a plain copy (Identity), interleaved in blocks; the ratio to the copy per op.\n"
-          "--filter: only ops whose name contains TEXT. --blocks: blocks per side (default 7).\n"
+          "--filter: only ops whose name contains TEXT. --only: only the ops of these exact names\n"
+          "(Tan, not Tanh). --blocks: blocks per side (default 7).\n"
           "--out: also write the table as markdown.\n");
       return 0;
     } else if (a == "--filter" && i + 1 < argc) {
       filter = argv[++i];
+    } else if (a == "--only" && i + 1 < argc) {
+      only = argv[++i];
     } else if (a == "--blocks" && i + 1 < argc) {
       blocks = std::max(1, std::atoi(argv[++i]));
     } else if (a == "--out" && i + 1 < argc) {
@@ -107,12 +124,13 @@ int main(int argc, char **argv) {
     auto copy = compile_host(one_node({"Identity", "Identity"}), "ebench");
     copy->exec->set_num_threads(1);
     std::ostringstream md;
+    const std::string load_before = load_average();
     md << "| op | ns / element | copy ns / element | op / copy |\n|---|---|---|---|\n";
     std::printf("%s", md.str().c_str());
     std::fflush(stdout);
     int over = 0, rows = 0;
     for (const UnaryOp &u : unary_ops()) {
-      if (u.name.find(filter) == std::string::npos) continue;
+      if (u.name.find(filter) == std::string::npos || (!only.empty() && !listed(only, u.name))) continue;
       auto op = compile_host(one_node(u), "ebench");
       op->exec->set_num_threads(1);
       const std::vector<TensorData> in{input(batch, u.lo, u.hi)};
@@ -128,7 +146,9 @@ int main(int argc, char **argv) {
       md << line;
     }
     md << "\n" << over << " of " << rows << " ops over 2x the copy's time.\n";
+    md << "Load average (1, 5, 15 min) at the start " << load_before << ", at the end " << load_average() << ".\n";
     std::printf("\n%d of %d ops over 2x the copy's time.\n", over, rows);
+    std::printf("Load average at the start %s, at the end %s.\n", load_before.c_str(), load_average().c_str());
     if (!out_path.empty()) std::ofstream(out_path) << md.str();
   } catch (const std::exception &e) {
     std::fprintf(stderr, "elementwise_bench: %s\n", e.what());
