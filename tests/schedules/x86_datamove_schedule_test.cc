@@ -89,6 +89,26 @@ TEST(X86DatamoveSchedule, TransposesOfStaticExtentsMatchNumpy) {
     }
 }
 
+// A Transpose of a Relu in the same kernel: the staged block computes the
+// Relu over the block. Relu commutes with the permutation, so numpy's
+// transpose with its negatives zeroed is the reference.
+TEST(X86DatamoveSchedule, TransposeOfAFusedProducerMatchesNumpy) {
+  const TransposeCase &c = kTransposes[1];
+  GraphBuilder b;
+  Shape s{Dim::symbol("d0"), Dim::symbol("d1"), Dim::symbol("d2"), Dim::symbol("d3")};
+  auto relu = b.op("Relu", {b.input("x", DType::F32, s)});
+  b.output(b.op("Transpose", {relu}, attrs({{"perm", attr_ints(c.perm)}})));
+  HostCompiled k = compile_on_host(b.build(), "relu_transpose");
+  ASSERT_EQ(k.schedules.size(), 1u) << "Relu and Transpose in one kernel";
+  Executor exec(k.model.plan, k.model.dir);
+  for (const auto &shape : {c.aligned, c.odd}) {
+    Reference r = reference(c.name, shape);
+    float *want = r.output.mutable_as<float>();
+    for (int64_t i = 0; i < r.output.num_elements(); ++i) want[i] = want[i] > 0 ? want[i] : 0;
+    expect_equal(exec.run({r.input})[0], r.output, "relu then " + c.name + " at " + tag(shape));
+  }
+}
+
 // ---- MaxPool / AveragePool 3x3 stride 2 (two passes: lowering/ops/conv_ops.cc)
 
 struct PoolCase {
