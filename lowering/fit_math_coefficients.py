@@ -148,6 +148,13 @@ def main():
     w = z**3 / np.array([float(mp.asin(mpf(v))) for v in z])
     emit("kAsin", "asin(z) = z + z^3 P(z^2), z in [0, 1/2]", *rounded_fit(powers(z * z, 6), tail, w))
 
+    # atanh(z) = z + z^3 P(z^2), z in [0, 1/2]; relative. Above 1/2 atanh takes
+    # log((1 + |x|) / (1 - |x|)) / 2.
+    z = grid(1e-4, 0.5)
+    tail = np.array([float((mp.atanh(mpf(v)) - mpf(v)) / mpf(v) ** 3) for v in z])
+    w = z**3 / np.array([float(mp.atanh(mpf(v))) for v in z])
+    emit("kAtanh", "atanh(z) = z + z^3 P(z^2), z in [0, 1/2]", *rounded_fit(powers(z * z, 6), tail, w))
+
     # sin(r) = r + r^3 S(r^2), cos(r) = 1 - r^2/2 + r^4 C(r^2), |r| <= pi/4; relative.
     r = grid(1e-4, np.pi / 4 * 1.0001)
     tail = np.array([float((mp.sin(mpf(v)) - mpf(v)) / mpf(v) ** 3) for v in r])

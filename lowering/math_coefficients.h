@@ -88,6 +88,12 @@ constexpr float kHalfPiHi = 1.57079637f, kHalfPiLo = -4.37113883e-08f;
 constexpr float kAsin[] = {0.166666597f, 0.0750052184f, 0.0445133783f, 0.0318389684f, 0.0143158985f, 0.037694145f};
 constexpr float kPiHi = 3.14159274f, kPiLo = -8.74227766e-08f;
 
+// ---- atanh ----------------------------------------------------------------------
+
+// atanh(z) = z + z^3 P(z^2), z in [0, 1/2] (0.0233); |x| >= 1/2 through
+// log((1 + |x|) / (1 - |x|)) / 2
+constexpr float kAtanh[] = {0.333333015f, 0.20002453f, 0.142237842f, 0.1181641f, 0.0516031235f, 0.17638059f};
+
 // ---- sin, cos: x = k pi/2 + r, |r| <= pi/4 -------------------------------------
 
 // The reduction runs in double: kHalfPiD1 has 30 significant bits, so k *

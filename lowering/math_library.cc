@@ -467,13 +467,17 @@ Expr acosh_f32(const Expr &x) {
   return keep_nan(x, y);
 }
 
-// atanh |x| = log1p(u) / 2, u = 2 a + 2 a^2 / (1 - a) below 1/2 and 2 a /
-// (1 - a) above (1 - a exact); +-inf at +-1, NaN beyond.
+// atanh |x|: below 1/2, a + a^3 P(a^2); from 1/2, log((1 + a) / (1 - a)) / 2,
+// where 1 + a and 1 - a are exact, so that the quotient is rounded once and
+// a plain log takes it (one division and log's core, against two divisions
+// and log1p's exact 1 + u before). +-inf at +-1, NaN beyond.
 Expr atanh_f32(const Expr &x) {
-  Expr a = Halide::abs(x);
-  Expr d = opaque(1.0f - Halide::min(a, 0.99999994f));
-  Expr u = Halide::select(a < 0.5f, 2.0f * a + 2.0f * a * a / d, (2.0f * a) / d);
-  Expr y = 0.5f * log1p_f32(u);
+  Expr a = Halide::abs(x), w = a * a;
+  Expr small = opaque(a) + a * (w * horner(w, mc::kAtanh));
+  Expr ac = Halide::min(a, 0.99999994f);
+  Decomposed d = decompose(opaque(1.0f + ac) / opaque(1.0f - ac));
+  Expr large = 0.5f * log_of_parts(d.e, opaque(d.m - 1.0f));
+  Expr y = Halide::select(a < 0.5f, small, large);
   y = replace(abs_bits(x) == u32(0x3f800000u), kInfBits, y);
   return outside_unit(x, with_sign_of(x, y));
 }
