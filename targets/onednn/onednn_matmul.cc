@@ -327,8 +327,14 @@ memory::desc panel_weights_desc(int64_t k, int64_t n, int64_t width) {
 // it was mixed (0.67-1.10 in the quieter run, 0.76-1.32 in a loaded one),
 // and up to 64 rows oneDNN's inner product won as often as it lost: those
 // stay with oneDNN. benchmarks/results/panel-avx2-2026-12-02.md.
+// With its k loop unrolled (results/panel-unroll-2026-12-02.md) the panel
+// product also runs the other widths at 0.89-0.97 of gemm:jit's time on
+// one thread (N = 768, 2304 and 384 at 128 to 256 rows: vit's qkv and
+// projections, gpt2's, llama's; thread CPU time, interleaved), and at 1.00
+// to 1.04 at N = 1000 (a last panel of 8 columns) and at 80 rows: so N a
+// multiple of 16 (whole panels) is enough.
 constexpr int64_t kPanelAvx2MaxRows = 320;
-constexpr int64_t kPanelAvx2Columns = 512;
+constexpr int64_t kPanelAvx2Columns = 16;
 constexpr int64_t kPanelAvx2MinWeights = 1 << 20;
 
 // Also 2 to 8 rows (a classifier head at a small batch) with weights of
