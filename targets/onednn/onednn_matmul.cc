@@ -332,8 +332,9 @@ memory::desc panel_weights_desc(int64_t k, int64_t n, int64_t width) {
 // one thread (N = 768, 2304 and 384 at 128 to 256 rows: vit's qkv and
 // projections, gpt2's, llama's; thread CPU time, interleaved), and at 1.00
 // to 1.04 at N = 1000 (a last panel of 8 columns) and at 80 rows: so N a
-// multiple of 16 (whole panels) is enough.
-constexpr int64_t kPanelAvx2MaxRows = 320;
+// multiple of 16 (whole panels) is enough. Likewise up to 448 rows: 0.93-0.96
+// at 394 (vit_b_16 at batch 2) and 448; at 512 and 600, 0.94-1.03.
+constexpr int64_t kPanelAvx2MaxRows = 448;
 constexpr int64_t kPanelAvx2Columns = 16;
 constexpr int64_t kPanelAvx2MinWeights = 1 << 20;
 

@@ -373,12 +373,13 @@ TEST(OnednnKernels, TeamsLeaveWeightsThatFitTheL2ToOnednn) {
 }
 
 TEST(OnednnKernels, ManyRowsWithWeightsBeyondTheCacheRunAsAMatmul) {
-  // 768 x 768 floats (2.25 MiB), one thread: the panel product up to 128
-  // rows (without AVX-512 an inner product up to 64), a matmul above.
+  // 768 x 768 floats (2.25 MiB), one thread: with AVX-512 the panel product
+  // up to 128 rows and a matmul above; with AVX2 only, an inner product up
+  // to 64 rows, the AVX2 panel product from 65 to 448, a matmul above.
   auto k = make_kernel("onednn.matmul", {{"trans_a", "0"}, {"trans_b", "0"}, {"post_ops", "add"}});
   k->set_num_threads(1);
   TensorData w = tensor({768, 768}, 1e-4f, 5), bias = tensor({768}, 0.5f, 1);
-  for (int64_t m : {64, 65, 128, 129}) {
+  for (int64_t m : {64, 65, 128, 129, 448, 449}) {
     TensorData a = tensor({m, 768}, 1e-3f), y(DType::F32, {m, 768});
     std::vector<ExternTensor> ins{view(a), view(w, true), view(bias)}, outs{view(y)};
     SymbolValues syms;
@@ -387,7 +388,11 @@ TEST(OnednnKernels, ManyRowsWithWeightsBeyondTheCacheRunAsAMatmul) {
     auto want = ref_matmul(values(a), {m, 768}, values(w), {768, 768}, &os);
     for (int64_t i = 0; i < m * 768; ++i) want[i] += bias.as<float>()[i % 768];
     expect_near_all(y, os, want, "m = " + std::to_string(m));
-    const char *want_impl = panel_gemm_cpu() && m <= 128 ? "panel_gemm " : m <= 64 ? "inner_product " : "matmul ";
+    const bool avx2_only = !panel_gemm_cpu() && panel_gemm_avx2_cpu();
+    const char *want_impl = panel_gemm_cpu() && m <= 128           ? "panel_gemm "
+                            : m <= 64                              ? "inner_product "
+                            : avx2_only && m <= 448                ? "panel_gemm "
+                                                                   : "matmul ";
     EXPECT_EQ(k->implementation().rfind(want_impl, 0), 0u) << m << ": " << k->implementation();
   }
 }

@@ -520,12 +520,12 @@ TEST(OnednnPanelAvx2, GeluEpilogueIsWithinMathLibrarysBoundOfTheExactGelu) {
 }
 
 // The matmul step on an AVX2 CPU without AVX-512: constant weights of 1 MiB
-// or more with n a multiple of 16, 65 to 320 rows, each epilogue step the
+// or more with n a multiple of 16, 65 to 448 rows, each epilogue step the
 // step maps, on one and two threads: panel_gemm avx2 runs it (so named in
 // implementation(), which DISCO_ONEDNN_VERBOSE prints) and matches a double
 // reference, also with the residual in the output buffer and K over one
 // block (1100: the partial sums must not pass through y there). Outside
-// those shapes (64 or 321 rows, n = 500, weights under 1 MiB) oneDNN keeps it.
+// those shapes (64 or 449 rows, n = 500, weights under 1 MiB) oneDNN keeps it.
 TEST(OnednnPanelAvx2, TheMatmulStepRunsItWithItsEpilogueOnOneAndTwoThreads) {
   if (panel_gemm_cpu() || !panel_gemm_avx2_cpu()) GTEST_SKIP() << "for AVX2 CPUs without AVX-512";
   struct Case {
@@ -538,8 +538,8 @@ TEST(OnednnPanelAvx2, TheMatmulStepRunsItWithItsEpilogueOnOneAndTwoThreads) {
     bool panel;
   };
   const std::vector<Run> runs = {{1, 77, 1100, 512, true},  {1, 197, 1100, 1024, true}, {2, 65, 1100, 512, true},
-                                 {2, 320, 1100, 512, true}, {1, 100, 512, 512, true},   {1, 64, 1100, 512, false},
-                                 {2, 321, 1100, 512, false}, {1, 154, 1100, 500, false}, {1, 100, 511, 512, false},
+                                 {2, 448, 1100, 512, true}, {1, 100, 512, 512, true},   {1, 64, 1100, 512, false},
+                                 {2, 449, 1100, 512, false}, {1, 154, 1100, 500, false}, {1, 100, 511, 512, false},
                                  {1, 130, 1100, 768, true},
                                  // A classifier head at a small batch: 2 to 8 rows, any n, weights of 1 MiB on.
                                  {1, 2, 1100, 1000, true},  {2, 8, 1100, 300, true},   {1, 1, 1100, 512, false},
