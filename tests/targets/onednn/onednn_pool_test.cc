@@ -109,6 +109,48 @@ TEST(OnednnPool, MaxAndAveragePoolingWithPadsStridesDilationsAndCeilModeMatchThe
   }
 }
 
+// Max pooling of maps blocked by 8 channels (16 and 24 channels here) runs
+// max_pool_avx2.h's loop on AVX2 CPUs: windows with pads, strides, ceil mode
+// and clipped edges, batches of planes, on one and two threads, against the
+// reference, exactly (max is exact).
+TEST(OnednnPool, BlockedMaxPoolingRunsDiscosLoopAndMatchesTheReferenceExactly) {
+  std::vector<Pool2d> cases(4);
+  cases[0].kernel = {3, 3}, cases[0].strides = {2, 2}, cases[0].ceil = true;
+  cases[1].kernel = {3, 3}, cases[1].strides = {2, 2}, cases[1].pads = {1, 1, 1, 1};
+  cases[2].kernel = {3, 2}, cases[2].strides = {2, 1}, cases[2].pads = {1, 0, 1, 1}, cases[2].ceil = true;
+  cases[3].kernel = {5, 5}, cases[3].strides = {1, 3}, cases[3].pads = {2, 0, 2, 4};
+  for (size_t ci = 0; ci < cases.size(); ++ci)
+    for (Dims xs : {Dims{1, 16, 7, 6}, Dims{2, 24, 13, 17}, Dims{3, 8, 5, 11}})
+      for (int threads : {1, 2}) {
+        const Pool2d &pc = cases[ci];
+        auto text = [](const Dims &d) {
+          std::string t;
+          for (int64_t v : d) t += (t.empty() ? "" : ",") + std::to_string(v);
+          return t;
+        };
+        auto k = testing::make_kernel("onednn.pool", {{"algorithm", "max"},
+                                                      {"global", "0"},
+                                                      {"kernel_shape", text(pc.kernel)},
+                                                      {"strides", text(pc.strides)},
+                                                      {"dilations", "1,1"},
+                                                      {"pads", text(pc.pads)},
+                                                      {"auto_pad", "NOTSET"},
+                                                      {"post_ops", ""}});
+        k->set_num_threads(threads);
+        TensorData tx = tensor(xs, 0.5f, static_cast<int>(ci));
+        Dims os;
+        const auto want = ref_pool(tx, pc, &os);
+        TensorData y(DType::F32, os);
+        std::vector<ExternTensor> ins{testing::view(tx)}, outs{testing::view(y)};
+        SymbolValues syms;
+        k->run(ExternCall{ins, outs, syms});
+        const std::string what = "case " + std::to_string(ci) + " X " + text(xs) + " on " + std::to_string(threads) +
+                                 ": " + k->implementation();
+        for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(y.as<float>()[i], want[i]) << what << " element " << i;
+        if (__builtin_cpu_supports("avx2")) EXPECT_EQ(k->implementation(), "max pooling blocked avx2") << what;
+      }
+}
+
 TEST(OnednnPool, GlobalPoolingFollowsTheRunTimeExtent) {
   for (const char *op : {"GlobalAveragePool", "GlobalMaxPool"}) {
     GraphBuilder b;
