@@ -10,6 +10,7 @@
 #include "frontend/file_util.h"
 #include "runtime/child_executor.h"
 #include "runtime/extern_kernel.h"
+#include "runtime/halide_block_cache.h"
 #include "runtime/host_ops.h"
 #include "runtime/openmp_par_for.h"
 
@@ -100,6 +101,15 @@ class KernelLibrary {
     if (auto set = reinterpret_cast<SetHandler>(dlsym(handle_, "halide_set_error_handler"))) set(capture_halide_error);
     using SetParFor = halide_do_par_for_t (*)(halide_do_par_for_t);
     if (auto set = reinterpret_cast<SetParFor>(dlsym(handle_, "halide_set_custom_do_par_for"))) set(openmp_do_par_for);
+    // Large stages' memory kept between calls (halide_block_cache.h); both or neither.
+    using SetMalloc = halide_malloc_t (*)(halide_malloc_t);
+    using SetFree = halide_free_t (*)(halide_free_t);
+    auto set_malloc = reinterpret_cast<SetMalloc>(dlsym(handle_, "halide_set_custom_malloc"));
+    auto set_free = reinterpret_cast<SetFree>(dlsym(handle_, "halide_set_custom_free"));
+    if (set_malloc && set_free) {
+      set_malloc(halide_block_malloc);
+      set_free(halide_block_free);
+    }
     cuda_ = dlsym(handle_, "halide_cuda_device_interface") != nullptr;
     if (dlsym(handle_, "halide_opencl_device_interface") || cuda_) {
       copy_to_host_ = reinterpret_cast<BufferFn>(dlsym(handle_, "halide_copy_to_host"));
