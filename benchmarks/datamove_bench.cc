@@ -1,7 +1,7 @@
 // Issue #21's data-movement table: one-node graphs of the ops that only move,
 // pick or window elements (Transpose, Concat, Split, Slice, Pad, Gather,
-// GatherElements, ScatterND, DepthToSpace, SpaceToDepth, pools, TopK, Where,
-// Expand) at large sizes, each against a plain copy (Identity) of the same
+// GatherElements, ScatterND, DepthToSpace, SpaceToDepth, pools, Resize, TopK,
+// Where, Expand) at large sizes, each against a plain copy (Identity) of the same
 // number of bytes. The issue asks pure data movement to reach at least half
 // the copy's bandwidth. Each graph has a symbolic batch and is compiled once
 // with the host backend (the dynamic compile); op and copy alternate in
@@ -234,6 +234,22 @@ std::vector<Case> cases() {
   }
   for (const char *op : {"GlobalMaxPool", "GlobalAveragePool"})
     cs.push_back(unary(std::string(op) + " [16,256,64,64]", op, batch({256, 64, 64}), 16 * 256));
+  // ---- Resize 2x of [16,64,64,64] (a segmentation head's upsample): each mode, and
+  // linear with each family of coordinate modes (affine per phase, and not).
+  {
+    TensorData scales(DType::F32, {4});
+    const float sc[4] = {1, 1, 2, 2};
+    for (int i = 0; i < 4; ++i) scales.mutable_as<float>()[i] = sc[i];
+    struct R {
+      const char *name, *mode, *ctm;
+    };
+    for (const R &r : {R{"nearest", "nearest", "half_pixel"}, R{"linear half_pixel", "linear", "half_pixel"},
+                       R{"linear asymmetric", "linear", "asymmetric"},
+                       R{"linear align_corners", "linear", "align_corners"}, R{"cubic half_pixel", "cubic", "half_pixel"}})
+      cs.push_back(unary(std::string("Resize 2x ") + r.name + " [16,64,64,64]", "Resize", batch({64, 64, 64}), m16,
+                         {{"mode", attr_string(r.mode)}, {"coordinate_transformation_mode", attr_string(r.ctm)}},
+                         {TensorData(), scales}));
+  }
   // ---- TopK along the last axis: MoE routing (k 2 of 64) and a vocabulary (k 4 of 32000).
   cs.push_back(unary("TopK k=2 [16,16384,64]", "TopK", batch({16384, 64}), 2 * 16.0 * 16384 * 2, {},
                      {ints({2})}, 2));

@@ -66,6 +66,10 @@ class SymbolParams {
 // input row, output column), that the output folds down its rows; the x86
 // schedule computes it per output row, stored per plane (so each input row's
 // pass runs once, not once per output row that reads it), at root elsewhere.
+// PlanePass: a 2-D Resize's pass along its inner axis, over (output column,
+// input row, c, n), that the output reads at rows chosen by a table; the x86
+// schedule computes it per (n, c) plane (a plane's pass stays in cache, not
+// written out whole and read back), at root elsewhere.
 enum class StageKind {
   RowReduction,
   Reduction,
@@ -76,7 +80,8 @@ enum class StageKind {
   ConvInput,
   RecurrentInput,
   Recurrence,
-  WindowRows
+  WindowRows,
+  PlanePass
 };
 struct Stage {
   Halide::Func f;
@@ -94,6 +99,13 @@ struct Stage {
   // so a vector of output channels is one load; its sum stage is then over
   // flattened output positions, [s, m, n] (lowering/ops/window.h flat_domain).
   bool channels_last_weights = false;
+  // PlanePass only, when its inner axis is scaled by a power of two s
+  // (lower_resize): `phases` is s, and the pass reads `edge` (its input with
+  // `edge_pad` repeated edge values on both sides of that axis) at
+  // x / s + c(x % s), affine within each phase x % s: split by s, unrolled
+  // and vectorized over x / s, its reads are dense loads.
+  int phases = 0;
+  Halide::Func edge;
 };
 
 class LowerContext : public NodeContext {

@@ -176,6 +176,7 @@ class X86Scheduler : public Scheduler {
   void fold_at_root(const Stage &s, int lanes);
   bool transposed_output(size_t i, int lanes);
   bool window_rows_output();
+  bool plane_pass_output();
   std::vector<ScheduleBranch> speculate(const Shape &out, int lanes, bool *serial);
   void specialize(Func root, const VarOrRVar &par, const std::vector<ScheduleBranch> &branches, bool serial);
 
@@ -358,6 +359,53 @@ bool X86Scheduler::window_rows_output() {
   return true;
 }
 
+// A 2-D Resize in two passes (its columns' pass a StageKind::PlanePass, the
+// rest index and weight tables): tasks of whole (n, c) planes, each plane's
+// pass computed in the task and read from cache by the output's rows. At
+// root the pass was written out and read back whole (twice the input's size
+// for a 2x upsample).
+bool X86Scheduler::plane_pass_output() {
+  if (k_.outputs.size() != 1) return false;
+  Func f = k_.outputs[0], pass;
+  const Stage *pass_stage = nullptr;
+  for (const auto &s : k_.stages) {
+    if (s.kind == StageKind::PlanePass && !pass.defined())
+      pass = s.f, pass_stage = &s;
+    else if (s.kind != StageKind::Other || s.f.has_update_definition() || s.f.dimensions() > 2)
+      return false;  // only the tables besides the pass
+  }
+  const Shape &out = output_shape(0);
+  if (!pass.defined() || f.dimensions() != 4 || f.has_update_definition() || out.size() != 4 ||
+      pass.dimensions() != 4 || pass.has_update_definition())
+    return false;
+  for (auto &s : k_.stages) {
+    if (s.kind != StageKind::Other) continue;
+    s.f.compute_root();
+    schedule_pure(s.f, s.f.output_types()[0].is_float() ? vector_lanes(s.f.output_types()[0], target_) : 1, true);
+  }
+  std::vector<Var> args = f.args();  // column, row, channel, batch
+  const int lanes = vector_lanes(f.output_types()[0], target_);
+  f.vectorize(args[0], lanes, TailStrategy::GuardWithIf);
+  Var plane = fuse_range(f, args, 2, 4);
+  Expr per_task = Halide::max(1, kTaskElements / Halide::max(extent(out[2]) * extent(out[3]), 1));
+  Var task(plane.name() + "_t"), one(plane.name() + "_r");
+  f.split(plane, task, one, per_task, TailStrategy::GuardWithIf).parallel(task);
+  const int pass_lanes = vector_lanes(pass.output_types()[0], target_);
+  pass.compute_at(f, one);
+  if (pass_stage->phases > 1 && pass_stage->edge.defined()) {
+    // Split by the phases, each unrolled: within one, the taps are dense loads of the edge-padded rows.
+    Var x = pass.args()[0], xo(x.name() + "_o"), xi(x.name() + "_p");
+    pass.split(x, xo, xi, pass_stage->phases, TailStrategy::GuardWithIf)
+        .unroll(xi)
+        .vectorize(xo, pass_lanes, TailStrategy::GuardWithIf);
+    Func edge = pass_stage->edge;
+    edge.compute_at(pass, pass.args()[1]).vectorize(edge.args()[0], pass_lanes, TailStrategy::GuardWithIf);
+  } else {
+    pass.vectorize(pass.args()[0], pass_lanes, TailStrategy::GuardWithIf);
+  }
+  return true;
+}
+
 // Elementwise outputs: vectors along the innermost dim, tasks of rows.
 ScheduleReport X86Scheduler::loop() {
   ScheduleReport rep;
@@ -430,6 +478,7 @@ ScheduleReport X86Scheduler::generic(GroupKind kind) {
     }
   }
   if (window_rows_output()) return {"generic", {}};
+  if (plane_pass_output()) return {"plane passes", {}};
   for (auto &s : k_.stages) {
     if (s.kind == StageKind::RowValues || s.kind == StageKind::DotOperand || s.kind == StageKind::ConvInput)
       continue;  // inlined: read where used

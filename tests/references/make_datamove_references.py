@@ -55,6 +55,23 @@ def pool(x, op, pad, include_pad):
     return out.astype(np.float32)
 
 
+# name: (mode, coordinate transformation mode, scale, [aligned shape, odd shape]); PyTorch's
+# F.interpolate is the reference (its bicubic is Keys' a = -0.75, half_pixel without align_corners).
+RESIZES = {
+    "resize_linear_2x": ("bilinear", "half_pixel", 2, [(2, 3, 8, 16), (2, 3, 5, 7)]),
+    "resize_cubic_2x": ("bicubic", "half_pixel", 2, [(2, 3, 8, 16), (2, 3, 5, 7)]),
+    "resize_linear_4x": ("bilinear", "half_pixel", 4, [(1, 2, 4, 8), (1, 2, 3, 5)]),
+    "resize_linear_align_corners_2x": ("bilinear", "align_corners", 2, [(2, 3, 8, 16), (2, 3, 5, 7)]),
+}
+
+
+def resize(x, mode, ctm, scale):
+    import torch  # Debian's python3-torch; only the Resize references need it
+    import torch.nn.functional as F
+    y = F.interpolate(torch.from_numpy(x), scale_factor=float(scale), mode=mode, align_corners=ctm == "align_corners")
+    return y.numpy().astype(np.float32)
+
+
 def tag(shape):
     return "x".join(str(d) for d in shape)
 
@@ -76,6 +93,12 @@ def main():
             x = rng.standard_normal(shape).astype(np.float32)
             np.save(os.path.join(HERE, f"{name}.{tag(shape)}.input.npy"), x)
             np.save(os.path.join(HERE, f"{name}.{tag(shape)}.output.npy"), pool(x, op, pad, include_pad))
+            print(name, shape)
+    for name, (mode, ctm, scale, shapes) in RESIZES.items():
+        for shape in shapes:
+            x = rng.standard_normal(shape).astype(np.float32)
+            np.save(os.path.join(HERE, f"{name}.{tag(shape)}.input.npy"), x)
+            np.save(os.path.join(HERE, f"{name}.{tag(shape)}.output.npy"), resize(x, mode, ctm, scale))
             print(name, shape)
 
 

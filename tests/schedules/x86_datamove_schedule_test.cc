@@ -158,5 +158,57 @@ TEST(X86DatamoveSchedule, PoolsOfStaticExtentsMatchNumpy) {
     }
 }
 
+// ---- Resize, 2-D (lowering/ops/resize_ops.cc): per-plane passes; for power-of-two
+// scales with half_pixel coordinates the columns' pass reads edge-padded rows at
+// affine taps (plane_pass_output), align_corners through the index tables.
+
+struct ResizeCase {
+  std::string name, mode, ctm;
+  float scale;
+  std::vector<int64_t> aligned, odd;
+};
+
+const std::vector<ResizeCase> kResizes = {
+    {"resize_linear_2x", "linear", "half_pixel", 2, {2, 3, 8, 16}, {2, 3, 5, 7}},
+    {"resize_cubic_2x", "cubic", "half_pixel", 2, {2, 3, 8, 16}, {2, 3, 5, 7}},
+    {"resize_linear_4x", "linear", "half_pixel", 4, {1, 2, 4, 8}, {1, 2, 3, 5}},
+    {"resize_linear_align_corners_2x", "linear", "align_corners", 2, {2, 3, 8, 16}, {2, 3, 5, 7}},
+};
+
+Graph resize_graph(const ResizeCase &c, const std::vector<int64_t> &shape, bool symbolic) {
+  GraphBuilder b;
+  Shape s{Dim::symbol("n"), shape[1]};
+  for (int i = 2; i < 4; ++i) s.push_back(symbolic ? Dim::symbol("d" + std::to_string(i)) : Dim(shape[i]));
+  TensorData scales(DType::F32, {4});
+  const float sc[4] = {1, 1, c.scale, c.scale};
+  for (int i = 0; i < 4; ++i) scales.mutable_as<float>()[i] = sc[i];
+  b.output(b.op("Resize", {b.input("x", DType::F32, s), "", b.constant("scales", scales)},
+                attrs({{"mode", attr_string(c.mode)},
+                       {"coordinate_transformation_mode", attr_string(c.ctm)},
+                       {"cubic_coeff_a", attr_float(-0.75f)}})));
+  return b.build();
+}
+
+TEST(X86DatamoveSchedule, ResizesOfSymbolicExtentsMatchPyTorch) {
+  for (const auto &c : kResizes) {
+    HostCompiled k = compile_on_host(resize_graph(c, c.aligned, true), "resize");
+    Executor exec(k.model.plan, k.model.dir);
+    for (const auto &shape : {c.aligned, c.odd}) {
+      Reference r = reference(c.name, shape);
+      EXPECT_LE(closeness(exec.run({r.input})[0], r.output, 1e-5, 1e-5), 1.0) << c.name << " at " << tag(shape);
+    }
+  }
+}
+
+TEST(X86DatamoveSchedule, ResizesOfStaticExtentsMatchPyTorch) {
+  for (const auto &c : kResizes)
+    for (const auto &shape : {c.aligned, c.odd}) {
+      HostCompiled k = compile_on_host(resize_graph(c, shape, false), "resize");
+      Executor exec(k.model.plan, k.model.dir);
+      Reference r = reference(c.name, shape);
+      EXPECT_LE(closeness(exec.run({r.input})[0], r.output, 1e-5, 1e-5), 1.0) << c.name << " at " << tag(shape);
+    }
+}
+
 }  // namespace
 }  // namespace disco
