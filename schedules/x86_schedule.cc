@@ -477,7 +477,7 @@ ScheduleReport X86Scheduler::generic(GroupKind kind) {
         return rep;
     }
   }
-  if (window_rows_output()) return {"generic", {}};
+  if (window_rows_output()) return {"window rows", {}};
   if (plane_pass_output()) return {"plane passes", {}};
   for (auto &s : k_.stages) {
     if (s.kind == StageKind::RowValues || s.kind == StageKind::DotOperand || s.kind == StageKind::ConvInput)
