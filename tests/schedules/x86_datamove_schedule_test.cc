@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <optional>
 
 #include "frontend/graph_builder.h"
 #include "runtime/executor.h"
@@ -137,26 +138,25 @@ Graph pool_graph(const PoolCase &c, const std::vector<int64_t> &shape, bool symb
   return b.build();
 }
 
-TEST(X86DatamoveSchedule, PoolsOfSymbolicExtentsMatchNumpy) {
-  for (const auto &c : kPools) {
-    HostCompiled k = compile_on_host(pool_graph(c, c.aligned, true), "pool");
-    Executor exec(k.model.plan, k.model.dir);
+// Each case against its reference at its aligned and odd shapes: compiled once
+// with symbolic extents for both, or once per shape with the shape's own.
+template <class Case, class MakeGraph>
+void expect_cases_match(const std::vector<Case> &cases, MakeGraph graph, bool symbolic, double tol) {
+  for (const auto &c : cases) {
+    std::optional<HostCompiled> once;
+    if (symbolic) once.emplace(compile_on_host(graph(c, c.aligned, true), c.name));
     for (const auto &shape : {c.aligned, c.odd}) {
+      const HostCompiled k = symbolic ? *once : compile_on_host(graph(c, shape, false), c.name);
+      Executor exec(k.model.plan, k.model.dir);
       Reference r = reference(c.name, shape);
-      EXPECT_LE(closeness(exec.run({r.input})[0], r.output, 1e-6, 1e-6), 1.0) << c.name << " at " << tag(shape);
+      EXPECT_LE(closeness(exec.run({r.input})[0], r.output, tol, tol), 1.0) << c.name << " at " << tag(shape);
     }
   }
 }
 
-TEST(X86DatamoveSchedule, PoolsOfStaticExtentsMatchNumpy) {
-  for (const auto &c : kPools)
-    for (const auto &shape : {c.aligned, c.odd}) {
-      HostCompiled k = compile_on_host(pool_graph(c, shape, false), "pool");
-      Executor exec(k.model.plan, k.model.dir);
-      Reference r = reference(c.name, shape);
-      EXPECT_LE(closeness(exec.run({r.input})[0], r.output, 1e-6, 1e-6), 1.0) << c.name << " at " << tag(shape);
-    }
-}
+TEST(X86DatamoveSchedule, PoolsOfSymbolicExtentsMatchNumpy) { expect_cases_match(kPools, pool_graph, true, 1e-6); }
+
+TEST(X86DatamoveSchedule, PoolsOfStaticExtentsMatchNumpy) { expect_cases_match(kPools, pool_graph, false, 1e-6); }
 
 // ---- Resize, 2-D (lowering/ops/resize_ops.cc): per-plane passes; for power-of-two
 // scales with half_pixel coordinates the columns' pass reads edge-padded rows at
@@ -190,24 +190,11 @@ Graph resize_graph(const ResizeCase &c, const std::vector<int64_t> &shape, bool 
 }
 
 TEST(X86DatamoveSchedule, ResizesOfSymbolicExtentsMatchPyTorch) {
-  for (const auto &c : kResizes) {
-    HostCompiled k = compile_on_host(resize_graph(c, c.aligned, true), "resize");
-    Executor exec(k.model.plan, k.model.dir);
-    for (const auto &shape : {c.aligned, c.odd}) {
-      Reference r = reference(c.name, shape);
-      EXPECT_LE(closeness(exec.run({r.input})[0], r.output, 1e-5, 1e-5), 1.0) << c.name << " at " << tag(shape);
-    }
-  }
+  expect_cases_match(kResizes, resize_graph, true, 1e-5);
 }
 
 TEST(X86DatamoveSchedule, ResizesOfStaticExtentsMatchPyTorch) {
-  for (const auto &c : kResizes)
-    for (const auto &shape : {c.aligned, c.odd}) {
-      HostCompiled k = compile_on_host(resize_graph(c, shape, false), "resize");
-      Executor exec(k.model.plan, k.model.dir);
-      Reference r = reference(c.name, shape);
-      EXPECT_LE(closeness(exec.run({r.input})[0], r.output, 1e-5, 1e-5), 1.0) << c.name << " at " << tag(shape);
-    }
+  expect_cases_match(kResizes, resize_graph, false, 1e-5);
 }
 
 }  // namespace

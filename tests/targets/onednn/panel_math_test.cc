@@ -81,18 +81,34 @@ double ulps(double got, double want) {
   return std::fabs(got - want) / std::ldexp(1.0, std::max(e - 24, -149));
 }
 
-TEST(PanelMath, GeluIsWithinMathLibrarysBoundOfTheExactGeluAndOfHostKernels) {
+// Points from `lo` to `hi` (2^20 steps) and tiny values of both signs.
+std::vector<float> sweep(float lo, float hi) {
   std::vector<float> xs;
-  for (int i = 0; i <= 1 << 20; ++i) xs.push_back(-13.0f + 33.0f * static_cast<float>(i) / (1 << 20));
+  for (int i = 0; i <= 1 << 20; ++i) xs.push_back(lo + (hi - lo) * static_cast<float>(i) / (1 << 20));
   for (float x = 1e-30f; x < 1; x *= 1.01f) xs.push_back(x), xs.push_back(-x);
-  const std::vector<float> host = host_eval(math::gelu_erf, xs);
+  return xs;
+}
+
+// The largest distances in ulps of a panel function from the exact one and
+// from the host kernels' (math library) values at the same points.
+struct Distances {
   double to_exact = 0, to_host = 0;
+};
+template <class Panel, class Exact>
+Distances distances(const std::vector<float> &xs, const std::vector<float> &host, Panel panel, Exact exact) {
+  Distances d;
   for (size_t i = 0; i < xs.size(); ++i) {
-    const double x = xs[i], exact = x * 0.5 * std::erfc(-x / std::sqrt(2.0));
-    const float panel = panel_gelu(xs[i]);
-    to_exact = std::max(to_exact, ulps(panel, exact));
-    to_host = std::max(to_host, ulps(panel, host[i]));
+    const float p = panel(xs[i]);
+    d.to_exact = std::max(d.to_exact, ulps(p, exact(double(xs[i]))));
+    d.to_host = std::max(d.to_host, ulps(p, host[i]));
   }
+  return d;
+}
+
+TEST(PanelMath, GeluIsWithinMathLibrarysBoundOfTheExactGeluAndOfHostKernels) {
+  const std::vector<float> xs = sweep(-13.0f, 20.0f);
+  const auto [to_exact, to_host] = distances(xs, host_eval(math::gelu_erf, xs), panel_gelu,
+                                             [](double x) { return x * 0.5 * std::erfc(-x / std::sqrt(2.0)); });
   EXPECT_LE(to_exact, 6.0);  // math::gelu_erf's bound
   // Each within 6 ulp of the exact GELU, by different forms since host
   // kernels' math::gelu_erf became max(x, 0) - |x| Q(|x|) (kGeluTail): 8
@@ -134,18 +150,10 @@ TEST(PanelMath, GeluKeepsItsSpecialValues) {
 // the exact one (2.5 ulp, tests/lowering/math_library_test.cc) over its
 // tested range, and its special values.
 TEST(PanelMath, SigmoidIsWithinMathLibrarysBoundOfTheExactSigmoidAndOfHostKernels) {
-  std::vector<float> xs;
-  for (int i = 0; i <= 1 << 20; ++i) xs.push_back(-87.3f + 117.3f * static_cast<float>(i) / (1 << 20));
-  for (float x = 1e-30f; x < 1; x *= 1.01f) xs.push_back(x), xs.push_back(-x);
-  const std::vector<float> host = host_eval(math::sigmoid, xs);
-  double to_exact = 0, to_host = 0;
-  for (size_t i = 0; i < xs.size(); ++i) {
-    const double exact = 1 / (1 + std::exp(-double(xs[i])));
-    const float panel = panel_math::sigmoid<Scalar>(xs[i]);
-    to_exact = std::max(to_exact, ulps(panel, exact));
-    to_host = std::max(to_host, ulps(panel, host[i]));
-    ASSERT_EQ(panel_math::sigmoid<ScalarTwoHalves>(xs[i]), panel) << "x = " << xs[i];
-  }
+  const std::vector<float> xs = sweep(-87.3f, 30.0f);
+  const auto [to_exact, to_host] = distances(xs, host_eval(math::sigmoid, xs), panel_math::sigmoid<Scalar, float>,
+                                             [](double x) { return 1 / (1 + std::exp(-x)); });
+  for (float x : xs) ASSERT_EQ(panel_math::sigmoid<ScalarTwoHalves>(x), panel_math::sigmoid<Scalar>(x)) << "x = " << x;
   EXPECT_LE(to_exact, 2.5);
   EXPECT_LE(to_host, 5.0);
   std::printf("[ measure  ] panel sigmoid: %.2f ulp from the exact sigmoid, %.2f ulp from math::sigmoid\n", to_exact,
