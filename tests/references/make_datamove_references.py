@@ -79,28 +79,27 @@ def tag(shape):
 def main():
     os.makedirs(HERE, exist_ok=True)
     rng = np.random.default_rng(21)
+
+    def save(name, shape, x, y):
+        np.save(os.path.join(HERE, f"{name}.{tag(shape)}.input.npy"), x)
+        np.save(os.path.join(HERE, f"{name}.{tag(shape)}.output.npy"), y)
+        print(name, shape)
+
     for name, (perm, dtype, shapes) in TRANSPOSES.items():
         for shape in shapes:
             if dtype == np.int64:
                 x = rng.integers(-(2**40), 2**40, size=shape, dtype=np.int64)
             else:
                 x = rng.standard_normal(shape).astype(dtype)
-            np.save(os.path.join(HERE, f"{name}.{tag(shape)}.input.npy"), x)
-            np.save(os.path.join(HERE, f"{name}.{tag(shape)}.output.npy"), np.ascontiguousarray(np.transpose(x, perm)))
-            print(name, shape)
+            save(name, shape, x, np.ascontiguousarray(np.transpose(x, perm)))
     for name, (op, pad, include_pad, shapes) in POOLS.items():
         for shape in shapes:
             x = rng.standard_normal(shape).astype(np.float32)
-            np.save(os.path.join(HERE, f"{name}.{tag(shape)}.input.npy"), x)
-            np.save(os.path.join(HERE, f"{name}.{tag(shape)}.output.npy"), pool(x, op, pad, include_pad))
-            print(name, shape)
+            save(name, shape, x, pool(x, op, pad, include_pad))
     for name, (mode, ctm, scale, shapes) in RESIZES.items():
         for shape in shapes:
             x = rng.standard_normal(shape).astype(np.float32)
-            np.save(os.path.join(HERE, f"{name}.{tag(shape)}.input.npy"), x)
-            np.save(os.path.join(HERE, f"{name}.{tag(shape)}.output.npy"), resize(x, mode, ctm, scale))
-            print(name, shape)
-
+            save(name, shape, x, resize(x, mode, ctm, scale))
 
 if __name__ == "__main__":
     main()
