@@ -12,7 +12,7 @@ namespace {
 constexpr size_t kAlign = 128;                   // Halide's own alignment for heap allocations
 constexpr size_t kHeader = kAlign;               // the block's size, before the pointer handed out
 constexpr size_t kMinCached = size_t(64) << 10;  // below this, glibc's heap reuses memory itself
-constexpr size_t kMaxCachedBytes = size_t(1) << 30;
+constexpr size_t kMaxCachedBytes = size_t(512) << 20;
 
 struct Cache {
   std::mutex mu;

@@ -7,7 +7,7 @@
 // [16, 64, 64, 64] faulted 8,193 pages (33.5 MB) a run, about a quarter of
 // its time. Installed into a kernel library (KernelLibrary), these keep
 // freed blocks of 64 KiB and more and hand them out again for requests of
-// the same rounded size, up to kMaxCachedBytes in all; smaller requests go
+// the same rounded size, up to 512 MiB in all; smaller requests go
 // to the C library as before. Thread-safe (kernels allocate inside parallel
 // loops). Each library's runtime is its own, so nothing outside the kernels
 // changes.

@@ -54,12 +54,12 @@ TEST(HalideBlockCache, SmallBlocksAreNotKeptAndEveryBlockIsAligned) {
 
 TEST(HalideBlockCache, TheCacheIsBoundedAndSafeAcrossThreads) {
   halide_block_cache_clear();
-  // 1.25 GiB freed at once: no more than the 1 GiB bound stays cached.
+  // 640 MiB freed at once: no more than the 512 MiB bound stays cached.
   std::vector<void *> blocks;
-  for (int i = 0; i < 5; ++i) blocks.push_back(halide_block_malloc(nullptr, size_t(256) << 20));
+  for (int i = 0; i < 5; ++i) blocks.push_back(halide_block_malloc(nullptr, size_t(128) << 20));
   for (void *b : blocks) halide_block_free(nullptr, b);
-  EXPECT_LE(halide_block_cache_bytes(), size_t(1) << 30);
-  EXPECT_GE(halide_block_cache_bytes(), size_t(768) << 20);
+  EXPECT_LE(halide_block_cache_bytes(), size_t(512) << 20);
+  EXPECT_GE(halide_block_cache_bytes(), size_t(384) << 20);
   halide_block_cache_clear();
   std::vector<std::thread> ts;
   for (int t = 0; t < 4; ++t)
