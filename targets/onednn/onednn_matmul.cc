@@ -318,7 +318,8 @@ memory::desc panel_weights_desc(int64_t k, int64_t n, int64_t width) {
 // half its speed at other n. On this EPYC at 154 rows and K = 768,
 // panel_gemm_avx2's time over gemm:jit's was 0.56-0.78 for n = 1024, 1536,
 // 2048, 2560, 3072, 3584 and 4096, and 0.98-1.03 at 1280, 2304 and 2816,
-// where the two kernels run at one speed (so those stay with oneDNN). So
+// where the two kernels ran at one speed (those stayed with oneDNN until the
+// unrolled kernel, below). So
 // the AVX2 panel product takes the transformers' MLPs (n = 2048, 3072, and
 // 512 from K = 2048) and fused qkv of 1536: 0.50-0.85 of gemm:jit's time at
 // 128 to 256 rows on one thread, 0.45-0.99 on two. Against the inner
