@@ -177,6 +177,7 @@ class X86Scheduler : public Scheduler {
   bool transposed_output(size_t i, int lanes);
   bool window_rows_output();
   bool plane_pass_output();
+  Halide::Var plane_tasks(Halide::Func f, const Shape &out);
   std::vector<ScheduleBranch> speculate(const Shape &out, int lanes, bool *serial);
   void specialize(Func root, const VarOrRVar &par, const std::vector<ScheduleBranch> &branches, bool serial);
 
@@ -336,6 +337,19 @@ bool X86Scheduler::transposed_output(size_t i, int lanes) {
   return true;
 }
 
+// A 4-D output (column, row, channel, batch) vectorized along its columns, in
+// parallel tasks of whole (n, c) planes: the loop over a task's planes, at
+// which a per-plane stage is stored or computed.
+Var X86Scheduler::plane_tasks(Func f, const Shape &out) {
+  std::vector<Var> args = f.args();
+  f.vectorize(args[0], vector_lanes(f.output_types()[0], target_), TailStrategy::GuardWithIf);
+  Var plane = fuse_range(f, args, 2, 4);
+  Expr per_task = Halide::max(1, kTaskElements / Halide::max(extent(out[2]) * extent(out[3]), 1));
+  Var task(plane.name() + "_t"), one(plane.name() + "_r");
+  f.split(plane, task, one, per_task, TailStrategy::GuardWithIf).parallel(task);
+  return one;
+}
+
 // A kernel of one 2-D pool in two passes (its only stage the window rows,
 // StageKind::WindowRows): tasks of whole (n, c) planes; in each, output rows
 // in order, each computing only the window rows that the row above did not
@@ -348,13 +362,8 @@ bool X86Scheduler::window_rows_output() {
   const Shape &out = output_shape(0);
   if (f.dimensions() != 4 || f.has_update_definition() || out.size() != 4 || rows.has_update_definition())
     return false;
-  std::vector<Var> args = f.args();  // column, row, channel, batch
-  f.vectorize(args[0], vector_lanes(f.output_types()[0], target_), TailStrategy::GuardWithIf);
-  Var plane = fuse_range(f, args, 2, 4);
-  Expr per_task = Halide::max(1, kTaskElements / Halide::max(extent(out[2]) * extent(out[3]), 1));
-  Var task(plane.name() + "_t"), one(plane.name() + "_r");
-  f.split(plane, task, one, per_task, TailStrategy::GuardWithIf).parallel(task);
-  rows.store_at(f, one).compute_at(f, args[1]);
+  const Var one = plane_tasks(f, out);
+  rows.store_at(f, one).compute_at(f, f.args()[1]);
   rows.vectorize(rows.args()[0], vector_lanes(rows.output_types()[0], target_), TailStrategy::GuardWithIf);
   return true;
 }
@@ -383,13 +392,7 @@ bool X86Scheduler::plane_pass_output() {
     s.f.compute_root();
     schedule_pure(s.f, s.f.output_types()[0].is_float() ? vector_lanes(s.f.output_types()[0], target_) : 1, true);
   }
-  std::vector<Var> args = f.args();  // column, row, channel, batch
-  const int lanes = vector_lanes(f.output_types()[0], target_);
-  f.vectorize(args[0], lanes, TailStrategy::GuardWithIf);
-  Var plane = fuse_range(f, args, 2, 4);
-  Expr per_task = Halide::max(1, kTaskElements / Halide::max(extent(out[2]) * extent(out[3]), 1));
-  Var task(plane.name() + "_t"), one(plane.name() + "_r");
-  f.split(plane, task, one, per_task, TailStrategy::GuardWithIf).parallel(task);
+  const Var one = plane_tasks(f, out);
   const int pass_lanes = vector_lanes(pass.output_types()[0], target_);
   pass.compute_at(f, one);
   if (pass_stage->phases > 1 && pass_stage->edge.defined()) {

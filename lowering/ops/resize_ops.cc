@@ -388,10 +388,10 @@ void lower_resize(LowerContext &c) {
   } else {
     std::function<Expr(const std::vector<Expr> &)> read = [&](const std::vector<Expr> &i) { return x.at(i); };
     sum = read(here);
+    // A 2-D map's first pass (its columns) then its rows: per plane (StageKind::PlanePass).
+    const bool plane = x.rank() == 4 && resized.size() == 2 && resized[0] == 3 && resized[1] == 2;
     for (size_t j = 0; j < resized.size(); ++j) {
       const int a = resized[j];
-      // A 2-D map's first pass (its columns) then its rows: per plane (StageKind::PlanePass).
-      const bool plane = x.rank() == 4 && resized.size() == 2 && resized[0] == 3 && resized[1] == 2;
       const PhasedPass phased = plane && j == 0 ? phased_inner_pass(c, p, x, v, wt) : PhasedPass{};
       sum = phased.sum;
       if (!sum.defined())

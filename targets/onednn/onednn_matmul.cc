@@ -38,30 +38,10 @@ std::vector<int64_t> pad_to(const std::vector<int64_t> &s, size_t rank) {
   return p;
 }
 
-// The desc of a strided tensor padded with leading 1s to `rank`. One that is
-// row-major but for the strides of its dims of 1 is plain: oneDNN 2.6's gemm
-// matmul failed to execute a [1, 1, 5] result with strides [5, 1, 1] (a
-// Linear of one row transposed, (0, 2, 1)).
-memory::desc strided_desc(const StridedDims &s, size_t rank) {
-  int64_t expect = 1;
-  bool row_major = true;
-  for (size_t i = s.dims.size(); i-- > 0 && row_major;) {
-    if (s.dims[i] == 1) continue;
-    row_major = s.strides[i] == expect;
-    expect *= s.dims[i];
-  }
-  if (row_major) return plain_desc(pad_to(s.dims, rank));
-  int64_t span = 1;
-  for (size_t i = 0; i < s.dims.size(); ++i) span = std::max(span, s.dims[i] * s.strides[i]);
-  memory::dims dims(rank - s.dims.size(), 1), strides(rank - s.dims.size(), span);
-  dims.insert(dims.end(), s.dims.begin(), s.dims.end());
-  strides.insert(strides.end(), s.strides.begin(), s.strides.end());
-  return memory::desc(dims, memory::data_type::f32, strides);
-}
-
-// Whether a strided [..., K] tensor is a dense [rows, K], dims of 1 aside
-// (a transposed [1, L, E] read as [L, 1, E] is).
-bool dense_rows(const StridedDims &s) {
+// Whether a strided tensor is row-major but for the strides of its dims of 1
+// (a transposed [1, L, E] read as [L, 1, E] is): as a [..., K] operand, a
+// dense [rows, K].
+bool row_major(const StridedDims &s) {
   int64_t expect = 1;
   for (size_t d = s.dims.size(); d-- > 0;) {
     if (s.dims[d] == 1) continue;
@@ -69,6 +49,19 @@ bool dense_rows(const StridedDims &s) {
     expect *= s.dims[d];
   }
   return true;
+}
+
+// The desc of a strided tensor padded with leading 1s to `rank`. A row_major
+// one is plain: oneDNN 2.6's gemm matmul failed to execute a [1, 1, 5]
+// result with strides [5, 1, 1] (a Linear of one row transposed, (0, 2, 1)).
+memory::desc strided_desc(const StridedDims &s, size_t rank) {
+  if (row_major(s)) return plain_desc(pad_to(s.dims, rank));
+  int64_t span = 1;
+  for (size_t i = 0; i < s.dims.size(); ++i) span = std::max(span, s.dims[i] * s.strides[i]);
+  memory::dims dims(rank - s.dims.size(), 1), strides(rank - s.dims.size(), span);
+  dims.insert(dims.end(), s.dims.begin(), s.dims.end());
+  strides.insert(strides.end(), s.strides.begin(), s.strides.end());
+  return memory::desc(dims, memory::data_type::f32, strides);
 }
 
 // The last two dims of a strided tensor.
@@ -202,7 +195,7 @@ MatmulKernel::Layout MatmulKernel::layout(const StridedDims &a, const StridedDim
   if (fold) {
     const int64_t rows = product(out, 0, r - 1);
     l.src = plain_desc({rows, k});
-    if (a_view_.present() && !dense_rows(a)) l.src_view = strided_desc(a, a.dims.size());
+    if (a_view_.present() && !row_major(a)) l.src_view = strided_desc(a, a.dims.size());
     l.wei = wei2;
     l.dst = plain_desc({rows, n});
     for (const auto &o : e.operands) l.operands.push_back(plain_desc({product(o.dims, 0, r - 1), o.dims[r - 1]}));
@@ -613,7 +606,7 @@ MatmulKernel::Entry MatmulKernel::make_entry(const ExternTensor &b, const Layout
   return en;
 }
 
-// A viewed A whose rows are not one stride apart, reordered per run into the
+// A viewed A whose rows are not row_major, reordered per run into the
 // dense [rows, K] that the product reads (about 1% of the product's time at
 // vit_b_16's [197, 2, 768]).
 void MatmulKernel::rows_of(Entry &en, const Layout &l) {
