@@ -187,17 +187,11 @@ struct AxisTaps {
 
 Expr f64(const Expr &e) { return Halide::cast(Halide::Float(64), e); }
 
-AxisTaps axis_taps(LowerContext &c, const ResizePlan &p, int axis, const Dim &in_dim, const Expr &pos) {
+// The source coordinate (in double, as the reference) of output position
+// `pos` along `axis`; for tf_crop_and_resize also whether it lies outside the crop.
+Expr source_coordinate(LowerContext &c, const ResizePlan &p, int axis, const Dim &in_dim, const Expr &pos,
+                       Expr *outside = nullptr) {
   const Dim &out_dim = p.out[axis];
-  AxisTaps t;
-  bool identity_ctm =
-      p.ctm == "half_pixel" || p.ctm == "pytorch_half_pixel" || p.ctm == "align_corners" || p.ctm == "asymmetric";
-  bool unit = p.scale[axis] ? *p.scale[axis] == 1.0 : c.store().same_dim(in_dim, out_dim);
-  if (identity_ctm && unit && c.store().same_dim(in_dim, out_dim)) {
-    t.taps.push_back({pos, Expr()});
-    t.identity = true;
-    return t;
-  }
   Expr x = f64(pos), in = f64(c.dim(in_dim));
   Expr scale = p.scale[axis] ? Expr(*p.scale[axis]) : f64(c.dim(out_dim)) / in;
   Expr out_w = scale * in;  // the reference's output_width, a float for given scales
@@ -218,8 +212,23 @@ AxisTaps axis_taps(LowerContext &c, const ResizePlan &p, int axis, const Dim &in
     xo = Halide::select(out_w == Expr(1.0), span * (in - Expr(1.0)) / Expr(2.0),
                         x * span * (in - Expr(1.0)) / (out_w - Expr(1.0)));
     xo = xo + Expr(r0) * (in - Expr(1.0));
-    t.outside = xo < Expr(0.0) || xo > in - Expr(1.0);
+    if (outside) *outside = xo < Expr(0.0) || xo > in - Expr(1.0);
   }
+  return xo;
+}
+
+AxisTaps axis_taps(LowerContext &c, const ResizePlan &p, int axis, const Dim &in_dim, const Expr &pos) {
+  const Dim &out_dim = p.out[axis];
+  AxisTaps t;
+  bool identity_ctm =
+      p.ctm == "half_pixel" || p.ctm == "pytorch_half_pixel" || p.ctm == "align_corners" || p.ctm == "asymmetric";
+  bool unit = p.scale[axis] ? *p.scale[axis] == 1.0 : c.store().same_dim(in_dim, out_dim);
+  if (identity_ctm && unit && c.store().same_dim(in_dim, out_dim)) {
+    t.taps.push_back({pos, Expr()});
+    t.identity = true;
+    return t;
+  }
+  Expr xo = source_coordinate(c, p, axis, in_dim, pos, &t.outside);
   Expr base = Halide::ceil(xo) - Expr(1.0), ratio = xo - base;
   Expr ibase = Halide::cast(Halide::Int(32), base);
   auto at = [&](int k) { return clamp_index(c, ibase + k, in_dim); };
@@ -310,11 +319,65 @@ struct PhasedPass {
   int phases = 0;
 };
 
+// The edge-padded copy of x's rows along its inner axis: kEdgePad repeated
+// edge values on both sides, so taps need no clamps.
+Halide::Func edge_padded(LowerContext &c, const HTensor &x, const std::vector<Halide::Var> &v) {
+  const int a = x.rank() - 1;
+  Halide::Func edge = c.func("axis" + std::to_string(a) + "_edge");
+  std::vector<Expr> at = c.exprs(v);
+  at[a] = clamp_index(c, v[a] - kEdgePad, x.shape[a]);
+  edge(reversed(v)) = x.at(at);
+  return edge;
+}
+
+// Linear align_corners with an integer scale s >= 2: output x = s m + q has
+// the source coordinate x (in - 1) / (s in - 1) = m + q r - m d, with
+// q r and m d in [0, 1) (r = (in - 1) / (s in - 1), d = (s - 1) / (s in - 1)),
+// so its first tap is m - 1 or m, but which one and the weights drift along
+// the row: not affine per phase. Per (m, q), two tables hold whether the
+// first tap is m (`second`) and the weights; the pass reads the three
+// candidate taps m - 1, m, m + 1 as dense loads of the edge-padded rows and
+// selects two: the same products and sum as the table path, bit for bit,
+// without its gathers. The tables' coordinates are the table path's (double).
+PhasedPass align_corners_pass(LowerContext &c, const ResizePlan &p, const HTensor &x,
+                              const std::vector<Halide::Var> &v, Halide::Type wt) {
+  PhasedPass out;
+  const int a = x.rank() - 1;
+  const double scale = *p.scale[a];
+  if (p.mode != "linear" || scale < 2 || scale > 16 || scale != std::floor(scale)) return out;
+  const int s = static_cast<int>(scale);
+  Halide::Var m, j;  // j: the phase q, plus s for the second weight
+  const std::string name = "axis" + std::to_string(a);
+  const Expr q = j % s;
+  const Expr xo = source_coordinate(c, p, a, x.shape[a], m * s + q);
+  const Expr base = Halide::ceil(xo) - Expr(1.0), ratio = xo - base;
+  Halide::Func second = c.func(name + "_second");
+  second(m, j) = Halide::clamp(Halide::cast(Halide::Int(32), base) - (m - 1), 0, 1);
+  c.add_stage(second, StageKind::Other, 2);
+  Halide::Func weight = c.func(name + "_weight2");
+  weight(m, j) = Halide::cast(wt, Halide::select(j < s, Expr(1.0) - ratio, ratio));
+  c.add_stage(weight, StageKind::Other, 2);
+
+  out.edge = edge_padded(c, x, v);
+  const Expr phase = v[a] % s, mo = v[a] / s;
+  auto tap = [&](int k) {  // the input at m - 1 + k
+    std::vector<Expr> idx = c.exprs(v);
+    idx[a] = mo + (kEdgePad - 1 + k);
+    return Halide::cast(wt, out.edge(reversed(idx)));
+  };
+  const Expr is_m = second(mo, phase) != 0;
+  out.sum = Halide::select(is_m, tap(1), tap(0)) * weight(mo, phase) +
+            Halide::select(is_m, tap(2), tap(1)) * weight(mo, phase + s);
+  out.phases = s;
+  return out;
+}
+
 PhasedPass phased_inner_pass(LowerContext &c, const ResizePlan &p, const HTensor &x, const std::vector<Halide::Var> &v,
                              Halide::Type wt) {
   PhasedPass out;
   const int a = x.rank() - 1;
   if (p.mode == "nearest" || p.exclude_outside || !p.scale[a]) return out;
+  if (p.ctm == "align_corners") return align_corners_pass(c, p, x, v, wt);
   if (p.ctm != "half_pixel" && p.ctm != "pytorch_half_pixel" && p.ctm != "asymmetric") return out;
   const double scale = *p.scale[a];
   if (scale < 2 || scale > 16 || scale != std::floor(scale)) return out;
@@ -339,10 +402,7 @@ PhasedPass phased_inner_pass(LowerContext &c, const ResizePlan &p, const HTensor
     for (int q = s - 1; q-- > 0;) e = Halide::select(phase == q, value(q), e);
     return e;
   };
-  out.edge = c.func("axis" + std::to_string(a) + "_edge");
-  std::vector<Expr> at = c.exprs(v);
-  at[a] = clamp_index(c, v[a] - kEdgePad, x.shape[a]);
-  out.edge(reversed(v)) = x.at(at);
+  out.edge = edge_padded(c, x, v);
   for (size_t k = 0; k < weights[0].size(); ++k) {
     std::vector<Expr> idx = c.exprs(v);
     idx[a] = xo + by_phase([&](int q) { return Expr(offset[q] + static_cast<int>(k)); });

@@ -62,6 +62,7 @@ RESIZES = {
     "resize_cubic_2x": ("bicubic", "half_pixel", 2, [(2, 3, 8, 16), (2, 3, 5, 7)]),
     "resize_linear_4x": ("bilinear", "half_pixel", 4, [(1, 2, 4, 8), (1, 2, 3, 5)]),
     "resize_linear_align_corners_2x": ("bilinear", "align_corners", 2, [(2, 3, 8, 16), (2, 3, 5, 7)]),
+    "resize_linear_align_corners_3x": ("bilinear", "align_corners", 3, [(1, 2, 4, 8), (1, 2, 3, 5)]),
 }
 
 

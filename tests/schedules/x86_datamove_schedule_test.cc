@@ -160,7 +160,8 @@ TEST(X86DatamoveSchedule, PoolsOfStaticExtentsMatchNumpy) { expect_cases_match(k
 
 // ---- Resize, 2-D (lowering/ops/resize_ops.cc): per-plane passes; for power-of-two
 // scales with half_pixel coordinates the columns' pass reads edge-padded rows at
-// affine taps (plane_pass_output), align_corners through the index tables.
+// affine taps (plane_pass_output); for integer scales with align_corners it selects
+// two of three such taps per output.
 
 struct ResizeCase {
   std::string name, mode, ctm;
@@ -173,6 +174,7 @@ const std::vector<ResizeCase> kResizes = {
     {"resize_cubic_2x", "cubic", "half_pixel", 2, {2, 3, 8, 16}, {2, 3, 5, 7}},
     {"resize_linear_4x", "linear", "half_pixel", 4, {1, 2, 4, 8}, {1, 2, 3, 5}},
     {"resize_linear_align_corners_2x", "linear", "align_corners", 2, {2, 3, 8, 16}, {2, 3, 5, 7}},
+    {"resize_linear_align_corners_3x", "linear", "align_corners", 3, {1, 2, 4, 8}, {1, 2, 3, 5}},
 };
 
 Graph resize_graph(const ResizeCase &c, const std::vector<int64_t> &shape, bool symbolic) {
