@@ -106,6 +106,9 @@ struct Stage {
   // and vectorized over x / s, its reads are dense loads.
   int phases = 0;
   Halide::Func edge;
+  // Recurrence only: the batch size (a template specializes batches of a
+  // whole tile of rows, lowering/recurrent_weight_layout.h).
+  Halide::Expr batch;
 };
 
 class LowerContext : public NodeContext {

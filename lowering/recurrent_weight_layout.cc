@@ -17,12 +17,15 @@ TensorData transpose_gate_blocks(const TensorData &r) {
   DISCO_CHECK(r.shape.size() == 3 && r.shape[2] > 0 && r.shape[1] % r.shape[2] == 0,
               "internal: transpose_gate_blocks needs a 3-D weight of whole [H, H] gate blocks");
   const int64_t dirs = r.shape[0], hidden = r.shape[2], gates = r.shape[1] / hidden;
+  const int64_t width = hidden % kRecurrentStateLanes == 0 ? kRecurrentStateLanes : hidden;
   const size_t size = dtype_size(r.dtype);
-  TensorData out(r.dtype, {dirs, gates, hidden, hidden});
+  TensorData out(r.dtype, {dirs, gates, hidden / width, hidden, width});
   for (int64_t dg = 0; dg < dirs * gates; ++dg)
     for (int64_t j = 0; j < hidden; ++j)
       for (int64_t k = 0; k < hidden; ++k)
-        std::memcpy(out.mutable_data() + static_cast<size_t>((dg * hidden + k) * hidden + j) * size,
+        std::memcpy(out.mutable_data() + static_cast<size_t>(((dg * hidden + j / width * width) * hidden + k * width) +
+                                                             j % width) *
+                                             size,
                     r.data() + static_cast<size_t>((dg * hidden + j) * hidden + k) * size, size);
   return out;
 }

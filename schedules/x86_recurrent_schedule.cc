@@ -1,5 +1,6 @@
 #include "schedules/x86_recurrent_schedule.h"
 
+#include "lowering/recurrent_weight_layout.h"
 #include "schedules/x86_schedule.h"
 
 namespace disco {
@@ -25,8 +26,8 @@ bool schedule_x86_recurrent(LoweredKernel &k, const Halide::Target &target, Sche
   if (!input || !product || !rec) return false;
   Func xw = input->f, xsum = product->f, st = rec->f;
   if (xw.dimensions() != 3 || xw.has_update_definition() || xsum.dimensions() != 3 ||
-      xsum.num_update_definitions() != 1 || xsum.rvars(0).size() != 1 || st.dimensions() != 5 ||
-      st.num_update_definitions() != 1 || st.rvars(0).size() != 4 || xw.output_types()[0] != Halide::Float(32))
+      xsum.num_update_definitions() != 1 || xsum.rvars(0).size() != 1 || st.dimensions() != 7 ||
+      st.num_update_definitions() != 1 || st.rvars(0).size() != 5 || xw.output_types()[0] != Halide::Float(32))
     return false;
   const int lanes = vector_lanes(Halide::Float(32), target);
 
@@ -65,44 +66,43 @@ bool schedule_x86_recurrent(LoweredKernel &k, const Halide::Target &target, Sche
         .unroll(p[1]);
   }
 
-  // The recurrence: (hidden unit j, phase q, batch b, direction d, step s).
+  // The recurrence: (hidden unit j % Lj, batch row b % Lb, j / Lj, phase q,
+  // b / Lb, direction d, step s), a tile of Lj x Lb contiguous
+  // (lowering/recurrent_weight_layout.h).
   {
     std::vector<Var> a = st.args();
-    Var b = a[2], d = a[3];
-    std::vector<RVar> r = st.rvars(0);  // j, k, phase, step
-    st.compute_root();
+    Var bi = a[1], bo = a[4], d = a[5];
+    std::vector<RVar> r = st.rvars(0);  // j % Lj, k, j / Lj, phase, step
+    st.compute_root().bound(bi, 0, kRecurrentStateRows);
     // The initial values: little work, and the step loop is the outermost
     // (a parallel loop inside it is a hand-over between threads per step).
     st.vectorize(a[0], lanes, TailStrategy::GuardWithIf);
-    // Wide vectors of j: one statement per up to kRecurrentVectors vectors
-    // (the most that divide the hidden size), each vector's sum an
+    // A statement per tile, j % Lj vectorized: each vector's sum an
     // accumulator in a register over the chunk's terms of k (independent
-    // FMA chains, enough to cover their latency) and each h(k) loaded once
-    // for all of them (the sums share its buffer: LLVM reloads it after
-    // every store). One vector, guarded, where none divides it.
-    int width = lanes;
-    const Shape &state = k.tensors.at(k.output_values.at(0)).shape;
-    if (!state.empty() && state.back().is_const())
-      for (int v = kRecurrentVectors; v > 1; --v)
-        if (state.back().as_const() % (v * lanes) == 0) {
-          width = v * lanes;
-          break;
-        }
-    RVar jo("j_o"), ji("j_i");
+    // FMA chains). Each j of a phase writes its own sum or state and reads
+    // only its own or the last phase's and step's: no race between lanes.
     Halide::Stage u = st.update();
-    // Each j of a phase writes its own sum or state and reads only its own
-    // or the last phase's and step's: no race between the lanes of j.
-    u.allow_race_conditions()
-        .split(r[0], jo, ji, width, TailStrategy::GuardWithIf)
-        .reorder(ji, jo, b, r[1], r[2], r[3], d)
-        .vectorize(ji)
-        .unroll(r[2])
-        .parallel(d);
+    u.allow_race_conditions();
+    // From a block of batch rows on, the rows too (Halide's nested
+    // vectorization): the statement is one dense vector of Lj x Lb, a
+    // register tile (2 x 4 AVX2 vectors) in which each R vector is loaded
+    // once for the Lb rows and each h(k) broadcast once for a row's Lj units.
+    if (rec->batch.defined())
+      u.specialize(rec->batch >= kRecurrentStateRows)
+          .reorder(r[0], bi, r[1], bo, r[2], r[3], r[4], d)
+          .vectorize(r[0])
+          .vectorize(bi)
+          .unroll(r[3])
+          .parallel(d);
+    // Smaller batches: a row per statement, rows past the batch skipped.
+    u.reorder(r[0], r[1], bi, bo, r[2], r[3], r[4], d).vectorize(r[0]).unroll(r[3]).parallel(d);
   }
 
   // The outputs: copies of state rows, serial (a parallel loop is a
   // hand-over between threads that costs more than the copy).
-  for (auto &f : k.outputs) f.compute_root().vectorize(f.args()[0], lanes, TailStrategy::GuardWithIf);
+  // A vector of a tile's kRecurrentStateLanes units is one dense load.
+  for (auto &f : k.outputs)
+    f.compute_root().vectorize(f.args()[0], kRecurrentStateLanes, TailStrategy::GuardWithIf);
   rep->template_name = "recurrent";
   return true;
 }

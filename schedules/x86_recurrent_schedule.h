@@ -6,11 +6,13 @@
 //  - the recurrence (Recurrence): directions in parallel; per step and phase
 //    (phases unrolled, so each is its own loop nest), the chunks of k (the
 //    lowering adds up to 16 terms of k per statement) outside the batch and
-//    the vectors of hidden units j: a chunk's rows of R, one gate's and
-//    contiguous, serve every batch from L1; the sums are read and written in
-//    memory once per chunk (j is an RVar, and Halide forbids reordering it
-//    inside k), up to kRecurrentVectors vectors of j per statement (their
-//    sums in registers over the chunk);
+//    the hidden units j: a chunk's rows of R, one gate's and contiguous,
+//    serve every batch row from L1; a statement is one tile of the states'
+//    layout (16 units of j by 4 batch rows, contiguous,
+//    lowering/recurrent_weight_layout.h), its sums in registers over the
+//    chunk: from 4 batch rows on, j and the rows vectorized (2 x 4 AVX2
+//    vectors; each R vector loaded once for the 4 rows), below that one row
+//    per statement;
 //  - weights transposed at run time (not constant) and the outputs at root,
 //    vectorized; the initial values and the outputs serial (little work:
 //    a parallel loop per step of the initial values made two threads 20x
@@ -26,7 +28,6 @@ namespace disco {
 
 constexpr int kProjectionRows = 6;    // rows of X per projection micro-tile (6 x 2 vectors: 12 of 16 registers)
 constexpr int kProjectionTasks = 8;   // micro-tiles of rows per projection task
-constexpr int kRecurrentVectors = 8;  // vectors of hidden units per statement of the recurrence (at most)
 
 // Schedules `k` with the recurrent template and returns true, or returns
 // false, scheduling nothing, when `k` is not a recurrent kernel (one

@@ -4,23 +4,28 @@
 //
 // The input projection X·W^T + Wb (+ Rb) of every step is one stage
 // (RecurrentInput) over X's rows in memory order, its product a Reduction. The recurrence is one Func
-// rec(j, q, b, d, s) (Recurrence), a sum or a state of hidden unit j for phase
-// q, batch b, direction d and step s; step s + 1 holds what step s computed,
-// step 0 the initial state. A step runs its phases in order, each a row q:
+// rec(j % 16, b % 4, j / 16, q, b / 4, d, s) (Recurrence), a sum or a state
+// of hidden unit j for phase q, batch b, direction d and step s, stored in
+// contiguous tiles of 16 units by 4 rows (recurrent_weight_layout.h); step
+// s + 1 holds what step s computed, step 0 the initial state. A step runs
+// its phases in order, each a row q:
 //   product phases      row q = the gate's recurrent sum over a source
 //                       (h of the last step; GRU without linear_before_reset:
 //                       r * h), started from the projection (or a bias);
 //   elementwise phases  row q = a gate function of the rows before
 //                       (LSTM: c, then h; GRU and RNN: h).
-// Its one update runs over an RDom (j, k, loop, step), step outermost, and
-// writes rec(j, q, ..., step + 1) for the loops of each phase q in order: j is the vector dim of the template
+// Its one update runs over an RDom (j % 16, k, j / 16, loop, step), step
+// outermost, and writes rec(j, q, ..., step + 1) for the loops of each phase
+// q in order: j % 16 is the vector dim of the template
 // (schedules/x86_recurrent_schedule.h), an RVar since the products read other
 // hidden units k of a state row (Halide's pure vars may not); k runs over
-// chunks of up to 16 hidden units, each statement adding a chunk's terms. A
-// product phase's sums start in a loop of their own at k = 0; elementwise
-// phases run at k = 0 only. The b loop may sit anywhere inside the phase
-// loop. Constant W and R are laid out at compile time as the kernels read
-// them (lowering/recurrent_weight_layout.h); others are transposed once a run.
+// chunks of up to 16 hidden units, each statement adding a chunk's terms,
+// inside a tile's loop (j / 16), so that a tile reads its panel of R over
+// every k as one stream. A product phase's sums start in a loop of their own
+// at k = 0; elementwise phases run at k = 0 only. The batch loops (pure
+// vars) may sit anywhere inside the phase loop. Constant W and R are laid
+// out at compile time as the kernels read them
+// (lowering/recurrent_weight_layout.h); others are transposed once a run.
 #include <functional>
 #include <string>
 #include <utility>
@@ -67,8 +72,8 @@ void infer_recurrent(InferContext &c) {
   for (int i : {1, 2, 3, 5, 6, 7})
     if (c.has_input(i) && c.dtype(i) != t)
       c.fail("input ", i, " has dtype ", dtype_name(c.dtype(i)), ", X has ", dtype_name(t));
-  const int weight_rank = has_transposed_recurrent_weights(c.attrs()) ? 4 : 3;
-  if (c.rank(0) != 3 || c.rank(1) != weight_rank || c.rank(2) != weight_rank)
+  const bool laid_out = has_transposed_recurrent_weights(c.attrs());
+  if (c.rank(0) != 3 || c.rank(1) != (laid_out ? 4 : 3) || c.rank(2) != (laid_out ? 5 : 3))
     c.fail("X, W and R must be 3-D, got ", shape_str(c.shape(0)), ", ", shape_str(c.shape(1)), " and ",
            shape_str(c.shape(2)));
   bool batch_first = c.attrs().get_int("layout", 0) != 0;
@@ -76,11 +81,9 @@ void infer_recurrent(InferContext &c) {
   // laid out for the kernels (recurrent_weight_layout.h).
   const Shape &x = c.shape(0);
   Shape w = c.shape(1), r = c.shape(2);
-  if (has_transposed_recurrent_weights(c.attrs())) {
-    if (w.size() != 4 || r.size() != 4)
-      c.fail("internal: W in panels and R by gate must be 4-D, got ", shape_str(w), " and ", shape_str(r));
+  if (laid_out) {
     w = {w[0], w[1] * w[3], w[2]};
-    r = {r[0], r[1] * r[3], r[2]};  // [D, G, H (k), H (j)]
+    r = {r[0], r[1] * r[2] * r[4], r[3]};  // [D, G, H / P, H (k), P (j)]
   }
   Dim T = batch_first ? x[1] : x[0], B = batch_first ? x[0] : x[1], I = x[2];
   Dim D = num_directions(c);
@@ -216,7 +219,7 @@ void lower_recurrent(LowerContext &c) {
   Halide::Type ft = acc_type(X.dtype);
   const Dim &Td = batch_first ? X.shape[1] : X.shape[0];
   const Dim &Bd = batch_first ? X.shape[0] : X.shape[1];
-  const Dim &Hd = transposed ? R.shape[3] : R.shape[2];
+  const Dim &Hd = transposed ? R.shape[3] : R.shape[2];  // [D, G, H / P, H, P] or [D, G*H, H]
   Expr T = c.dim(Td), B = c.dim(Bd), H = c.dim(Hd), I = c.dim(X.shape[2]);
   auto f = [&](const Expr &e) { return Halide::cast(ft, e); };
   auto clamp_to = [&](const Expr &e, const Expr &n) { return Halide::clamp(e, 0, Halide::max(n - 1, 0)); };
@@ -263,18 +266,38 @@ void lower_recurrent(LowerContext &c) {
   auto Wt = [&, read = gate_major(W, "w_by_input")](const Expr &dd, const Expr &k, const Expr &g) {
     return tiled_panels ? read(dd, k, g) : read(dd, k, clamp_to(g, G * H));
   };
-  // R by gate, Rt(d, g, k, j) = R[d, g*H + j, k]: for one gate, the rows of
-  // consecutive k are contiguous (the recurrence's block of k rows of one
-  // gate stays in L1 across the batch rows; rows G*H apart would share L1 sets).
+  // The recurrence's hidden units j are tiles of Lj (the state layout,
+  // recurrent_weight_layout.h); its update's j is jflat, over its RVars
+  // jparts (lane, tile); j as (lane, panel) of panels P wide.
+  constexpr int Lj = kRecurrentStateLanes, Lb = kRecurrentStateRows;
+  Expr jflat;
+  std::vector<Expr> jparts;
+  auto split_j = [&](const Expr &jj, int P) -> std::pair<Expr, Expr> {
+    if (jj.same_as(jflat) && P == Lj) return {jparts[0], jparts[1]};
+    return {jj % P, jj / P};
+  };
+  // R by gate in panels, Rt(d, g, k, j) = R[d, g*H + j, k] stored at
+  // [d, g, j / P, k, j % P]: a tile of the recurrence (P = Lj units of j)
+  // reads its R rows over every k as one contiguous stream.
   std::function<Expr(Expr, Expr, Expr, Expr)> Rt;
   if (transposed) {
-    Rt = [&R](const Expr &dd, const Expr &g, const Expr &k, const Expr &jj) { return R.at({dd, g, k, jj}); };
+    const int P = static_cast<int>(R.shape[4].as_const());
+    Rt = [&, P](const Expr &dd, const Expr &g, const Expr &k, const Expr &jj) {
+      auto [lane, panel] = split_j(jj, P);
+      return R.at({dd, g, panel, k, lane});
+    };
   } else {
-    Var rg("g");
+    // Transposed once a run: in panels of Lj where H is whole panels.
+    const int P = Hd.is_const() && Hd.as_const() % Lj == 0 ? Lj : 1;
+    Var rg("g"), rp("p");
     Func t = c.func("r_by_gate");
-    t(j, kv, rg, d) = R.at({d, rg * H + j, kv});
-    c.add_stage(t, StageKind::Other, 4);
-    Rt = [t](const Expr &dd, const Expr &g, const Expr &k, const Expr &jj) { return t(jj, k, g, dd); };
+    t(j, kv, rp, rg, d) = R.at({d, rg * H + rp * P + j, kv});
+    c.add_stage(t, StageKind::Other, 5);
+    Rt = [&, t, P](const Expr &dd, const Expr &g, const Expr &k, const Expr &jj) {
+      if (P == 1) return t(0, k, jj, g, dd);
+      auto [lane, panel] = split_j(jj, P);
+      return t(lane, k, panel, g, dd);
+    };
   }
 
   // Input projection for every step: xw(gh, m, d) = X[m]·W[d, gh] + Wb[d, gh]
@@ -300,15 +323,35 @@ void lower_recurrent(LowerContext &c) {
   c.add_stage(xsum, StageKind::Reduction, 3);
   c.add_stage(xw, StageKind::RecurrentInput, 3);
 
-  // The recurrence rec(j, q, b, d, s): phase q's sum or state after step s - 1
-  // (s = 0: the initial state, in the state rows).
+  // The recurrence rec(j % Lj, b % Lb, j / Lj, q, b / Lb, d, s), Lj and Lb
+  // the state tile (recurrent_weight_layout.h): phase q's sum or state of
+  // hidden unit j and batch row b after step s - 1 (s = 0: the initial
+  // state, in the state rows). A tile of Lj hidden units by Lb batch rows is
+  // contiguous, so a template's statement over it is one dense vector.
+  // Hidden units past H (H not a multiple of Lj) and rows past the batch
+  // are computed from clamped reads and never output.
+  Var jl("j_l"), jb("j_b"), bi("b_i"), bo("b_o");
+  const Expr bb = bo * Lb + bi;  // the batch row
   Func rec = c.func("recurrence");
   Expr step;  // the step being run (an RVar)
-  auto sum_at = [&](int row, const Expr &jj) { return rec(jj, row, b, d, step + 1); };
-  auto state_at = [&](int row, const Expr &jj, const Expr &at) { return rec(jj, row, b, d, at); };
-  auto xgate = [&](int g, const Expr &jj) { return xw(g * H + jj, row_of(clamp_to(time_of(step, b, d), T), b), d); };
-  auto rbias = [&](int g, const Expr &jj) -> Expr { return c.has_input(3) ? bias(d, G * H + g * H + jj) : f(0); };
-  auto peep = [&](int g, const Expr &jj) -> Expr { return c.has_input(7) ? f(c.in(7).at({d, g * H + jj})) : f(0); };
+  auto rec_at = [&](const Expr &jj, const Expr &row, const Expr &at) -> Expr {
+    auto [lane, tile] = split_j(jj, Lj);
+    return rec(lane, bi, tile, row, bo, d, at);
+  };
+  // j as weights read it: clamped unless H is whole tiles.
+  const bool whole_tiles = Hd.is_const() && Hd.as_const() % Lj == 0;
+  auto jw = [&](const Expr &jj) { return whole_tiles ? jj : clamp_to(jj, H); };
+  auto sum_at = [&](int row, const Expr &jj) { return rec_at(jj, row, step + 1); };
+  auto state_at = [&](int row, const Expr &jj, const Expr &at) { return rec_at(jj, row, at); };
+  // xw's rows of rows past the batch are rows X does not have (its reads
+  // are clamped).
+  auto xgate = [&](int g, const Expr &jj) {
+    return xw(g * H + jw(jj), row_of(clamp_to(time_of(step, bb, d), T), bb), d);
+  };
+  auto rbias = [&](int g, const Expr &jj) -> Expr { return c.has_input(3) ? bias(d, G * H + g * H + jw(jj)) : f(0); };
+  auto peep = [&](int g, const Expr &jj) -> Expr {
+    return c.has_input(7) ? f(c.in(7).at({d, g * H + jw(jj)})) : f(0);
+  };
 
   std::vector<Phase> phases;
   int h_row = -1, c_row = -1;
@@ -373,16 +416,16 @@ void lower_recurrent(LowerContext &c) {
   // Initial state in the state rows of step 0.
   auto initial = [&](int input) -> Expr {
     if (!c.has_input(input)) return f(0);
-    Expr hh = clamp_to(j, H);
-    return f(batch_first ? c.in(input).at({b, d, hh}) : c.in(input).at({d, b, hh}));
+    Expr hh = clamp_to(jb * Lj + jl, H), bc = clamp_to(bb, B);
+    return f(batch_first ? c.in(input).at({bc, d, hh}) : c.in(input).at({d, bc, hh}));
   };
   {
     Expr init = Halide::select(s == 0 && q == h_row, initial(5), f(0));
     if (c_row >= 0) init = Halide::select(s == 0 && q == c_row, initial(6), init);
-    rec(j, q, b, d, s) = init;
+    rec(jl, bi, jb, q, bo, d, s) = init;
   }
 
-  // One step: RDom (j, k, loop, step), step outermost, over the loops of the
+  // One step: RDom (jl, k, jb, loop, step), step outermost, over the loops of the
   // phases: a product phase's row starts from its init at k = 0 in a loop of
   // its own (so the sums' loop does no select), then sums over every k; an
   // elementwise phase runs at k = 0 only. j is an RVar, not a pure var: the
@@ -414,14 +457,16 @@ void lower_recurrent(LowerContext &c) {
         chunk = n;
         break;
       }
-  Halide::RDom r({{0, H}, {0, H / chunk}, {0, L}, {0, T}}, "rec_r");
-  const Expr jr = r.x, k = r.y, loop = r.z;
-  step = r.w;
+  Halide::RDom r({{0, Lj}, {0, H / chunk}, {0, (H + Lj - 1) / Lj}, {0, L}, {0, T}}, "rec_r");
+  jparts = {r[0], r[2]};
+  jflat = r[2] * Lj + r[0];
+  const Expr jr = jflat, k = r[1], loop = r[3];
+  step = r[4];
   // sum + the chunk's terms of phase `ph`.
   auto chunk_sum = [&](Expr sum, const Phase &ph) {
     for (int kk = 0; kk < chunk; ++kk) {
       Expr kx = k * chunk + kk;
-      sum += f(Rt(d, ph.gate, kx, jr)) * ph.source(kx);
+      sum += f(Rt(d, ph.gate, kx, jw(jr))) * ph.source(kx);
     }
     return sum;
   };
@@ -430,7 +475,9 @@ void lower_recurrent(LowerContext &c) {
     if (loops[l].what == Loop::Sum) every_k = every_k || loop == l;
     row = l == 0 ? Expr(loops[l].row) : Halide::select(loop == l, loops[l].row, row);
   }
-  r.where(k == 0 || every_k);
+  // Rows past a batch smaller than a block are not computed (where the
+  // batch is a block or more, a template proves this true and drops it).
+  r.where((k == 0 || every_k) && bi < B);
   Expr value;
   for (int l = L - 1; l >= 0; --l) {
     const Phase &ph = phases[loops[l].row];
@@ -438,22 +485,25 @@ void lower_recurrent(LowerContext &c) {
     if (loops[l].what == Loop::Init)
       v = ph.init(jr);
     else if (loops[l].what == Loop::Sum)
-      v = chunk_sum(rec(jr, loops[l].row, b, d, step + 1), ph);
+      v = chunk_sum(sum_at(loops[l].row, jr), ph);
     else
       v = ph.value(jr);
     value = l == L - 1 ? v : Halide::select(loop == l, v, value);
   }
   // Past a batch's sequence length the state stays as it was.
-  if (c.has_input(4)) value = Halide::select(step < seq_len(b), value, rec(jr, row, b, d, step));
-  rec(jr, row, b, d, step + 1) = value;
-  c.add_stage(rec, StageKind::Recurrence, 5);
+  if (c.has_input(4)) value = Halide::select(step < seq_len(bb), value, rec_at(jr, row, step));
+  rec(r[0], bi, r[2], row, bo, d, step + 1) = value;
+  c.add_stage(rec, StageKind::Recurrence, 5).batch = B;
 
   // Outputs.
+  auto rec_row = [&](const Expr &oh, int row, const Expr &at) {
+    return rec(oh % Lj, b % Lb, oh / Lj, row, b / Lb, d, at);
+  };
   if (c.has_output(0)) {
     Var ot("t"), oh("h");
     Expr len = seq_len(b);
     Expr so = Halide::select(reversed_dir(d), len - 1 - ot, ot);
-    Expr y = Halide::select(ot < len, rec(oh, h_row, b, d, clamp_to(so, T) + 1), f(0));
+    Expr y = Halide::select(ot < len, rec_row(oh, h_row, clamp_to(so, T) + 1), f(0));
     if (batch_first)
       c.define_output(0, {b, ot, d, oh}, y);
     else
@@ -462,7 +512,7 @@ void lower_recurrent(LowerContext &c) {
   auto state_out = [&](int out, int row) {
     if (!c.has_output(out)) return;
     Var oh("h");
-    Expr v = rec(oh, row, b, d, T);
+    Expr v = rec_row(oh, row, T);
     if (batch_first)
       c.define_output(out, {b, d, oh}, v);
     else
