@@ -456,15 +456,29 @@ Expr asinh_f32(const Expr &x) {
   return keep_nan(x, with_sign_of(x, y));
 }
 
-// acosh x = log1p(t + sqrt(t (t + 2))), t = x - 1 (exact below 2^24), and
-// ln(2 x) from 2^24 on; NaN below 1.
+// acosh x = ln(x + s), s = sqrt(x^2 - 1) = sqrt(t (t + 2)) with t = x - 1
+// exact, in quarters (x/4 + s/4, 2 ln 2 added back) so that nothing overflows
+// and 2^-e stays a normal float: s/4 is taken at most x/4, which it becomes
+// where t (t + 2) overflows. The sum's rounding error, exact by Fast2Sum (x >=
+// s), is added to log's f = m - 1 scaled by 2^-e (exact), so that near x = 1,
+// where acosh is about sqrt(2 t), log's argument is x + s rounded once
+// relative to its distance from 1, as log1p_times' exact 1 + u gave, without
+// its select of the path from 2^24 (55 -> 47 vector instructions). s's steps
+// are strict, so that the sum and its error see the same s with and without
+// FMA. x < 1 (-0 and negatives included) and NaN give NaN by one compare of
+// x's bits shifted so that [1, +inf] is the bottom of the signed range.
 Expr acosh_f32(const Expr &x) {
-  Expr big = x >= 16777216.0f;
-  Expr t = opaque(Halide::clamp(x, 1.0f, 16777216.0f) - 1.0f);
-  Expr u = Halide::select(big, x, t + Halide::sqrt(t * (t + 2.0f)));
-  Expr y = replace(bits(x) == u32(kInfBits), kInfBits, log1p_times(u, big));
-  y = replace(signed_bits(x) < 0x3f800000, kNanBits, y);  // x < 1, -0 and -NaN included (one compare)
-  return keep_nan(x, y);
+  Expr t = opaque(x - 1.0f);
+  Expr xq = 0.25f * x;
+  Expr sq = opaque(Halide::min(Halide::sqrt(t * (0.0625f * t + 0.125f)), xq));
+  Expr zq = opaque(xq + sq);
+  Expr err = opaque(opaque(xq - zq) + sq);
+  Decomposed d = decompose(zq);
+  Expr y = log_of_parts(d.e + 2, opaque(opaque(d.m - 1.0f) + err * pow2(-d.e)));
+  y = replace(bits(x) == u32(kInfBits), kInfBits, y);
+  // bits(x) + 2^31 - bits(1): [1, +inf] lands on [-2^31, -2^30], all else above it.
+  Expr shifted = Halide::reinterpret(Halide::Int(32), bits(x) + u32(0x40800000u));
+  return replace(shifted > Expr(int32_t(-0x40000000)), kNanBits, y);
 }
 
 // atanh |x|: below 1/2, a + a^3 P(a^2); from 1/2, log((1 + a) / (1 - a)) / 2,

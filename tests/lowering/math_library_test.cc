@@ -168,6 +168,8 @@ std::vector<AccuracyCase> accuracy_cases() {
       {"cosh", math::cosh, [](double x) { return std::cosh(x); }, -89.5f, 89.5f, 2.5, 2.5},
       {"asinh", math::asinh, [](double x) { return std::asinh(x); }, -big, big, 2, 2},
       {"acosh", math::acosh, [](double x) { return std::acosh(x); }, 1.0f, big, 2.5, 2.5},
+      // Every float of [1, 1.1], where acosh is about sqrt(2 (x - 1)) and its error the largest.
+      {"acosh_near_1", math::acosh, [](double x) { return std::acosh(x); }, 1.0f, 1.1f, 2.5, 2.5},
       {"atanh", math::atanh, [](double x) { return std::atanh(x); }, -0.99999994f, 0.99999994f, 2.5, 2.5},
       {"rsqrt", math::rsqrt, [](double x) { return 1 / std::sqrt(x); }, 1e-45f, big, 1.5, 1.5},
       {"pow_int_2", pow_int(2), [](double x) { return x * x; }, -1e19f, 1e19f, 0.5, 0.5},
