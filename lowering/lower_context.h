@@ -70,6 +70,10 @@ class SymbolParams {
 // input row, c, n), that the output reads at rows chosen by a table; the x86
 // schedule computes it per (n, c) plane (a plane's pass stays in cache, not
 // written out whole and read back), at root elsewhere.
+// Selection: a TopK's fold of its best k slots (int32 order, index, and
+// maybe value) along its axis, a Tuple over the kept dims; the x86 schedule
+// runs it per vector of the innermost kept dim, in the loop of a root copy
+// that the outputs read (selection_in_copy), at root elsewhere.
 enum class StageKind {
   RowReduction,
   Reduction,
@@ -81,7 +85,8 @@ enum class StageKind {
   RecurrentInput,
   Recurrence,
   WindowRows,
-  PlanePass
+  PlanePass,
+  Selection
 };
 struct Stage {
   Halide::Func f;

@@ -158,6 +158,23 @@ void vectorize_fold(Func f, const LoopLevel &at, int lanes) {
   f.update(0).atomic().vectorize(fold.inner, width);
 }
 
+// A TopK's selection fold (StageKind::Selection): its consumers read a root
+// copy, vectorized across the kept innermost dim in parallel tasks; each
+// vector's fold, its empty slots included, runs in the copy's loop (in
+// registers) with the axis outside its vector. At root, the fold's slots were
+// filled in a pass of their own and read back, a third of a TopK k=2 of
+// 262144 rows of 64.
+void selection_in_copy(Func f, int lanes) {
+  Func copy = f.in();
+  copy.compute_root();
+  Var x = copy.args()[0], xo(x.name() + "_o"), xi(x.name() + "_i");
+  copy.split(x, xo, xi, lanes, TailStrategy::GuardWithIf).vectorize(xi);
+  if (copy.args().size() >= 2) copy.parallel(fuse_range(copy, copy.args(), 1, copy.args().size()));
+  f.compute_at(copy, xo);
+  schedule_pure(f, lanes, false);
+  schedule_updates(f, lanes, false);
+}
+
 Expr product(const std::vector<Expr> &es) {
   Expr p = 1;
   for (const auto &e : es) p = p * e;
@@ -490,6 +507,10 @@ ScheduleReport X86Scheduler::generic(GroupKind kind) {
       fold_at_root(s, lanes);
       continue;
     }
+    if (s.kind == StageKind::Selection) {
+      selection_in_copy(s.f, lanes);
+      continue;
+    }
     s.f.compute_root();
     // Integer stages stay scalar: vectorized, Halide 14 rewrites the zero-point
     // subtractions of MatMulInteger/QLinear* into wrong widening arithmetic.
@@ -511,6 +532,10 @@ ScheduleReport X86Scheduler::generic(GroupKind kind) {
     const Shape &out = output_shape(i);
     if (transposed_output(i, lanes)) continue;
     if (f.args().size() >= 2 && !f.has_update_definition() && !out.empty()) {
+      // Rows known to be shorter than a vector (TopK's k): vectors no wider than
+      // them. A predicated 8-lane vector with 2 lanes in use, its reads masked
+      // lane by lane, took most of a TopK k=2 of 262144 rows.
+      while (lanes > 1 && known_extent(out.back()).below(lanes)) lanes /= 2;
       schedule_rows(f, lanes, extent(out.back()));
       continue;
     }

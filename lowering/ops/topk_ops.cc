@@ -3,12 +3,10 @@
 // total: by value, then by index, so equal values keep their input order as
 // ONNX specifies.
 //
-// Small k over values that fit 32 bits (float32 and narrower, integers up to
-// 32 bits): k selection passes, each a max-fold over the axis of a 64-bit key
-// that orders elements as TopK does (the value's order-preserving bits above,
-// the inverted index below), pass p taking the largest key below pass p-1's.
-// A max-fold vectorizes and splits into parallel rows like any row reduction:
-// O(k n) per row, the row re-read from cache each pass.
+// Small k over values whose order fits an int32 (float32 and narrower,
+// integers up to 32 bits): one fold over the axis keeping the best k
+// (order, index) pairs per kept position, each element inserted by k
+// compare-and-swap steps, vectorized across the kept innermost dim.
 // Otherwise each element's rank under that order is counted over the axis (a
 // stage), and output position p picks the one element whose rank is p; O(n^2)
 // per row in the axis extent n, with no data-dependent control flow.
@@ -50,71 +48,110 @@ void infer_topk(InferContext &c) {
   c.set_output(1, DType::I64, out);
 }
 
-// The most k the selection passes take (one stage each).
-constexpr int64_t kMostSelectionPasses = 16;
+// The most k the insertion fold takes (its Tuple holds 2k or 3k values per lane).
+constexpr int64_t kMostInserted = 16;
+// Rows at least this long keep no values in the fold's slots.
+constexpr int64_t kLongRow = 1024;
 
-bool keys_fit(DType t) {
+bool orders_fit(DType t) {
   return t == DType::F32 || t == DType::F16 || t == DType::BF16 || t == DType::I8 || t == DType::I16 ||
          t == DType::I32 || t == DType::U8 || t == DType::U16;
 }
 
-// A 64-bit key whose order is TopK's: a larger key ranks first. The high half
-// holds the value as an int32 of the same order (float bits with the negative
-// ones' magnitude bits flipped, -0 as +0; bitwise not for the smallest); the
-// low half 2^32 - 1 - index, so the lower index wins a tie.
-Expr topk_key(const Expr &value, const Expr &index, bool largest) {
+// An int32 whose order is TopK's order of the values (a larger one ranks
+// first), by bitwise operations and min/max only: Halide's simplifier takes
+// signed arithmetic not to overflow and rewrites comparisons of sums
+// accordingly, which orders near INT32_MIN break. Floats: the bits, -0 as
+// +0, with the negative ones' magnitude bits flipped (NaNs with the sign bit
+// clear rank above +inf, with it set below -inf); integers: the value; the
+// smallest first: the bitwise not. INT32_MIN marks an empty slot of the
+// fold, so the order is kept above it, except for int32 values (`exact`),
+// whose fold tells empty slots by their index instead: for floats only a
+// NaN with every magnitude bit set, at the worst end, ties with the next one.
+Expr value_order(const Expr &value, bool largest, DType t, bool *exact) {
+  *exact = t == DType::I32;
   Expr ord;
   if (value.type().is_float()) {
-    Expr v = Halide::cast(Halide::Float(32), value);
-    Expr bits = Halide::reinterpret(Halide::Int(32), v);
-    ord = Halide::select(v == 0.0f, 0, Halide::select(bits < 0, bits ^ 0x7fffffff, bits));
+    // -0 as +0 by its bits: Halide compiles float compares with LLVM's
+    // no-NaNs flag, and `v == 0` then held for NaNs too (they ranked as 0).
+    Expr bits = Halide::reinterpret(Halide::Int(32), Halide::cast(Halide::Float(32), value));
+    bits = Halide::select(bits == Halide::Int(32).min(), 0, bits);
+    ord = Halide::select(bits < 0, bits ^ 0x7fffffff, bits);
   } else {
     ord = Halide::cast(Halide::Int(32), value);
   }
   if (!largest) ord = ~ord;
-  Expr low = Halide::Expr(int64_t(0xffffffff)) - Halide::cast(Halide::Int(64), index);
-  return (Halide::cast(Halide::Int(64), ord) << 32) | low;
+  return value.type().is_float() ? Halide::max(ord, Halide::Int(32).min() + 1) : ord;
 }
 
-// The index a key holds.
-Expr key_index(const Expr &key) {
-  return Halide::cast(Halide::Int(32), Halide::Expr(int64_t(0xffffffff)) - (key & 0xffffffff));
-}
-
-void lower_topk_by_selection(LowerContext &c, int64_t axis, int64_t k, bool largest) {
+// Small k over values with an int32 order: one fold over the axis whose Tuple
+// keeps the best k (order, index) pairs in rank order, each element inserted
+// by k compares (StageKind::Selection: vectorized across the kept innermost
+// dim). Elements arrive in index order, so a strictly better order decides,
+// and an equal value stays behind the earlier ones; an empty slot (order
+// INT32_MIN, index INT32_MAX) takes any element. The input is read once:
+// k max-fold passes over 64-bit (order, index) keys took 0.16-0.24 of a
+// copy's bandwidth (benchmarks/results/datamove-2026-12-02-c.md).
+void lower_topk_by_insertion(LowerContext &c, int64_t axis, int64_t k, bool largest) {
   const HTensor &x = c.in(0);
   const Dim &n = x.shape[axis];
-  const bool row = axis + 1 == x.rank();
-  // The kept dims: every axis but `axis`, in ONNX order.
-  auto kv = c.vars(x.rank() - 1);
-  auto kept = c.exprs(kv);
-  const Expr none = Halide::Int(64).min();
-  std::vector<Func> picks;
-  for (int64_t p = 0; p < k; ++p) {
-    Halide::RDom r(0, c.dim(n));  // one per pass: each pass's fold is split on its own
-    std::vector<Expr> at = kept;
-    at.insert(at.begin() + axis, Expr(r.x));
-    Expr key = topk_key(x.at(at), r.x, largest);
-    Func f = c.func("pick" + std::to_string(p));
-    auto lhs = reversed(kv);
-    f(lhs) = none;
-    Expr candidate = p == 0 ? key : Halide::select(key < picks.back()(lhs), key, none);
-    f(lhs) = Halide::max(f(lhs), candidate);
-    c.add_stage(f, row ? StageKind::RowReduction : StageKind::Reduction, x.rank() - 1, row ? c.dim(n) : Expr());
-    picks.push_back(f);
+  auto kv = c.vars(x.rank() - 1);  // the kept dims: every axis but `axis`, in ONNX order
+  auto lhs = reversed(kv);
+  Halide::RDom r(0, c.dim(n));
+  std::vector<Expr> at = c.exprs(kv);
+  at.insert(at.begin() + axis, Expr(r.x));
+  bool exact = false;
+  Expr order = value_order(x.at(at), largest, x.dtype, &exact), index = r.x;
+
+  Func best = c.func("best");
+  // Slots j: order (j), index (k + j) and, for rows not known to be long,
+  // value (2k + j), so the outputs read the slots alone: gathering the values
+  // from the input afterwards missed the cache about once per row (a third of
+  // a TopK k=2 of 262144 rows of 64). In long rows the misses are few and
+  // the slots' k more selects per element cost more.
+  const Expr value = x.at(at);
+  const Dim extent = c.store().canonical(n);
+  const bool values = !(extent.is_const() && extent.as_const() >= kLongRow);
+  const int64_t slots = values ? 3 * k : 2 * k;
+  std::vector<Expr> empty(slots, Expr(Halide::Int(32).min()));
+  for (int64_t j = k; j < 2 * k; ++j) empty[j] = Halide::Int(32).max();
+  for (int64_t j = 2 * k; j < slots; ++j) empty[j] = Halide::cast(value.type(), 0);
+  best(lhs) = Halide::Tuple(empty);
+  // The slots stay in rank order, so the ones the element beats are a
+  // suffix: slot j takes slot j - 1's pair if the element beat that one, the
+  // element if it beats only j, else keeps its own; for the orders that is
+  // min(order j - 1, max(element, order j)). The k compares are independent
+  // of each other (no chain through the slots).
+  std::vector<Expr> beats(k), next(slots);
+  for (int64_t j = 0; j < k; ++j) {
+    Expr oj = best(lhs)[j], ij = best(lhs)[k + j];
+    beats[j] = exact ? order > oj || index < ij : order > oj;
+    next[j] = exact ? Halide::select(beats[j], order, oj) : Halide::max(order, oj);
+    next[k + j] = Halide::select(beats[j], index, ij);
+    if (values) next[2 * k + j] = Halide::select(beats[j], value, best(lhs)[2 * k + j]);
+    if (j == 0) continue;
+    next[j] = exact ? Halide::select(beats[j - 1], best(lhs)[j - 1], next[j]) : Halide::min(best(lhs)[j - 1], next[j]);
+    next[k + j] = Halide::select(beats[j - 1], best(lhs)[k + j - 1], next[k + j]);
+    if (values) next[2 * k + j] = Halide::select(beats[j - 1], best(lhs)[2 * k + j - 1], next[2 * k + j]);
   }
+  best(lhs) = Halide::Tuple(next);
+  c.add_stage(best, StageKind::Selection, x.rank() - 1);
+
   auto o = c.vars(x.rank());
   auto oidx = c.exprs(o);
   std::vector<Expr> kept_at = oidx;
   kept_at.erase(kept_at.begin() + axis);
-  auto lhs = reversed(kept_at);
-  Expr picked = picks.back()(lhs);
-  for (int64_t p = k - 1; p-- > 0;) picked = Halide::select(oidx[axis] == static_cast<int>(p), picks[p](lhs), picked);
-  Expr index = clamp_index(c, key_index(picked), n);
-  auto src = oidx;
-  src[axis] = index;
-  c.define_output(0, o, x.at(src));
-  if (c.has_output(1)) c.define_output(1, o, Halide::cast(Halide::Int(64), index));
+  auto kept_lhs = reversed(kept_at);
+  auto slot = [&](int64_t first) {  // slot (first + position) at output position oidx[axis]
+    Expr e = best(kept_lhs)[first + k - 1];
+    for (int64_t p = k - 1; p-- > 0;) e = Halide::select(oidx[axis] == static_cast<int>(p), best(kept_lhs)[first + p], e);
+    return e;
+  };
+  Expr picked = slot(k);
+  std::vector<Expr> src = oidx;
+  src[axis] = clamp_index(c, picked, n);
+  c.define_output(0, o, values ? slot(2 * k) : x.at(src));
+  if (c.has_output(1)) c.define_output(1, o, Halide::cast(Halide::Int(64), picked));
 }
 
 void lower_topk(LowerContext &c) {
@@ -123,7 +160,7 @@ void lower_topk(LowerContext &c) {
   bool largest = c.attrs().get_int("largest", 1) != 0;
   const Dim &n = x.shape[axis];
   const int64_t k = topk_k(c);
-  if (k >= 1 && k <= kMostSelectionPasses && keys_fit(x.dtype)) return lower_topk_by_selection(c, axis, k, largest);
+  if (k >= 1 && k <= kMostInserted && orders_fit(x.dtype)) return lower_topk_by_insertion(c, axis, k, largest);
   Halide::Type t = acc_type(x.dtype);
   StageKind kind = axis + 1 == x.rank() ? StageKind::RowReduction : StageKind::Reduction;
 

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
+#include <limits>
 
 #include "frontend/graph_builder.h"
 #include "tests/support/jit_eval.h"
@@ -76,6 +78,59 @@ TEST(GatherScatterOps, TopKMatchesAStableSortForSmallAndLargeK) {
         EXPECT_EQ(floats(out[0]), values);
         EXPECT_EQ(floats(out[1]), indices);
       }
+}
+
+// Rows known to be long (>= 1024) keep no values in the fold's slots and read
+// them back from the input: static extents, along either axis.
+TEST(GatherScatterOps, TopKOfLongStaticRowsMatchesAStableSort) {
+  const int64_t rows = 3, cols = 1500;
+  std::vector<float> x(rows * cols);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(static_cast<int>((i * 7919) % 23) - 11) * 0.5f;
+  for (int axis : {0, 1})
+    for (bool largest : {true, false})
+      for (int64_t k : {int64_t(1), int64_t(4)}) {
+        const int64_t r = axis == 1 ? rows : cols, c = axis == 1 ? cols : rows;
+        std::vector<float> t(x.size());  // x laid out as [r, c], the long axis `axis`
+        for (int64_t i = 0; i < r; ++i)
+          for (int64_t j = 0; j < c; ++j) t[i * c + j] = axis == 1 ? x[i * c + j] : x[j * r + i];
+        GraphBuilder b;
+        auto in = b.input("x", DType::F32, {r, c});
+        auto kk = b.constant("k", i64({1}, {k}));
+        auto outs =
+            b.op_n("TopK", {in, kk}, 2, attrs({{"axis", attr_int(axis)}, {"largest", attr_int(largest ? 1 : 0)}}));
+        b.output(outs[0]);
+        b.output(outs[1]);
+        auto out = testing::jit_eval(b.build(), {f32({r, c}, t)});
+        auto [values, indices] = topk_reference(t, r, c, axis, k, largest);
+        SCOPED_TRACE("axis " + std::to_string(axis) + " k " + std::to_string(k) + (largest ? " largest" : " smallest"));
+        EXPECT_EQ(floats(out[0]), values);
+        EXPECT_EQ(floats(out[1]), indices);
+      }
+}
+
+// NaN ranks above +inf (PyTorch's order for NaNs without the sign bit), and
+// -0 equals +0: equal values in index order, each output the input's bits.
+TEST(GatherScatterOps, TopKRanksNaNAboveInfinityAndZerosInIndexOrder) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> x{1, nan, -inf, -0.0f, 0.0f, inf, nan, -1};
+  for (bool largest : {true, false}) {
+    GraphBuilder b;
+    auto in = b.input("x", DType::F32, {1, n});
+    auto kk = b.constant("k", i64({1}, {8}));
+    auto outs = b.op_n("TopK", {in, kk}, 2, attrs({{"largest", attr_int(largest ? 1 : 0)}}));
+    b.output(outs[0]);
+    b.output(outs[1]);
+    auto out = testing::jit_eval(b.build(), {f32({1, 8}, x)});
+    const std::vector<double> expected =
+        largest ? std::vector<double>{1, 6, 5, 0, 3, 4, 7, 2} : std::vector<double>{2, 7, 3, 4, 0, 5, 1, 6};
+    SCOPED_TRACE(largest ? "largest" : "smallest");
+    ASSERT_EQ(floats(out[1]), expected);
+    const float *v = out[0].as<float>();
+    for (size_t p = 0; p < expected.size(); ++p) {
+      const float want = x[static_cast<size_t>(expected[p])];
+      EXPECT_EQ(std::memcmp(&v[p], &want, sizeof want), 0) << "position " << p;
+    }
+  }
 }
 
 TEST(GatherScatterOps, TopKOfInt32Values) {
