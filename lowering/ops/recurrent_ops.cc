@@ -463,12 +463,30 @@ void lower_recurrent(LowerContext &c) {
   const Expr jr = jflat, k = r[1], loop = r[3];
   step = r[4];
   // sum + the chunk's terms of phase `ph`.
+  // From a tile of batch rows on (the template's specialization), one chain
+  // of FMAs per accumulator: the tile has 8 accumulators. Below that a
+  // statement holds a row's 2 vectors, so the chunk's terms are summed in
+  // kSumChains interleaved chains added at the end (FMA latency, not
+  // throughput, bounded one chain per vector). Each specialization folds
+  // the select to its form.
+  constexpr int kSumChains = 4;
   auto chunk_sum = [&](Expr sum, const Phase &ph) {
+    std::vector<Expr> terms;
     for (int kk = 0; kk < chunk; ++kk) {
       Expr kx = k * chunk + kk;
-      sum += f(Rt(d, ph.gate, kx, jw(jr))) * ph.source(kx);
+      terms.push_back(f(Rt(d, ph.gate, kx, jw(jr))) * ph.source(kx));
     }
-    return sum;
+    Expr one = sum;
+    for (const Expr &t : terms) one += t;
+    if (chunk < 2 * kSumChains) return one;
+    std::vector<Expr> chains(kSumChains);
+    for (int kk = 0; kk < chunk; ++kk) {
+      Expr &c = chains[kk % kSumChains];
+      c = c.defined() ? c + terms[kk] : terms[kk];
+    }
+    Expr many = sum;
+    for (const Expr &c : chains) many += c;
+    return Halide::select(B >= Lb, one, many);
   };
   Expr every_k = Halide::cast(Halide::Bool(), false), row;
   for (int l = 0; l < L; ++l) {
