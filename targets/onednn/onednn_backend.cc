@@ -23,8 +23,11 @@ std::string unit_label(const Graph &g, const OnednnUnit &u) {
 // Units whose steps read and write tensors in oneDNN's layout (onednn_layout.h).
 bool spatial(const OnednnUnit &u) {
   return u.anchor == OnednnUnit::Conv || u.anchor == OnednnUnit::Pool || u.anchor == OnednnUnit::Concat ||
-         u.anchor == OnednnUnit::Binary;
+         u.anchor == OnednnUnit::Binary || u.anchor == OnednnUnit::Gather;
 }
+
+// The unit's results: a Gather's several, else its one.
+std::vector<int> unit_outputs(const OnednnUnit &u) { return u.outputs.empty() ? std::vector<int>{u.output} : u.outputs; }
 
 // A Concat's result is held blocked only when each input fills whole blocks
 // of it (constant channel counts, multiples of 8).
@@ -40,8 +43,8 @@ bool concat_fills_blocks(const MatchContext &ctx, const OnednnUnit &u) {
 
 // Values this region's steps hand each other channels last (onednn_layout.h):
 // the result of a spatial unit, not a graph output, that every reader takes
-// as a Conv's, Pool's or Binary's X, a Concat's input or a Conv's full-rank
-// post-op operand (or, having one position, as a Binary's S).
+// as a Conv's, Pool's or Binary's X, a Concat's or Gather's input or a Conv's
+// full-rank post-op operand (or, having one position, as a Binary's S).
 std::set<int> channels_last_values(const MatchContext &ctx, const std::vector<const OnednnUnit *> &units) {
   auto rank = [&](int vid) { return ctx.value(vid).shape ? static_cast<int>(ctx.value(vid).shape->size()) : -1; };
   std::map<int, const OnednnUnit *> unit_of;  // node -> its unit
@@ -50,32 +53,34 @@ std::set<int> channels_last_values(const MatchContext &ctx, const std::vector<co
   std::set<int> values;
   for (const OnednnUnit *up : units) {
     const OnednnUnit &u = *up;
-    const int v = u.output;
-    if (!spatial(u) || rank(v) < 3 || rank(v) > 5 || ctx.is_graph_output(v) || ctx.consumers(v).empty()) continue;
-    if (u.anchor == OnednnUnit::Concat && !concat_fills_blocks(ctx, u)) continue;
-    bool ok = true;
-    for (int c : ctx.consumers(v)) {
-      auto it = unit_of.find(c);
-      const OnednnUnit *r = it == unit_of.end() ? nullptr : it->second;
-      if (!r || !spatial(*r)) {
-        ok = false;
-        break;
+    for (int v : unit_outputs(u)) {
+      if (!spatial(u) || rank(v) < 3 || rank(v) > 5 || ctx.is_graph_output(v) || ctx.consumers(v).empty()) continue;
+      if (u.anchor == OnednnUnit::Concat && !concat_fills_blocks(ctx, u)) continue;
+      bool ok = true;
+      for (int c : ctx.consumers(v)) {
+        auto it = unit_of.find(c);
+        const OnednnUnit *r = it == unit_of.end() ? nullptr : it->second;
+        if (!r || !spatial(*r)) {
+          ok = false;
+          break;
+        }
+        if (r->anchor == OnednnUnit::Concat || r->anchor == OnednnUnit::Binary || r->anchor == OnednnUnit::Gather)
+          continue;  // X, or S of one position
+        for (size_t i = 1; i < r->anchor_inputs.size(); ++i) ok = ok && r->anchor_inputs[i] != v;  // W, bias
+        const bool as_x = c == r->nodes.front() && r->anchor_inputs.front() == v;
+        const bool as_operand = c != r->nodes.front() && r->anchor == OnednnUnit::Conv && rank(r->output) == rank(v) &&
+                                std::count(r->operands.begin(), r->operands.end(), v) > 0;
+        ok = ok && (as_x || as_operand);
       }
-      if (r->anchor == OnednnUnit::Concat || r->anchor == OnednnUnit::Binary) continue;  // X, or S of one position
-      for (size_t i = 1; i < r->anchor_inputs.size(); ++i) ok = ok && r->anchor_inputs[i] != v;  // W, bias
-      const bool as_x = c == r->nodes.front() && r->anchor_inputs.front() == v;
-      const bool as_operand = c != r->nodes.front() && r->anchor == OnednnUnit::Conv && rank(r->output) == rank(v) &&
-                              std::count(r->operands.begin(), r->operands.end(), v) > 0;
-      ok = ok && (as_x || as_operand);
+      if (ok) values.insert(v);
     }
-    if (ok) values.insert(v);
   }
   return values;
 }
 
 // One extern step per unit. Inputs: the anchor's operands, then the operands
 // of the binary post-ops in list order. Output: the unit's last value (its
-// intermediates each have one reader, inside the unit).
+// intermediates each have one reader, inside the unit); a Gather's results.
 PlanStep unit_step(const OnednnUnit &u, const Region &region, const std::set<int> &channels_last, PlanBuilder &b) {
   PlanStep step;
   step.label = unit_label(b.graph(), u);
@@ -85,7 +90,9 @@ PlanStep unit_step(const OnednnUnit &u, const Region &region, const std::set<int
     // Step inputs kept channels last: X (0), a Concat's inputs or a Binary's
     // X and S and, for a Conv, post-op operands (3 on).
     std::vector<int64_t> inputs;
-    const size_t xs = u.anchor == OnednnUnit::Concat || u.anchor == OnednnUnit::Binary ? u.anchor_inputs.size() : 1;
+    const bool all_x =
+        u.anchor == OnednnUnit::Concat || u.anchor == OnednnUnit::Binary || u.anchor == OnednnUnit::Gather;
+    const size_t xs = all_x ? u.anchor_inputs.size() : 1;
     for (size_t i = 0; i < xs; ++i)
       if (channels_last.count(u.anchor_inputs[i])) inputs.push_back(static_cast<int64_t>(i));
     for (size_t i = 0; i < u.operands.size(); ++i)
@@ -93,7 +100,24 @@ PlanStep unit_step(const OnednnUnit &u, const Region &region, const std::set<int
     step.params["channels_last_inputs"] = join_ints(inputs);
     step.params["channels_last_output"] = channels_last.count(u.output) ? "1" : "0";
   }
-  if (u.anchor == OnednnUnit::Concat) {
+  if (u.anchor == OnednnUnit::Gather) {
+    // Per result: which are kept channels last, and its channels' sources
+    // as one list: the channel count, then (input, channel) per channel.
+    std::vector<int64_t> kept, map;
+    for (size_t o = 0; o < u.outputs.size(); ++o) {
+      if (channels_last.count(u.outputs[o])) kept.push_back(static_cast<int64_t>(o));
+      map.push_back(static_cast<int64_t>(u.channel_sources[o].size()));
+      for (const OnednnUnit::Source &s : u.channel_sources[o]) {
+        map.push_back(s.input);
+        map.push_back(s.channel);
+      }
+    }
+    step.params["channels_last_outputs"] = join_ints(kept);
+    step.params["channel_map"] = join_ints(map);
+  }
+  if (u.anchor == OnednnUnit::Gather) {
+    step.extern_call = "onednn.channel_gather";
+  } else if (u.anchor == OnednnUnit::Concat) {
     step.extern_call = "onednn.concat";
   } else if (u.anchor == OnednnUnit::Binary) {
     step.extern_call = "onednn.binary";
@@ -134,7 +158,7 @@ PlanStep unit_step(const OnednnUnit &u, const Region &region, const std::set<int
   }
   for (int vid : u.anchor_inputs) step.inputs.push_back(vid < 0 ? -1 : b.input_buffer(vid));
   for (int vid : u.operands) step.inputs.push_back(b.input_buffer(vid));
-  step.outputs.push_back(b.output_buffer(u.output));
+  for (int vid : unit_outputs(u)) step.outputs.push_back(b.output_buffer(vid));
   return step;
 }
 

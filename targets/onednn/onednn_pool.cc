@@ -136,12 +136,16 @@ PoolKernel::Entry PoolKernel::make_entry(const std::vector<int64_t> &x, const st
 void PoolKernel::run(const ExternCall &call) {
   const ExternTensor &x = input(call, 0, "X");
   check(call.outputs.size() == 1 && call.outputs[0].dtype == DType::F32, "expects one float32 output");
-  const ExternTensor &y = call.outputs[0];
+  ExternTensor y = call.outputs[0];
   const size_t rank = x.shape.size();
   check(rank >= 3 && rank <= 5 && (global_ || rank == kernel_.size() + 2), "X ", shape_text(x.shape),
         " does not fit the pooling's spatial rank");
+  // A global pool's [N, C] result (ReduceMean over the spatial dims without
+  // keepdims) is its [N, C, 1, ...] in every layout.
+  if (global_ && y.shape.size() == 2) y.shape.resize(rank, 1);
   check(y.shape.size() == rank && y.shape[0] == x.shape[0] && y.shape[1] == x.shape[1], "output is ",
-        shape_text(y.shape), ", expected [", x.shape[0], ", ", x.shape[1], ", ...] for X ", shape_text(x.shape));
+        shape_text(call.outputs[0].shape), ", expected [", x.shape[0], ", ", x.shape[1], ", ...] for X ",
+        shape_text(x.shape));
   if (y.num_elements() == 0) return;
   check(x.num_elements() > 0, "X ", shape_text(x.shape), " is empty but the output ", shape_text(y.shape), " is not");
   use_team(team_for_copy(x.num_elements()));

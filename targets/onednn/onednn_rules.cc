@@ -4,6 +4,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <optional>
 
 #include "frontend/attributes.h"
 
@@ -236,6 +237,41 @@ bool match_pool(const MatchContext &ctx, int node, PoolKind kind, OnednnUnit &u,
   // oneDNN would count the padding that ceil_mode adds at the end; ONNX does not.
   if (include_pad && ceil) return *why = "count_include_pad with ceil_mode is left to the next backend", false;
   u.pool_algorithm = max ? "max" : include_pad ? "avg_include" : "avg_exclude";
+  return true;
+}
+
+// ReduceMean over every spatial dim of a 3-D to 5-D tensor (torchvision's
+// x.mean([2, 3]) before a classifier, ShuffleNet's): a global average pool,
+// so that the convolution before it keeps its blocked result instead of
+// handing a Halide reduction a plain copy.
+bool match_spatial_mean(const MatchContext &ctx, int node, OnednnUnit &u, std::string *why) {
+  const Node &n = ctx.node(node);
+  if (n.inputs.empty() || n.inputs[0] < 0 || n.outputs.size() != 1) return *why = "ReduceMean needs its data", false;
+  const int x = n.inputs[0];
+  if (*why = ctx.dtype_reason({x, n.outputs[0]}); !why->empty()) return false;
+  const int rank = ctx.rank_of(x);
+  if (rank < 3 || rank > 5) return *why = "only a mean over the spatial dims of a 3-D to 5-D tensor", false;
+  AttrReader attrs(n.attrs, n.where());
+  std::optional<std::vector<int64_t>> axes;
+  if (n.opset >= 18) {
+    if (n.inputs.size() > 1 && n.inputs[1] >= 0) {
+      if (!ctx.is_constant(n.inputs[1])) return *why = "ReduceMean's axes are not a constant", false;
+      axes = ctx.value(n.inputs[1]).constant->to_int64();
+    }
+  } else {
+    axes = attrs.get_ints_opt("axes");
+  }
+  if (!axes) return *why = "ReduceMean over every dim is left to the next backend", false;
+  std::vector<int64_t> sorted;
+  for (int64_t a : *axes) sorted.push_back(a < 0 ? a + rank : a);
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<int64_t> spatial;
+  for (int d = 2; d < rank; ++d) spatial.push_back(d);
+  if (sorted != spatial) return *why = "only a ReduceMean over every spatial dim (a global average pool)", false;
+  u.anchor = OnednnUnit::Pool;
+  u.anchor_inputs = {x};
+  u.global_pool = true;
+  u.pool_algorithm = "avg_exclude";
   return true;
 }
 
@@ -498,16 +534,16 @@ void match_epilogue(const MatchContext &ctx, int anchor, OnednnUnit &u) {
 std::vector<SupportRule> onednn_rules() {
   using Anchor = std::function<bool(const MatchContext &, int, OnednnUnit &, std::string *)>;
   // A rule for one anchor op: the anchor's match, then its epilogue (none
-  // after a pool, Concat or Binary) and, after a MatMul, the views of its result.
+  // after a pool, Concat, Binary or Gather) and, after a MatMul, the views of its result.
   auto rule = [](const char *name, const char *op, Anchor match_anchor) -> SupportRule {
     return {name, op, [match_anchor](const MatchContext &ctx, int node) {
               OnednnUnit u;
               u.nodes = {node};
               std::string why;
               if (!match_anchor(ctx, node, u, &why)) return decline(why);
-              u.output = ctx.node(node).outputs[0];
+              if (u.outputs.empty()) u.output = ctx.node(node).outputs[0];  // a Gather names its own
               const bool alone = u.anchor == OnednnUnit::Pool || u.anchor == OnednnUnit::Concat ||
-                                 u.anchor == OnednnUnit::Binary;
+                                 u.anchor == OnednnUnit::Binary || u.anchor == OnednnUnit::Gather;
               if (!alone) match_epilogue(ctx, node, u);
               if (u.anchor == OnednnUnit::MatMul) match_output_view(ctx, u);
               std::sort(u.nodes.begin() + 1, u.nodes.end());
@@ -526,6 +562,9 @@ std::vector<SupportRule> onednn_rules() {
           rule("onednn.pool", "AveragePool", pool({false, false})),
           rule("onednn.pool", "GlobalMaxPool", pool({true, true})),
           rule("onednn.pool", "GlobalAveragePool", pool({false, true})),
+          rule("onednn.pool", "ReduceMean", match_spatial_mean),
+          rule("onednn.channel_gather", "Concat", match_channel_shuffle),
+          rule("onednn.channel_gather", "Reshape", match_channel_shuffle),
           rule("onednn.concat", "Concat", match_channel_concat),
           rule("onednn.binary", "Mul", match_channel_scale),
           rule("onednn.binary", "Add", match_channel_scale)};

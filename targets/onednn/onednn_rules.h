@@ -3,11 +3,13 @@
 // Relu, Gelu (in the erf form PyTorch exports, or opset 20's Gelu node),
 // Sigmoid, SiLU (Mul(c, Sigmoid(c))), HardSwish, HardSigmoid, Tanh,
 // LeakyRelu, Clip, scalar scaling and inference
-// BatchNormalization. Also MaxPool, AveragePool and their Global forms, and
+// BatchNormalization. Also MaxPool, AveragePool and their Global forms (and a
+// ReduceMean over the spatial dims), and
 // (where only convolutions and poolings read the result) a Concat along the
 // channels and a squeeze-excitation's Mul by a per-channel value, alone, so
 // that convolutional networks stay in oneDNN's layout between their
-// convolutions (onednn_spatial_rules.cc).
+// convolutions, and a channel shuffle with its Concat and Slices
+// (onednn_spatial_rules.cc).
 //
 // A MatMul also takes the Reshape and Transpose views around it (attention's
 // head split and merge) as strided operands and result: see onednn_view.h.
@@ -32,9 +34,9 @@ constexpr int kOnednnMaxRank = 12;
 constexpr int kOnednnMaxPostOps = 16;
 
 struct OnednnUnit : MatchPayload {
-  enum Anchor { MatMul, Gemm, Conv, Pool, Concat, Binary } anchor = MatMul;
+  enum Anchor { MatMul, Gemm, Conv, Pool, Concat, Binary, Gather } anchor = MatMul;
   std::vector<int> nodes;          // anchor first, then the epilogue in graph order
-  std::vector<int> anchor_inputs;  // MatMul/Gemm: A, B; Conv: X, W, bias (-1 when absent); Pool: X; Concat: all; Binary: X, S
+  std::vector<int> anchor_inputs;  // MatMul/Gemm: A, B; Conv: X, W, bias (-1 when absent); Pool: X; Concat, Gather: all; Binary: X, S
   // MatMul: operands read in place through a Reshape and Transpose (anchor_inputs
   // then hold what those read), and a Transpose (and Reshape) of the result
   // written in place (`output` is then their result). See onednn_view.h.
@@ -54,6 +56,15 @@ struct OnednnUnit : MatchPayload {
   bool global_pool = false;
   std::vector<int64_t> kernel_shape;
   std::string binary_algorithm;  // Binary: "mul" or "add", of X and the per-channel S
+  // Gather (a channel shuffle with the Concat before it and the channel
+  // Slices after it): its results, `output` first, and for each result
+  // channel the input (an anchor_inputs position) and the channel it copies.
+  struct Source {
+    int input;
+    int64_t channel;
+  };
+  std::vector<int> outputs;
+  std::vector<std::vector<Source>> channel_sources;
 };
 
 // One rule per anchor op; each takes a unit with its OnednnUnit as the payload.
@@ -64,5 +75,10 @@ std::vector<SupportRule> onednn_rules();
 // tensor X and a per-channel S computed from it. `why` says why not.
 bool match_channel_concat(const MatchContext &ctx, int node, OnednnUnit &u, std::string *why);
 bool match_channel_scale(const MatchContext &ctx, int node, OnednnUnit &u, std::string *why);
+// A channel shuffle (Reshape [N, g, C/g, ...], Transpose of those two dims,
+// Reshape back to [N, C, ...]) of constant C, with the channel Concat that
+// makes its input (anchor Concat) or without (anchor Reshape), and the Slices
+// along the channels that are all its readers: one channel gather.
+bool match_channel_shuffle(const MatchContext &ctx, int node, OnednnUnit &u, std::string *why);
 
 }  // namespace disco

@@ -260,5 +260,47 @@ TEST(OnednnPool, ConvolutionsAndPoolingsHandTheirResultsOverChannelsLast) {
   }
 }
 
+TEST(OnednnPool, AMeanOverTheSpatialDimsAfterAConvIsAGlobalPoolOnItsBlockedResult) {
+  // y = ReduceMean(relu(conv(x)), axes) with 8 channels: the conv hands its blocked result to the pool.
+  struct Case {
+    int opset;
+    std::vector<int64_t> axes;
+    int64_t keepdims;
+  };
+  for (const Case &k : {Case{17, {2, 3}, 0}, Case{17, {-1, -2}, 1}, Case{18, {3, 2}, 0}}) {
+    GraphBuilder b(k.opset);
+    auto x = b.input("x", DType::F32, {sym("n"), 3, sym("h"), sym("w")});
+    TensorData w = tensor({8, 3, 3, 3}, 0.125f, 1), bias = tensor({8}, 0.5f, 2);
+    auto c = b.op("Relu", {b.op("Conv", {x, b.constant("w", w), b.constant("b", bias)},
+                                testing::attrs({{"pads", attr_ints({1, 1, 1, 1})}}))});
+    Attributes a = testing::attrs({{"keepdims", attr_int(k.keepdims)}});
+    std::vector<std::string> ins = {c};
+    if (k.opset >= 18) ins.push_back(b.constant("axes", testing::i64({2}, k.axes)));
+    else a = testing::attrs({{"keepdims", attr_int(k.keepdims)}, {"axes", attr_ints(k.axes)}});
+    b.output(b.op("ReduceMean", ins, a));
+    Session s(b.build(), "mean", "", onednn_first());
+    const Plan &plan = s.last_compile().plan;
+    const PlanStep *conv = find_step(plan, "onednn.conv"), *pool = find_step(plan, "onednn.pool");
+    ASSERT_TRUE(conv && pool) << "the ReduceMean is not a oneDNN global pool";
+    EXPECT_EQ(conv->params.at("channels_last_output"), "1") << "the conv's only reader is the pool";
+    for (Dims xs : {Dims{1, 3, 4, 6}, Dims{2, 3, 7, 5}}) {
+      TensorData tx = tensor(xs, 0.25f, 5);
+      auto out = s.run({tx});
+      auto y = ref_conv3x3(values(tx), xs, w, bias);
+      for (auto &v : y) v = std::max(v, 0.0f);
+      std::vector<float> want;
+      const int64_t hw = xs[2] * xs[3];
+      for (int64_t i = 0; i < xs[0] * 8; ++i) {
+        double sum = 0;
+        for (int64_t p = 0; p < hw; ++p) sum += y[i * hw + p];
+        want.push_back(static_cast<float>(sum / hw));
+      }
+      const Dims ys = k.keepdims ? Dims{xs[0], 8, 1, 1} : Dims{xs[0], 8};
+      expect_near_all(out[0], ys, want, "opset " + std::to_string(k.opset) + " at " + std::to_string(xs[2]) + "x" +
+                                            std::to_string(xs[3]));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace disco
