@@ -148,14 +148,21 @@ std::string runtime_object(const std::string &root, const std::string &target, c
 
 // Builds the plan and compiles every kernel into `dir`.
 
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
 Plan build(Graph &g, const ShapeStore &store, const std::string &name, const std::string &dir,
-           const std::string &runtime_root, const CompileOptions &opts, std::vector<std::string> *kept) {
+           const std::string &runtime_root, const CompileOptions &opts, std::vector<std::string> *kept,
+           CompileProfile *profile) {
   auto backends = make_backends(opts.backends, opts.backend_options);
   const Backend &fallback = *backends.back();  // host: make_backends puts it last
   std::vector<const Backend *> order;
   for (const auto &b : backends) order.push_back(b.get());
   if (opts.progress) opts.progress("partitioning for " + backend_list(order));
+  const auto t_partition = std::chrono::steady_clock::now();
   Partition part = partition_graph(g, store, order, opts.partition);
+  profile->partition_s = seconds_since(t_partition);
   for (Region &r : part.regions)
     for (const Backend *b : order)
       if (b->name() == r.backend) b->prepare_region(g, r, opts.target);
@@ -169,16 +176,21 @@ Plan build(Graph &g, const ShapeStore &store, const std::string &name, const std
     if (repeat || std::find(unwritten.begin(), unwritten.end(), o) != unwritten.end()) fallback.compile_output_copy(o, builder);
   }
   Plan plan = builder.finish();
+  const double partition_s = profile->partition_s;
+  *profile = builder.profile();
+  profile->partition_s = partition_s;
   if (opts.keep_objects) {
     *kept = builder.objects();
     kept->push_back(runtime_object(runtime_root, opts.target, fallback));
   } else if (!builder.objects().empty()) {
     builder.progress("linking " + std::to_string(builder.objects().size()) + " kernels");
+    const auto t_link = std::chrono::steady_clock::now();
     std::vector<std::string> objects = builder.objects();
     objects.push_back(runtime_object(runtime_root, opts.target, fallback));
     plan.library = "kernels.so";
     fallback.link_kernel_library(objects, dir + "/" + plan.library);
     for (const auto &o : builder.objects()) std::remove(o.c_str());
+    profile->link_s = seconds_since(t_link);
   }
   return plan;
 }
@@ -225,6 +237,7 @@ CompiledModel compile_graph(Graph g, const std::string &name, const std::string 
   if (opts.progress) opts.progress("inferring shapes");
   try {
     ShapeStore store;
+    const auto t_shapes = std::chrono::steady_clock::now();
     pin_static_shapes(g, opts.static_shapes);
     infer_shapes(g, store);
     if (const int removed = rewrite_graph(g); removed > 0 && opts.progress)
@@ -232,7 +245,9 @@ CompiledModel compile_graph(Graph g, const std::string &name, const std::string 
     if (const int packed = transpose_constant_weights(g); packed > 0 && opts.progress)
       opts.progress("transposed " + std::to_string(packed) + " constant Gemm weight(s) for the dot kernels");
     apply_hints(store, opts.hints);
-    m.plan = build(g, store, name, tmp, root, opts, &m.objects);
+    const double shapes_s = seconds_since(t_shapes);
+    m.plan = build(g, store, name, tmp, root, opts, &m.objects, &m.profile);
+    m.profile.shapes_s = shapes_s;
     m.plan.save(tmp + "/plan.txt");
   } catch (...) {
     std::error_code ec;
@@ -258,19 +273,24 @@ CompiledModel compile_graph(Graph g, const std::string &name, const std::string 
 }
 
 ModelSource load_model_source(const std::string &path) {
+  const auto t0 = std::chrono::steady_clock::now();
   const std::string bytes = read_file(path);
   const size_t slash = path.find_last_of('/');
   ModelSource m{load_onnx_bytes(bytes, slash == std::string::npos ? "." : path.substr(0, slash), path), "", ""};
   m.name = path.substr(slash == std::string::npos ? 0 : slash + 1);
   m.name = m.name.substr(0, m.name.find('.'));
   m.key = ContentHash().add(bytes).hex();
+  m.seconds = seconds_since(t0);
   return m;
 }
 
 CompiledModel compile_onnx(const std::string &model_path, const CompileOptions &opts) {
   if (opts.progress) opts.progress("parsing " + model_path);
   ModelSource m = load_model_source(model_path);
-  return compile_graph(std::move(m.graph), m.name, m.key, opts);
+  const double import_s = m.seconds;
+  CompiledModel cm = compile_graph(std::move(m.graph), m.name, m.key, opts);
+  cm.profile.import_s = import_s;
+  return cm;
 }
 
 }  // namespace disco

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "targets/compile_profile.h"
 #include "frontend/graph.h"
 #include "driver/backend_registry.h"
 #include "runtime/plan.h"
@@ -44,6 +45,7 @@ struct CompiledModel {
   // keep_objects: the kernel objects (in `dir`), then Halide's runtime object.
   std::vector<std::string> objects;
   double seconds = 0;
+  CompileProfile profile;  // phase times of this compile (zero on a cache hit)
 };
 
 // A parsed ONNX file, its file stem, and a hash of its bytes (the cache key).
@@ -51,6 +53,7 @@ struct ModelSource {
   Graph graph;
   std::string name;
   std::string key;
+  double seconds = 0;  // reading and parsing the file
 };
 ModelSource load_model_source(const std::string &path);
 

@@ -41,7 +41,10 @@ Session::~Session() = default;
 Session Session::from_onnx(const std::string &path, CompileOptions opts) {
   if (opts.progress) opts.progress("parsing " + path);
   ModelSource m = load_model_source(path);
-  return Session(std::move(m.graph), m.name, m.key, std::move(opts));
+  Session s(std::move(m.graph), m.name, m.key, std::move(opts));
+  s.import_seconds_ = m.seconds;
+  for (auto &[k, v] : s.variants_) v->compiled.profile.import_s = m.seconds;
+  return s;
 }
 
 std::unique_ptr<Session::Variant> Session::compile_variant(const std::vector<TensorData> *values) {
@@ -67,6 +70,7 @@ std::unique_ptr<Session::Variant> Session::compile_variant(const std::vector<Ten
       int before = compile_count();
       auto v = std::make_unique<Variant>();
       v->compiled = compile_graph(std::move(g), name_, key_.empty() ? key_ : key_ + suffix, opts_);
+      v->compiled.profile.import_s = import_seconds_;
       compiles_ += compile_count() - before;
       install_backend_runtimes();
       v->exec = std::make_unique<Executor>(v->compiled.plan, v->compiled.dir);

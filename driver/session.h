@@ -61,6 +61,7 @@ class Session {
   std::map<std::string, std::unique_ptr<Variant>> variants_;
   Variant *last_ = nullptr;
   int compiles_ = 0;
+  double import_seconds_ = 0;  // parsing the ONNX file (from_onnx), reported in each compile's profile
   int threads_ = 0;
   bool profiling_ = false;
 };

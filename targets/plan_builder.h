@@ -12,6 +12,7 @@
 #include "frontend/graph.h"
 #include "lowering/shape_store.h"
 #include "runtime/plan.h"
+#include "targets/compile_profile.h"
 
 namespace disco {
 
@@ -39,6 +40,8 @@ class PlanBuilder {
   void add_step(PlanStep step);
   void add_object(const std::string &path) { objects_.push_back(path); }
   const std::vector<std::string> &objects() const { return objects_; }
+  // The compile's phase times, which backends add their kernels' to.
+  CompileProfile &profile() { return profile_; }
   // Graph outputs that no step has written yet (or written to another output already).
   std::vector<int> unwritten_outputs() const;
 
@@ -55,6 +58,7 @@ class PlanBuilder {
   std::string constants_;
   std::vector<std::string> objects_;
   int kernels_ = 0;
+  CompileProfile profile_;
 };
 
 // The compile() loop of a backend that emits one extern step per unit: for

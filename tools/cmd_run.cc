@@ -41,7 +41,7 @@ const char *kRunHelp =
     "  --calibrate FILE.npy    a calibration sample for vitis_ai (repeatable; INPUT=FILE.npy for several inputs)\n"
     "                          specialized for it, and keep the generic one\n"
     "  --no-cache              compile even if the compile cache has this model\n"
-    "  --verbose               print compile progress, cache use and the compile count\n"
+    "  --verbose               print compile progress, each compile phase's time, cache use and the compile count\n"
     "  --profile               print the time of each step (kernel or library call), summed over the runs\n";
 
 void print_profile(std::vector<Executor::StepTime> steps) {
@@ -127,11 +127,16 @@ int cmd_run(int argc, char **argv) {
   if (int t = args.get_int("threads", 0); t > 0) session.set_num_threads(t);
   auto report_compile = [&] {
     const CompiledModel &cm = session.last_compile();
-    std::printf("compile: %.3f s (%zu kernels%s)\n", cm.seconds, cm.plan.steps.size(),
+    size_t kernels = 0;
+    for (const PlanStep &st : cm.plan.steps) kernels += !st.kernel.empty();
+    std::printf("compile: %.3f s (%zu steps, %zu Halide kernels%s)\n", cm.seconds, cm.plan.steps.size(), kernels,
                 cm.cache_hit ? ", from the compile cache" : "");
-    if (verbose)
+    if (verbose) {
       std::printf("  compiles in this process: %d%s\n  cache: %s\n", compile_count(),
                   cm.cache_hit ? " (cache hit: nothing compiled)" : "", cm.dir.c_str());
+      if (cm.cache_hit) std::printf("  import: %.3f s (parsing the model)\n", cm.profile.import_s);
+      else std::printf("  compile profile:\n%s", cm.profile.describe("    ").c_str());
+    }
   };
   if (session.value_inputs().empty()) {
     report_compile();

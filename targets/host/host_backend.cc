@@ -1,5 +1,6 @@
 #include "targets/host/host_backend.h"
 
+#include <chrono>
 #include <algorithm>
 
 #include "frontend/errors.h"
@@ -48,14 +49,16 @@ void compile_group(const FusionGroup &gr, PlanBuilder &b, const GroupScheduler &
     return;
   }
   const Halide::Target target = parse_target(b.target());
+  const auto t0 = std::chrono::steady_clock::now();
   LoweredKernel k = lower_nodes(g, b.store(), gr.nodes, gr.outputs, /*constants_as_inputs=*/true);
   const ScheduleReport sched = schedule(k, gr.kind, b.store(), target);
+  b.profile().lower_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   b.progress("  schedule " + sched.describe());
   for (int vid : k.input_values) step.inputs.push_back(b.input_buffer(vid));
   for (auto &[sym, p] : k.syms.used()) step.symbols.push_back(sym);
   for (int vid : k.output_values) step.outputs.push_back(b.output_buffer(vid, gr.kind != GroupKind::Copy));
   const std::string obj = b.dir() + "/" + kname + ".o";
-  compile_kernel_object(k, kname, obj, target);
+  compile_kernel_object(k, kname, obj, target, &b.profile());
   b.add_object(obj);
   b.add_step(std::move(step));
 }

@@ -54,6 +54,26 @@ TEST(CompileModel, OneCompileServesSeveralShapes) {
   EXPECT_EQ(compile_count(), before + 1);
 }
 
+TEST(CompileModel, TheProfileTimesEachPhaseAndCountsTheKernels) {
+  // relu_add_graph is one fused Halide kernel; a cache hit compiles nothing.
+  CompiledModel m = compile_graph(relu_add_graph(), "relu_add", "", no_cache());
+  const CompileProfile &p = m.profile;
+  size_t kernels = 0;
+  for (const PlanStep &st : m.plan.steps) kernels += !st.kernel.empty();
+  ASSERT_GT(kernels, 0u);
+  EXPECT_EQ(p.kernels, static_cast<int>(kernels));
+  EXPECT_GT(p.halide_s, 0);
+  EXPECT_GT(p.codegen_s, 0);
+  EXPECT_GT(p.link_s, 0);
+  EXPECT_GE(p.partition_s, 0);
+  const double phases = p.shapes_s + p.partition_s + p.lower_s + p.halide_s + p.codegen_s + p.link_s;
+  EXPECT_LE(phases, m.seconds * 1.01 + 1e-3) << "the phases take longer than the whole compile";
+  EXPECT_GE(phases, m.seconds * 0.5) << "the phases miss most of the compile's time";
+  const std::string text = p.describe("  ");
+  for (const char *phase : {"import", "shape inference", "partitioning", "Halide lowering", "LLVM codegen", "linking"})
+    EXPECT_NE(text.find(phase), std::string::npos) << text;
+}
+
 TEST(CompileModel, WrongInnerDimNamesTheInputAndDim) {
   CompiledModel m = compile_graph(relu_add_graph(), "relu_add", "", no_cache());
   Executor exec(m.plan, m.dir);

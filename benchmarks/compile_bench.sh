@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Issue #26's compile-time table: for each model, the cold compile (an empty
+# compile cache), its plan steps and Halide kernels, the phases of
+# `disco run --verbose`'s compile profile, and the warm start (the same
+# compile again, a cache hit), with the time to parse the model apart.
+# Models: the bundled five (../shared/models, when present) and one shape of
+# each model of the zoo sweep (benchmarks/zoo_sweep.sh's zoo.txt, when given).
+#
+#   benchmarks/compile_bench.sh [--build DIR] [--zoo DIR] [--threads N] [--out FILE]
+#
+# --build: a build folder with tools/disco (default build); --zoo: a folder
+# with zoo.txt and its models (as zoo_sweep.sh --cache leaves it: DIR/<hash>);
+# --out: the Markdown table (default: stdout). Each compile runs on a fresh,
+# private cache folder, removed afterwards. The machine's load is printed with
+# the table: compile times move with it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+build=build zoo="" out="" threads=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build) build=$2; shift 2 ;;
+    --zoo) zoo=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    --threads) threads=$2; shift 2 ;;
+    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "compile_bench.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+disco="$PWD/$build/tools/disco"
+[ -x "$disco" ] || { echo "compile_bench.sh: $disco not built (cmake --build $build --target disco)" >&2; exit 1; }
+
+# Lines of "NAME DIR ARGS...": the model and the `disco run` arguments of one shape.
+cases=()
+if [ -d ../shared/models ]; then
+  for m in mlp bert_layer bert_small4 convnet layernorm_softmax; do
+    [ -f "../shared/models/$m.onnx" ] && cases+=("$m $(cd ../shared/models && pwd) $m.onnx --input x=$m.input.npy")
+  done
+fi
+if [ -n "$zoo" ]; then
+  zoo=$(cd "$zoo" && pwd)
+  seen=" "
+  while read -r name model rest; do
+    case "$name" in \#*|"") continue ;; esac
+    case "$seen" in *" $name "*) continue ;; esac
+    seen="$seen$name "
+    cases+=("$name $zoo $model ${rest%%--expect*}")
+  done < "$zoo/zoo.txt"
+fi
+
+table=$(mktemp)
+trap 'rm -f "$table"' EXIT
+{
+  echo "Command: \`benchmarks/compile_bench.sh $*\` at $(git rev-parse --short HEAD), $(date -u +%Y-%m-%d)."
+  echo "Load average at the start: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores."
+  echo
+  echo "| model | steps | Halide kernels | cold compile s | import s | Halide lowering s | LLVM codegen s | linking s | warm start s (import + cache hit) |"
+  echo "|---|---|---|---|---|---|---|---|---|"
+} > "$table"
+for c in "${cases[@]}"; do
+  read -r name dir args <<< "$c"
+  cache=$(mktemp -d)
+  run() { (cd "$dir" && DISCO_CACHE_DIR="$cache" "$disco" run $args --verbose ${threads:+--threads $threads} 2>&1); }
+  cold=$(run) || { echo "| $name | failed: $(echo "$cold" | tail -1) |" >> "$table"; rm -rf "$cache"; continue; }
+  warm=$(run)
+  rm -rf "$cache"
+  field() { echo "$1" | sed -n "s/^ *$2 *\([0-9.]*\) s.*/\1/p" | head -1; }
+  line=$(echo "$cold" | grep '^compile:')
+  secs=$(echo "$line" | sed 's/compile: \([0-9.]*\) s.*/\1/')
+  steps=$(echo "$line" | sed 's/.*(\([0-9]*\) steps.*/\1/')
+  kernels=$(echo "$line" | sed 's/.*steps, \([0-9]*\) Halide.*/\1/')
+  wsecs=$(echo "$warm" | grep '^compile:' | sed 's/compile: \([0-9.]*\) s.*/\1/')
+  wimport=$(echo "$warm" | sed -n 's/^ *import: \([0-9.]*\) s.*/\1/p')
+  warm_total=$(awk -v a="$wsecs" -v b="$wimport" 'BEGIN { printf "%.3f (%.3f + %.3f)", a + b, b, a }')
+  echo "| $name | $steps | $kernels | $secs | $(field "$cold" import) | $(field "$cold" 'Halide lowering') | $(field "$cold" 'LLVM codegen') | $(field "$cold" linking) | $warm_total |" >> "$table"
+  echo "compile_bench: $name cold $secs s, warm $warm_total s" >&2
+done
+if [ -n "$out" ]; then cp "$table" "$out"; else cat "$table"; fi
