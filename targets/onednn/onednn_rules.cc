@@ -240,7 +240,7 @@ bool match_pool(const MatchContext &ctx, int node, PoolKind kind, OnednnUnit &u,
   return true;
 }
 
-// ReduceMean over every spatial dim of a 3-D to 5-D tensor (torchvision's
+// ReduceMean over every spatial dim of a 4-D or 5-D tensor (torchvision's
 // x.mean([2, 3]) before a classifier, ShuffleNet's): a global average pool,
 // so that the convolution before it keeps its blocked result instead of
 // handing a Halide reduction a plain copy.
@@ -249,8 +249,10 @@ bool match_spatial_mean(const MatchContext &ctx, int node, OnednnUnit &u, std::s
   if (n.inputs.empty() || n.inputs[0] < 0 || n.outputs.size() != 1) return *why = "ReduceMean needs its data", false;
   const int x = n.inputs[0];
   if (*why = ctx.dtype_reason({x, n.outputs[0]}); !why->empty()) return false;
+  // Not 3-D: a mean over the last dim of [B, S, E] is a transformer's
+  // RMSNorm, which fuses with its neighbours on the host.
   const int rank = ctx.rank_of(x);
-  if (rank < 3 || rank > 5) return *why = "only a mean over the spatial dims of a 3-D to 5-D tensor", false;
+  if (rank < 4 || rank > 5) return *why = "only a mean over the spatial dims of a 4-D or 5-D tensor", false;
   AttrReader attrs(n.attrs, n.where());
   std::optional<std::vector<int64_t>> axes;
   if (n.opset >= 18) {

@@ -302,5 +302,15 @@ TEST(OnednnPool, AMeanOverTheSpatialDimsAfterAConvIsAGlobalPoolOnItsBlockedResul
   }
 }
 
+TEST(OnednnPool, AMeanOverTheLastDimOfA3DTensorStaysWithItsNeighboursOnTheHost) {
+  // RMSNorm's mean of squares over [B, S, E]: fused on the host, not a pool.
+  GraphBuilder b;
+  auto x = b.input("x", DType::F32, {sym("b"), sym("s"), 16});
+  b.output(b.op("ReduceMean", {b.op("Mul", {x, x})},
+                testing::attrs({{"axes", attr_ints({-1})}, {"keepdims", attr_int(1)}})));
+  auto p = testing::partition_for(b.build(), {"onednn", "host"});
+  EXPECT_EQ(p.backend_of("ReduceMean"), "host");
+}
+
 }  // namespace
 }  // namespace disco
