@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue #26's compile-time table: for each model, the cold compile (an empty
 # compile cache), its plan steps and Halide kernels, the phases of
-# `disco run --verbose`'s compile profile, and the warm start (the same
+# `disco run --verbose`'s compile profile (import, shape inference, Halide
+# lowering, LLVM codegen, linking), and the warm start (the same
 # compile again, a cache hit), with the time to parse the model apart.
 # Models: the bundled five (../shared/models, when present) and one shape of
 # each model of the zoo sweep (benchmarks/zoo_sweep.sh's zoo.txt, when given).
@@ -10,13 +11,15 @@
 #
 # --build: a build folder with tools/disco (default build); --zoo: a folder
 # with zoo.txt and its models (as zoo_sweep.sh --cache leaves it: DIR/<hash>);
-# --out: the Markdown table (default: stdout). Each compile runs on a fresh,
-# private cache folder, removed afterwards. The machine's load is printed with
-# the table: compile times move with it.
+# --out: the Markdown table (default: stdout). The compiles share one private
+# cache folder, removed afterwards; a model's cold compile is its first (a
+# cache miss), its warm start the second. Halide's runtime object is made once
+# per cache folder, before the first model (as a user's cache holds it). The
+# machine's load is printed with the table: compile times move with it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-build=build zoo="" out="" threads=""
+command_line="$*" build=build zoo="" out="" threads=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build=$2; shift 2 ;;
@@ -49,21 +52,32 @@ if [ -n "$zoo" ]; then
 fi
 
 table=$(mktemp)
-trap 'rm -f "$table"' EXIT
+cache=$(mktemp -d)
+trap 'rm -rf "$table" "$cache"' EXIT
+# Halide's runtime object, made once per cache folder: a one-node model's compile leaves it there.
+warmup=$(mktemp -d)
+/usr/bin/python3 - "$warmup/relu.onnx" <<'PY' 2>/dev/null || true
+import sys, onnx
+from onnx import helper, TensorProto
+x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n"])
+y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n"])
+g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "relu", [x], [y])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), sys.argv[1])
+PY
+[ -f "$warmup/relu.onnx" ] && DISCO_CACHE_DIR="$cache" "$disco" run "$warmup/relu.onnx" --shape x=4 >/dev/null 2>&1 || true
+rm -rf "$warmup"
 {
-  echo "Command: \`benchmarks/compile_bench.sh $*\` at $(git rev-parse --short HEAD), $(date -u +%Y-%m-%d)."
+  echo "Command: \`benchmarks/compile_bench.sh $command_line\` at $(git rev-parse --short HEAD), $(date -u +%Y-%m-%d)."
   echo "Load average at the start: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores."
   echo
-  echo "| model | steps | Halide kernels | cold compile s | import s | Halide lowering s | LLVM codegen s | linking s | warm start s (import + cache hit) |"
-  echo "|---|---|---|---|---|---|---|---|---|"
+  echo "| model | steps | Halide kernels | cold compile s | import s | shape inference s | Halide lowering s | LLVM codegen s | linking s | warm start s (import + cache hit) |"
+  echo "|---|---|---|---|---|---|---|---|---|---|"
 } > "$table"
 for c in "${cases[@]}"; do
   read -r name dir args <<< "$c"
-  cache=$(mktemp -d)
   run() { (cd "$dir" && DISCO_CACHE_DIR="$cache" "$disco" run $args --verbose ${threads:+--threads $threads} 2>&1); }
-  cold=$(run) || { echo "| $name | failed: $(echo "$cold" | tail -1) |" >> "$table"; rm -rf "$cache"; continue; }
+  cold=$(run) || { echo "| $name | failed: $(echo "$cold" | tail -1) |" >> "$table"; continue; }
   warm=$(run)
-  rm -rf "$cache"
   field() { echo "$1" | sed -n "s/^ *$2 *\([0-9.]*\) s.*/\1/p" | head -1; }
   line=$(echo "$cold" | grep '^compile:')
   secs=$(echo "$line" | sed 's/compile: \([0-9.]*\) s.*/\1/')
@@ -72,7 +86,7 @@ for c in "${cases[@]}"; do
   wsecs=$(echo "$warm" | grep '^compile:' | sed 's/compile: \([0-9.]*\) s.*/\1/')
   wimport=$(echo "$warm" | sed -n 's/^ *import: \([0-9.]*\) s.*/\1/p')
   warm_total=$(awk -v a="$wsecs" -v b="$wimport" 'BEGIN { printf "%.3f (%.3f + %.3f)", a + b, b, a }')
-  echo "| $name | $steps | $kernels | $secs | $(field "$cold" import) | $(field "$cold" 'Halide lowering') | $(field "$cold" 'LLVM codegen') | $(field "$cold" linking) | $warm_total |" >> "$table"
+  echo "| $name | $steps | $kernels | $secs | $(field "$cold" import) | $(field "$cold" 'shape inference') | $(field "$cold" 'Halide lowering') | $(field "$cold" 'LLVM codegen') | $(field "$cold" linking) | $warm_total |" >> "$table"
   echo "compile_bench: $name cold $secs s, warm $warm_total s" >&2
 done
 if [ -n "$out" ]; then cp "$table" "$out"; else cat "$table"; fi

@@ -184,9 +184,12 @@ Plan build(Graph &g, const ShapeStore &store, const std::string &name, const std
     kept->push_back(runtime_object(runtime_root, opts.target, fallback));
   } else if (!builder.objects().empty()) {
     builder.progress("linking " + std::to_string(builder.objects().size()) + " kernels");
+    const auto t_runtime = std::chrono::steady_clock::now();
+    const std::string runtime = runtime_object(runtime_root, opts.target, fallback);
+    profile->runtime_s = seconds_since(t_runtime);
     const auto t_link = std::chrono::steady_clock::now();
     std::vector<std::string> objects = builder.objects();
-    objects.push_back(runtime_object(runtime_root, opts.target, fallback));
+    objects.push_back(runtime);
     plan.library = "kernels.so";
     fallback.link_kernel_library(objects, dir + "/" + plan.library);
     for (const auto &o : builder.objects()) std::remove(o.c_str());
