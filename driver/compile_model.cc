@@ -162,11 +162,12 @@ Plan build(Graph &g, const ShapeStore &store, const std::string &name, const std
   if (opts.progress) opts.progress("partitioning for " + backend_list(order));
   const auto t_partition = std::chrono::steady_clock::now();
   Partition part = partition_graph(g, store, order, opts.partition);
-  profile->partition_s = seconds_since(t_partition);
+  const double partition_s = seconds_since(t_partition);
   for (Region &r : part.regions)
     for (const Backend *b : order)
       if (b->name() == r.backend) b->prepare_region(g, r, opts.target);
   PlanBuilder builder(g, store, name, dir, opts.target, opts.progress);
+  builder.profile().partition_s = partition_s;
   compile_partition(part, order, opts.partition, builder);
   std::vector<int> seen;
   for (int o : g.outputs) {
@@ -176,9 +177,7 @@ Plan build(Graph &g, const ShapeStore &store, const std::string &name, const std
     if (repeat || std::find(unwritten.begin(), unwritten.end(), o) != unwritten.end()) fallback.compile_output_copy(o, builder);
   }
   Plan plan = builder.finish();
-  const double partition_s = profile->partition_s;
   *profile = builder.profile();
-  profile->partition_s = partition_s;
   if (opts.keep_objects) {
     *kept = builder.objects();
     kept->push_back(runtime_object(runtime_root, opts.target, fallback));

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "frontend/attributes.h"
+#include "lowering/known_values.h"
 
 namespace disco {
 
@@ -257,8 +258,8 @@ bool match_spatial_mean(const MatchContext &ctx, int node, OnednnUnit &u, std::s
   std::optional<std::vector<int64_t>> axes;
   if (n.opset >= 18) {
     if (n.inputs.size() > 1 && n.inputs[1] >= 0) {
-      if (!ctx.is_constant(n.inputs[1])) return *why = "ReduceMean's axes are not a constant", false;
-      axes = ctx.value(n.inputs[1]).constant->to_int64();
+      axes = ints_value(ctx.value(n.inputs[1]), ctx.store());
+      if (!axes) return *why = "ReduceMean's axes are not known at compile time", false;
     }
   } else {
     axes = attrs.get_ints_opt("axes");

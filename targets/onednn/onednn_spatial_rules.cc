@@ -13,8 +13,10 @@
 // kernel over plain tensors, and two more for the Slices, with reorders
 // in and out of the blocked layout around them.
 #include <algorithm>
+#include <optional>
 
 #include "frontend/attributes.h"
+#include "lowering/known_values.h"
 #include "targets/onednn/onednn_rules.h"
 
 namespace disco {
@@ -34,39 +36,26 @@ bool read_only_by_spatial_ops(const MatchContext &ctx, int y, std::string *why) 
   return true;
 }
 
-// The elements of a constant or shape-computed int tensor, when all are known.
-bool known_ints(const MatchContext &ctx, int vid, std::vector<int64_t> *out) {
-  if (vid < 0) return false;
-  const Value &v = ctx.value(vid);
-  if (v.constant) {
-    *out = v.constant->to_int64();
-    return true;
-  }
-  if (!v.sym_value) return false;
-  out->clear();
-  for (const Dim &d : *v.sym_value) {
-    if (!d.is_const()) return false;
-    out->push_back(d.as_const());
-  }
-  return true;
-}
-
 // The channel range [first, last) that Slice `node` takes of a [N, C, ...]
 // tensor, C constant: axes [1] (or its negative), step 1, constant bounds.
 bool channel_slice(const MatchContext &ctx, int node, int64_t channels, int64_t *first, int64_t *last) {
   const Node &n = ctx.node(node);
   if (!ctx.is_op(node, "Slice") || n.inputs.size() < 4 || n.outputs.size() != 1) return false;
   const int rank = ctx.rank_of(n.inputs[0]);
-  std::vector<int64_t> starts, ends, axes, steps = {1};
-  if (!known_ints(ctx, n.inputs[1], &starts) || !known_ints(ctx, n.inputs[2], &ends) ||
-      !known_ints(ctx, n.inputs[3], &axes))
+  // Constants, or shape values folded to constant dims (ShuffleNet's halves: Shape -> Gather -> Div).
+  auto known = [&](int vid) {
+    return vid < 0 ? std::nullopt : ints_value(ctx.value(vid), ctx.store());
+  };
+  const auto starts = known(n.inputs[1]), ends = known(n.inputs[2]), axes = known(n.inputs[3]);
+  const bool stepped = n.inputs.size() > 4 && n.inputs[4] >= 0;
+  const auto steps = stepped ? known(n.inputs[4]) : std::optional<std::vector<int64_t>>(std::vector<int64_t>{1});
+  if (!starts || !ends || !axes || !steps) return false;
+  if (starts->size() != 1 || ends->size() != 1 || axes->size() != 1 || steps->size() != 1 || (*steps)[0] != 1)
     return false;
-  if (n.inputs.size() > 4 && n.inputs[4] >= 0 && !known_ints(ctx, n.inputs[4], &steps)) return false;
-  if (starts.size() != 1 || ends.size() != 1 || axes.size() != 1 || steps.size() != 1 || steps[0] != 1) return false;
-  if (axes[0] != 1 && axes[0] != 1 - rank) return false;
+  if ((*axes)[0] != 1 && (*axes)[0] != 1 - rank) return false;
   auto clamp = [&](int64_t i) { return std::clamp(i < 0 ? i + channels : i, int64_t{0}, channels); };
-  *first = clamp(starts[0]);
-  *last = std::max(*first, clamp(ends[0]));
+  *first = clamp((*starts)[0]);
+  *last = std::max(*first, clamp((*ends)[0]));
   return true;
 }
 
