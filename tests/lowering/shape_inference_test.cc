@@ -371,5 +371,29 @@ TEST(ShapeInference, OpsOutsideTheirOpsetRangeAreRejected) {
   expect_infer_error(gb, "LessOrEqual_0", "not supported at opset 10");
 }
 
+// Constant view ops fold by a copy (not the JIT): the values are the input's, in
+// order, under the new shape, and small integer results become shape values.
+TEST(ShapeInference, ConstantViewOpsFoldToTheirInputsValues) {
+  GraphBuilder gb(13);
+  auto x = gb.input("x", DType::F32, {b, 6});
+  auto w = gb.constant("w", f32({2, 3}, {1.5f, -2, 3, 4, 5.25f, -6}));
+  auto id = gb.op("Identity", {w});
+  auto r = gb.op("Reshape", {id, gb.constant("t", i64({2}, {3, 2}))});
+  auto u = gb.op("Unsqueeze", {gb.op("Flatten", {r}, attrs({{"axis", attr_int(0)}})),
+                               gb.constant("ax", i64({1}, {0}))});
+  auto k = gb.op("Squeeze", {gb.constant("k", i64({1, 2}, {7, -1})), gb.constant("ax0", i64({1}, {0}))});
+  gb.output(gb.op("Mul", {x, gb.op("Reshape", {u, gb.constant("t6", i64({1}, {6}))})}));
+  gb.output(gb.op("Reshape", {x, k}));
+  Inferred res = infer(gb);
+  const Value &uv = res.g.value(res.g.find_value(u));
+  ASSERT_TRUE(uv.constant);
+  EXPECT_EQ(uv.constant->shape, (std::vector<int64_t>{1, 1, 6}));
+  EXPECT_EQ(floats(*uv.constant), (std::vector<double>{1.5, -2, 3, 4, 5.25, -6}));
+  const Value &kv = res.g.value(res.g.find_value(k));
+  ASSERT_TRUE(kv.constant && kv.sym_value);
+  EXPECT_EQ(kv.constant->shape, (std::vector<int64_t>{2}));
+  EXPECT_EQ(*kv.sym_value, (std::vector<Dim>{Dim(7), Dim(-1)}));
+}
+
 }  // namespace
 }  // namespace disco
