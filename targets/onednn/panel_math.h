@@ -72,41 +72,51 @@ inline V sigmoid(V x) {
 }
 
 // The panel products' epilogue (panel_gemm.h's PanelOp steps, in order) on
-// one vector; `operand(op)` loads a binary step's operand for it (masked or
-// broadcast as the product needs).
+// `count` vectors, step by step: each step runs over all of them before the
+// next starts, so that a core overlaps their long dependency chains (GELU's
+// is some forty operations) instead of waiting out one vector's after
+// another. `operand(op, j)` loads a binary step's operand for vector j
+// (masked or broadcast as the product needs).
 template <class Ops, class V, class Load>
-inline V epilogue(V v, const PanelOp *ops, int num_ops, Load operand) {
+inline void epilogue_each(V *v, int count, const PanelOp *ops, int num_ops, Load operand) {
   for (int i = 0; i < num_ops; ++i) {
     const PanelOp &op = ops[i];
     switch (op.kind) {
       case PanelOp::Add:
-        v = Ops::add(v, operand(op));
+        for (int j = 0; j < count; ++j) v[j] = Ops::add(v[j], operand(op, j));
         break;
       case PanelOp::Mul:
-        v = Ops::mul(v, operand(op));
+        for (int j = 0; j < count; ++j) v[j] = Ops::mul(v[j], operand(op, j));
         break;
       case PanelOp::Relu:  // a: the slope below zero
-        v = Ops::select_negative(v, Ops::mul(v, Ops::splat(op.a)), v);
+        for (int j = 0; j < count; ++j) v[j] = Ops::select_negative(v[j], Ops::mul(v[j], Ops::splat(op.a)), v[j]);
         break;
       case PanelOp::GeluErf:
-        v = gelu_erf<Ops>(v);
+        for (int j = 0; j < count; ++j) v[j] = gelu_erf<Ops>(v[j]);
         break;
       case PanelOp::Linear:
-        v = Ops::fmadd(v, Ops::splat(op.a), Ops::splat(op.b));
+        for (int j = 0; j < count; ++j) v[j] = Ops::fmadd(v[j], Ops::splat(op.a), Ops::splat(op.b));
         break;
       case PanelOp::Sigmoid:
-        v = sigmoid<Ops>(v);
+        for (int j = 0; j < count; ++j) v[j] = sigmoid<Ops>(v[j]);
         break;
       case PanelOp::Swish:
-        v = Ops::mul(v, sigmoid<Ops>(Ops::mul(v, Ops::splat(op.a))));
+        for (int j = 0; j < count; ++j) v[j] = Ops::mul(v[j], sigmoid<Ops>(Ops::mul(v[j], Ops::splat(op.a))));
         break;
-      case PanelOp::HardSwish: {
-        const V gate = Ops::fmadd(v, Ops::splat(1.0f / 6.0f), Ops::splat(0.5f));
-        v = Ops::mul(v, Ops::min(Ops::max(gate, Ops::splat(0.0f)), Ops::splat(1.0f)));
+      case PanelOp::HardSwish:
+        for (int j = 0; j < count; ++j) {
+          const V gate = Ops::fmadd(v[j], Ops::splat(1.0f / 6.0f), Ops::splat(0.5f));
+          v[j] = Ops::mul(v[j], Ops::min(Ops::max(gate, Ops::splat(0.0f)), Ops::splat(1.0f)));
+        }
         break;
-      }
     }
   }
+}
+
+// The same on one vector; `operand(op)` loads a binary step's operand.
+template <class Ops, class V, class Load>
+inline V epilogue(V v, const PanelOp *ops, int num_ops, Load operand) {
+  epilogue_each<Ops>(&v, 1, ops, num_ops, [&](const PanelOp &op, int) { return operand(op); });
   return v;
 }
 
