@@ -338,10 +338,22 @@ constexpr int64_t kPanelAvx2MinWeights = 1 << 20;
 // the panel product's packed weights never do.
 constexpr int64_t kPanelAvx2FewRows = 8;
 
+// And 9 to 64 rows where n is a multiple of 512 (the inner product's gemm:jit
+// is slow there too), weights of 1 MiB and more: once its tiles kept their
+// accumulators in registers, the panel product ran these at 0.63-0.81 of the
+// inner product's time on one thread (16, 32 and 64 rows; N = 512 to 3072,
+// K = 512 to 2048; convnext_tiny's last stage, 49 x 768 x 3072 with GELU,
+// 0.76-0.80), while at N = 768 and 2304 it was 0.90-1.07, so those stay.
+// Thread CPU time, interleaved, loaded machine
+// (benchmarks/results/convnext-2026-12-02.md).
+constexpr int64_t kPanelAvx2WideColumns = 512;
+
 bool panel_avx2_takes(int64_t rows, int64_t k, int64_t n) {
   const bool big = k * n * static_cast<int64_t>(sizeof(float)) >= kPanelAvx2MinWeights;
-  if (rows >= 2 && rows <= kPanelAvx2FewRows) return big;
-  return rows > kInnerProductMaxRows && rows <= kPanelAvx2MaxRows && big && n % kPanelAvx2Columns == 0;
+  if (rows < 2) return false;
+  if (rows <= kPanelAvx2FewRows) return big;
+  if (rows <= kInnerProductMaxRows) return big && n % kPanelAvx2WideColumns == 0;
+  return rows <= kPanelAvx2MaxRows && big && n % kPanelAvx2Columns == 0;
 }
 
 // The panel product off (DISCO_PANEL_GEMM=0): oneDNN's products instead,

@@ -397,6 +397,35 @@ TEST(OnednnKernels, ManyRowsWithWeightsBeyondTheCacheRunAsAMatmul) {
   }
 }
 
+// With AVX2 only, 9 to 64 rows take the AVX2 panel product where N is a
+// multiple of 512 and the weights are 1 MiB or more (oneDNN 2.6's gemm:jit
+// is slow at such N), with its epilogue (bias, GELU); other widths, and one
+// row, stay with oneDNN's inner product.
+TEST(OnednnKernels, Avx2FewRowsOfWideWeightsRunThePanelProduct) {
+  if (panel_gemm_cpu() || !panel_gemm_avx2_cpu()) GTEST_SKIP() << "the rule of CPUs with AVX2 and without AVX-512";
+  struct Case {
+    int64_t m, k, n;
+    const char *impl;
+  };
+  for (const Case &c : {Case{49, 512, 1024, "panel_gemm "}, Case{9, 512, 1024, "panel_gemm "},
+                        Case{64, 256, 1536, "panel_gemm "}, Case{49, 512, 768, "inner_product "},
+                        Case{49, 128, 1024, "inner_product "}, Case{1, 512, 1024, "inner_product "}}) {
+    auto k = make_kernel("onednn.matmul", {{"trans_a", "0"}, {"trans_b", "0"}, {"post_ops", "add,gelu_erf"}});
+    k->set_num_threads(1);
+    TensorData w = tensor({c.k, c.n}, 0.05f, 3), bias = tensor({c.n}, 0.5f, 1), a = tensor({c.m, c.k}, 0.1f, 2),
+               y(DType::F32, {c.m, c.n});
+    std::vector<ExternTensor> ins{view(a), view(w, true), view(bias)}, outs{view(y)};
+    SymbolValues syms;
+    k->run(ExternCall{ins, outs, syms});
+    Dims os;
+    auto want = ref_matmul(values(a), {c.m, c.k}, values(w), {c.k, c.n}, &os);
+    for (int64_t i = 0; i < c.m * c.n; ++i) want[i] = static_cast<float>(gelu(double(want[i]) + bias.as<float>()[i % c.n]));
+    const std::string what = std::to_string(c.m) + " x " + std::to_string(c.k) + " x " + std::to_string(c.n);
+    expect_near_all(y, os, want, what);
+    EXPECT_EQ(k->implementation().rfind(c.impl, 0), 0u) << what << ": " << k->implementation();
+  }
+}
+
 TEST(OnednnKernels, AResidualThatIsAlsoTheOutputBufferIsSummedInPlace) {
   // The sum post-op reads the destination's old contents: when the residual
   // already lives there, the copy is skipped and the result is the same; so
