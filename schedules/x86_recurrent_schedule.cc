@@ -27,7 +27,7 @@ bool schedule_x86_recurrent(LoweredKernel &k, const Halide::Target &target, Sche
   Func xw = input->f, xsum = product->f, st = rec->f;
   if (xw.dimensions() != 3 || xw.has_update_definition() || xsum.dimensions() != 3 ||
       xsum.num_update_definitions() != 1 || xsum.rvars(0).size() != 1 || st.dimensions() != 7 ||
-      st.num_update_definitions() != 1 || st.rvars(0).size() != 5 || xw.output_types()[0] != Halide::Float(32))
+      st.num_update_definitions() != 2 || st.rvars(1).size() != 5 || xw.output_types()[0] != Halide::Float(32))
     return false;
   const int lanes = vector_lanes(Halide::Float(32), target);
 
@@ -72,16 +72,17 @@ bool schedule_x86_recurrent(LoweredKernel &k, const Halide::Target &target, Sche
   {
     std::vector<Var> a = st.args();
     Var bi = a[1], bo = a[4], d = a[5];
-    std::vector<RVar> r = st.rvars(0);  // j % Lj, k, j / Lj, phase, step
+    std::vector<RVar> r = st.rvars(1);  // j % Lj, k, j / Lj, phase, step
     st.compute_root().bound(bi, 0, kRecurrentStateRows);
-    // The initial values: little work, and the step loop is the outermost
-    // (a parallel loop inside it is a hand-over between threads per step).
-    st.vectorize(a[0], lanes, TailStrategy::GuardWithIf);
+    // The initial values (update 0, step 0's rows; the pure definition is
+    // undefined): little work, serial (a parallel loop is a hand-over
+    // between threads).
+    st.update(0).vectorize(a[0], lanes, TailStrategy::GuardWithIf);
     // A statement per tile, j % Lj vectorized: each vector's sum an
     // accumulator in a register over the chunk's terms of k (independent
     // FMA chains). Each j of a phase writes its own sum or state and reads
     // only its own or the last phase's and step's: no race between lanes.
-    Halide::Stage u = st.update();
+    Halide::Stage u = st.update(1);
     u.allow_race_conditions();
     // From a block of batch rows on, the rows too (Halide's nested
     // vectorization): the statement is one dense vector of Lj x Lb, a

@@ -419,10 +419,14 @@ void lower_recurrent(LowerContext &c) {
     Expr hh = clamp_to(jb * Lj + jl, H), bc = clamp_to(bb, B);
     return f(batch_first ? c.in(input).at({bc, d, hh}) : c.in(input).at({d, bc, hh}));
   };
+  // Only step 0's rows are given values: every later row a step reads is
+  // one the recurrence wrote (a pure definition over every step wrote the
+  // whole buffer, (T + 1) x phases x the batch's tiles, once a run).
   {
-    Expr init = Halide::select(s == 0 && q == h_row, initial(5), f(0));
-    if (c_row >= 0) init = Halide::select(s == 0 && q == c_row, initial(6), init);
-    rec(jl, bi, jb, q, bo, d, s) = init;
+    rec(jl, bi, jb, q, bo, d, s) = Halide::undef(ft);
+    Expr init = Halide::select(q == h_row, initial(5), f(0));
+    if (c_row >= 0) init = Halide::select(q == c_row, initial(6), init);
+    rec(jl, bi, jb, q, bo, d, 0) = init;
   }
 
   // One step: RDom (jl, k, jb, loop, step), step outermost, over the loops of the
