@@ -55,6 +55,7 @@ std::set<int> channels_last_values(const MatchContext &ctx, const std::vector<co
     const OnednnUnit &u = *up;
     for (int v : unit_outputs(u)) {
       if (!spatial(u) || rank(v) < 3 || rank(v) > 5 || ctx.is_graph_output(v) || ctx.consumers(v).empty()) continue;
+      if (!u.out_perm.empty()) continue;  // a Conv's result transposed: its own layout already
       if (u.anchor == OnednnUnit::Concat && !concat_fills_blocks(ctx, u)) continue;
       bool ok = true;
       for (int c : ctx.consumers(v)) {
@@ -140,6 +141,7 @@ PlanStep unit_step(const OnednnUnit &u, const Region &region, const std::set<int
     step.params["pads"] = join_ints(u.pads);
     step.params["group"] = std::to_string(u.group);
     step.params["auto_pad"] = u.auto_pad;
+    if (!u.out_perm.empty()) step.params["out_perm"] = join_ints(u.out_perm);
   } else {
     step.extern_call = "onednn.matmul";
     step.params["trans_a"] = u.trans_a ? "1" : "0";

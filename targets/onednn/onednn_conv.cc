@@ -13,6 +13,11 @@
 // padding's zeros too. Where the taps that read X change along the output
 // (the same convs on a larger map), the output is cut into boxes that read
 // no padding, each its own convolution (conv_regions.h).
+// A 2-D convolution's result that only a Transpose to channels last reads
+// (convnext's depthwise conv, permuted to [N, H, W, C] for its LayerNorm) is
+// written as that Transpose's result ("out_perm" 0,2,3,1): the staged result
+// is reordered into nhwc rather than into NCHW, and the host kernel after it
+// reads whole rows of channels instead of gathering them a plane apart.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -23,6 +28,7 @@
 #include "targets/onednn/onednn_cache.h"
 #include "targets/onednn/onednn_layout.h"
 #include "targets/onednn/onednn_step.h"
+#include "targets/onednn/onednn_view.h"
 #include "targets/onednn/onednn_weights.h"
 
 namespace disco {
@@ -48,6 +54,11 @@ class ConvKernel : public OnednnStep {
     if (has_param(step, "channels_last_inputs"))
       for (int64_t i : param_ints(step, "channels_last_inputs")) channels_last_inputs_.push_back(static_cast<size_t>(i));
     channels_last_output_ = has_param(step, "channels_last_output") && param_int(step, "channels_last_output") != 0;
+    if (has_param(step, "out_perm") && !param_ints(step, "out_perm").empty()) {
+      check(param_ints(step, "out_perm") == kToChannelsLast && strides_.size() == 2 && !channels_last_output_,
+            "out_perm ", shape_text(param_ints(step, "out_perm")), " is not a 2-D convolution's result to channels last");
+      out_channels_last_ = true;
+    }
     if (strides_.size() == 1) {  // run as 2-D over [N, C, 1, L] (run)
       lifted_ = true;
       strides_.insert(strides_.begin(), 1);
@@ -129,6 +140,14 @@ class ConvKernel : public OnednnStep {
   std::string auto_pad_;
   std::vector<size_t> channels_last_inputs_;  // step inputs the plan keeps channels last (onednn_layout.h)
   bool channels_last_output_ = false;
+  // The result is written transposed to [N, H, W, C] (out_perm 0,2,3,1).
+  static inline const std::vector<int64_t> kToChannelsLast = {0, 2, 3, 1};
+  bool out_channels_last_ = false;
+  // Y as disco's buffer holds it, around the primitive's `inner` layout.
+  Staged staged_dst(const memory::dims &out, const memory::desc &inner) const {
+    return out_channels_last_ ? Staged::make_as(unblocked_desc(out), true, inner)
+                              : Staged::make(out, true, channels_last_output_, inner);
+  }
   bool lifted_ = false;  // a 1-D conv, its attributes made 2-D (run)
   ShapeLruCache<Entry> cache_;
   // Staging memory shared by all cache entries (one runs at a time): X, Y, W, then one per operand.
@@ -224,7 +243,7 @@ ConvKernel::Entry ConvKernel::make_entry(const ExternTensor &x, const ExternTens
   Entry en;
   // Boxes first (make_boxes): they take X and Y blocked and need no primitive for the whole window.
   en.src = Staged::make(x.shape, false, channels_last(0), channels_last_desc(x.shape));
-  en.dst = Staged::make(g.out, true, channels_last_output_, channels_last_desc(g.out));
+  en.dst = staged_dst(g.out, channels_last_desc(g.out));
   en.wei = memory(plain_desc(grouped(w.shape)), onednn_engine(), nullptr);
   if (bias) en.bias = memory(plain_desc(bias->shape), onednn_engine(), nullptr);  // run() binds both
   if (make_boxes(x, w, bias, g, e, en)) return en;
@@ -392,7 +411,7 @@ ConvKernel::Entry ConvKernel::make_entry_in(const ExternTensor &x, const ExternT
   const auto &eng = onednn_engine();
   Entry en;
   en.src = Staged::make(x.shape, false, channels_last(0), src_desc);
-  en.dst = Staged::make(g.out, true, channels_last_output_, dst_desc);
+  en.dst = staged_dst(g.out, dst_desc);
   std::vector<memory::desc> operand_descs;
   for (size_t i = 0; i < e.operands.size(); ++i) {
     const bool kept = e.inputs[i] >= 0 && channels_last(static_cast<size_t>(e.inputs[i]));
@@ -497,15 +516,19 @@ void ConvKernel::run_spatial(const ExternCall &call) {
   check(m % group_ == 0, "W's ", m, " output channels are not divisible by group ", group_);
   if (bias) check(bias->shape == std::vector<int64_t>{m}, "bias is ", shape_text(bias->shape), ", expected [", m, "]");
   const Geometry g = geometry(x, w);
-  check(y.shape == g.out, "output is ", shape_text(y.shape), ", expected ", shape_text(g.out));
+  const std::vector<int64_t> want = out_channels_last_ ? permuted(g.out, kToChannelsLast) : g.out;
+  check(y.shape == want, "output is ", shape_text(y.shape), ", expected ", shape_text(want));
   if (y.num_elements() == 0) return;
   Epilogue e = epilogue(call, 3, g.out);
   float *dst = static_cast<float *>(y.data);
   if (c == 0) {  // no input channels: the bias, then the epilogue
     const int64_t inner = y.num_elements() / (g.out[0] * m);
+    std::vector<float> plain(out_channels_last_ ? static_cast<size_t>(y.num_elements()) : 0);
+    float *out = out_channels_last_ ? plain.data() : dst;
     for (int64_t i = 0; i < y.num_elements(); ++i)
-      dst[i] = bias ? static_cast<const float *>(bias->data)[(i / inner) % m] : 0.0f;
-    apply_post_ops_scalar(dst, g.out, e.ops, e.operands);
+      out[i] = bias ? static_cast<const float *>(bias->data)[(i / inner) % m] : 0.0f;
+    apply_post_ops_scalar(out, g.out, e.ops, e.operands);
+    if (out_channels_last_) copy_to_layout(out, dst, scattered_layout(g.out, kToChannelsLast));
     return;
   }
   // Multiply-adds per output element: the input channels of a group times the window.

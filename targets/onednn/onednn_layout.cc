@@ -60,11 +60,15 @@ Staged Staged::make(const memory::dims &dims, bool output, bool user_channels_la
 }
 
 Staged Staged::make(const memory::dims &dims, bool output, bool user_channels_last, const memory::desc &inner) {
+  return make_as(held_desc(dims, user_channels_last), output, inner);
+}
+
+Staged Staged::make_as(const memory::desc &user, bool output, const memory::desc &inner) {
   const auto &eng = onednn_engine();
   Staged s;
-  s.user = memory(held_desc(dims, user_channels_last), eng, nullptr);
+  s.user = memory(user, eng, nullptr);
   s.inner = memory(inner, eng, nullptr);
-  s.copied = !same_order(dims) && s.user.get_desc() != inner;
+  s.copied = !same_order(user.dims()) && user != inner;
   if (s.copied) s.copy = output ? dnnl::reorder(s.inner, s.user) : dnnl::reorder(s.user, s.inner);
   return s;
 }

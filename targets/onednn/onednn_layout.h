@@ -82,6 +82,9 @@ struct Staged {
   static Staged make(const dnnl::memory::dims &dims, bool output, bool user_channels_last);
   static Staged make(const dnnl::memory::dims &dims, bool output, bool user_channels_last,
                      const dnnl::memory::desc &inner);
+  // As make, disco's buffer laid out as `user`: a convolution's result that
+  // the plan holds transposed to channels last (onednn_conv.cc's out_perm).
+  static Staged make_as(const dnnl::memory::desc &user, bool output, const dnnl::memory::desc &inner);
   // Points the memories at disco's buffer and, when copied, at the scratch buffer.
   void bind(const void *data, Scratch &scratch);
 };

@@ -104,6 +104,23 @@ void match_output_view(const MatchContext &ctx, OnednnUnit &u) {
   u.out_reshaped = true;
 }
 
+// A 2-D convolution's result (after its epilogue) that only a Transpose to
+// channels last reads, as in convnext's blocks (depthwise conv, permute to
+// [N, H, W, C], LayerNorm): written in place of the Transpose
+// (onednn_conv.cc). Left to a MatMul that reads the Transpose's result as
+// its operand view, as in match_output_view.
+void match_conv_output_view(const MatchContext &ctx, OnednnUnit &u) {
+  if (ctx.rank_of(u.output) != 4 || ctx.is_graph_output(u.output)) return;
+  const int t = ctx.sole_consumer(u.output);
+  if (t < 0 || transpose_perm(ctx, t) != std::vector<int64_t>{0, 2, 3, 1}) return;
+  const int v = ctx.node(t).outputs[0];
+  for (int c : ctx.consumers(v))
+    if (ctx.is_op(c, "MatMul")) return;
+  u.nodes.push_back(t);
+  u.out_perm = {0, 2, 3, 1};
+  u.output = v;
+}
+
 // ---- anchors -----------------------------------------------------------
 
 bool match_matmul(const MatchContext &ctx, int node, OnednnUnit &u, std::string *why) {
@@ -537,7 +554,8 @@ void match_epilogue(const MatchContext &ctx, int anchor, OnednnUnit &u) {
 std::vector<SupportRule> onednn_rules() {
   using Anchor = std::function<bool(const MatchContext &, int, OnednnUnit &, std::string *)>;
   // A rule for one anchor op: the anchor's match, then its epilogue (none
-  // after a pool, Concat, Binary or Gather) and, after a MatMul, the views of its result.
+  // after a pool, Concat, Binary or Gather) and, after a MatMul or a Conv,
+  // the views of its result.
   auto rule = [](const char *name, const char *op, Anchor match_anchor) -> SupportRule {
     return {name, op, [match_anchor](const MatchContext &ctx, int node) {
               OnednnUnit u;
@@ -549,6 +567,7 @@ std::vector<SupportRule> onednn_rules() {
                                  u.anchor == OnednnUnit::Binary || u.anchor == OnednnUnit::Gather;
               if (!alone) match_epilogue(ctx, node, u);
               if (u.anchor == OnednnUnit::MatMul) match_output_view(ctx, u);
+              if (u.anchor == OnednnUnit::Conv) match_conv_output_view(ctx, u);
               std::sort(u.nodes.begin() + 1, u.nodes.end());
               return take_record(std::move(u));
             }};

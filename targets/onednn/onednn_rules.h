@@ -40,6 +40,8 @@ struct OnednnUnit : MatchPayload {
   // MatMul: operands read in place through a Reshape and Transpose (anchor_inputs
   // then hold what those read), and a Transpose (and Reshape) of the result
   // written in place (`output` is then their result). See onednn_view.h.
+  // Conv: out_perm {0, 2, 3, 1}, its result written channels last in place
+  // of the Transpose that read it (onednn_conv.cc).
   OperandView a_view, b_view;
   std::vector<int64_t> out_perm;
   bool out_reshaped = false;

@@ -227,5 +227,47 @@ TEST(OnednnConv, OneChannelInAndOnePositionOutNeedNoLayoutCopies) {
   EXPECT_EQ(count_steps(s.last_compile().plan).other, 0);
 }
 
+// convnext's block: a depthwise conv, then a Transpose to channels last that
+// a host op reads. The conv step writes its result as the Transpose's (out_perm
+// 0,2,3,1), from the blocked layout (16 channels) and from nhwc (12), with a
+// bias and a residual Add in its epilogue; the Softmax over the channels,
+// left to the host, reads it. Against a plain-loop conv, transpose and softmax.
+TEST(OnednnConv, AResultTransposedToChannelsLastIsWrittenInPlaceOfTheTranspose) {
+  for (int64_t ch : {16, 12}) {
+    GraphBuilder b;
+    auto x = b.input("x", DType::F32, {sym("n"), ch, sym("h"), sym("w")});
+    TensorData w = tensor({ch, 1, 3, 3}, 0.25f, 1), bias = tensor({ch}, 0.5f, 2);
+    auto conv = b.op("Conv", {x, b.constant("w", w), b.constant("bias", bias)},
+                     testing::attrs({{"group", attr_int(ch)}, {"pads", attr_ints({1, 1, 1, 1})}}));
+    auto t = b.op("Transpose", {b.op("Add", {conv, x})}, testing::attrs({{"perm", attr_ints({0, 2, 3, 1})}}));
+    b.output(b.op("Softmax", {t}, testing::attrs({{"axis", attr_int(-1)}})));
+    Session s(b.build(), "conv_to_nhwc_" + std::to_string(ch), "", onednn_first());
+    for (Dims xs : {Dims{1, ch, 5, 7}, Dims{2, ch, 4, 3}}) {
+      TensorData tx = tensor(xs);
+      auto out = s.run({tx});
+      Dims cs;
+      auto conv_ref = ref_conv2d(values(tx), xs, values(w), w.shape, values(bias), {1, 1}, {1, 1}, {1, 1, 1, 1}, ch, &cs);
+      const int64_t n = xs[0], hw = xs[2] * xs[3];
+      std::vector<float> want(conv_ref.size());
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t p = 0; p < hw; ++p) {
+          double sum = 0;
+          for (int64_t c = 0; c < ch; ++c) {
+            const int64_t at = (i * ch + c) * hw + p;
+            sum += std::exp(double(conv_ref[at]) + tx.as<float>()[at]);
+          }
+          for (int64_t c = 0; c < ch; ++c) {
+            const int64_t at = (i * ch + c) * hw + p;
+            want[(i * hw + p) * ch + c] = static_cast<float>(std::exp(double(conv_ref[at]) + tx.as<float>()[at]) / sum);
+          }
+        }
+      expect_near_all(out[0], Dims{n, xs[2], xs[3], ch}, want, std::to_string(ch) + " channels at n = " + std::to_string(xs[0]));
+    }
+    const PlanStep *step = find_step(s.last_compile().plan, "onednn.conv");
+    ASSERT_NE(step, nullptr);
+    EXPECT_EQ(step->params.count("out_perm") ? step->params.at("out_perm") : "", "0,2,3,1") << ch << " channels";
+  }
+}
+
 }  // namespace
 }  // namespace disco
