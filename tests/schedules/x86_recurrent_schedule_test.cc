@@ -13,6 +13,7 @@
 
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "driver/compile_model.h"
 #include "runtime/executor.h"
@@ -67,6 +68,39 @@ TEST_P(RecurrentTemplate, BidirectionalLayersMatchPyTorchAtThreeShapesWithOneCom
 INSTANTIATE_TEST_SUITE_P(Taggers, RecurrentTemplate,
                          ::testing::Values(Tagger{"lstm_small", 2}, Tagger{"gru_small", 2}, Tagger{"lstm_h64", 1}),
                          [](const ::testing::TestParamInfo<Tagger> &i) { return i.param.name; });
+
+// Layers started from given (random, non-zero) states: the kernel writes
+// only step 0's rows from them, so a state it skipped or a row it read
+// unwritten shows in the outputs
+// (tests/references/recurrent/make_initial_state_references.py).
+struct StartedLayer {
+  std::string name;
+  std::vector<std::string> inputs;  // in the model's order: x, h0[, c0]
+};
+void PrintTo(const StartedLayer &l, std::ostream *os) { *os << l.name; }
+
+class RecurrentTemplateFromStates : public ::testing::TestWithParam<StartedLayer> {};
+
+TEST_P(RecurrentTemplateFromStates, GivenInitialStatesMatchPyTorchAtBatchOneAndSix) {
+  const std::string base = testing::references_dir() + "/recurrent/" + GetParam().name;
+  Compiled c = compile_on_host(base + ".onnx");
+  int recurrent = 0;
+  for (const auto &s : c.schedules) recurrent += s == "recurrent";
+  EXPECT_EQ(recurrent, 1) << "the layer's kernel must get the recurrent template";
+  Executor exec(c.model.plan, c.model.dir);
+  for (int k = 1; k <= 2; ++k) {
+    const std::string ref = base + "." + std::to_string(k);
+    std::vector<TensorData> in;
+    for (const auto &n : GetParam().inputs) in.push_back(read_npy(ref + "." + n + ".npy"));
+    auto out = exec.run(in);
+    testing::expect_close(out[0], read_npy(ref + ".output.npy"), GetParam().name + " at shape set " + std::to_string(k));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Layers, RecurrentTemplateFromStates,
+                         ::testing::Values(StartedLayer{"lstm_h64_state", {"x", "h0", "c0"}},
+                                           StartedLayer{"gru_small_state", {"x", "h0"}}),
+                         [](const ::testing::TestParamInfo<StartedLayer> &i) { return i.param.name; });
 
 }  // namespace
 }  // namespace disco
