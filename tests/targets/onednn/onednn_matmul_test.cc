@@ -524,8 +524,9 @@ TEST(OnednnPanelAvx2, GeluEpilogueIsWithinMathLibrarysBoundOfTheExactGelu) {
 // step maps, on one and two threads: panel_gemm avx2 runs it (so named in
 // implementation(), which DISCO_ONEDNN_VERBOSE prints) and matches a double
 // reference, also with the residual in the output buffer and K over one
-// block (1100: the partial sums must not pass through y there). Outside
-// those shapes (64 or 449 rows, n = 500, weights under 1 MiB) oneDNN keeps it.
+// block (1100: the partial sums must not pass through y there); so does 9 to
+// 64 rows with n a multiple of 512 (034aa3b). Outside those shapes (64 rows
+// at n = 768, 449 rows, n = 500, weights under 1 MiB) oneDNN keeps it.
 TEST(OnednnPanelAvx2, TheMatmulStepRunsItWithItsEpilogueOnOneAndTwoThreads) {
   if (panel_gemm_cpu() || !panel_gemm_avx2_cpu()) GTEST_SKIP() << "for AVX2 CPUs without AVX-512";
   struct Case {
@@ -538,7 +539,7 @@ TEST(OnednnPanelAvx2, TheMatmulStepRunsItWithItsEpilogueOnOneAndTwoThreads) {
     bool panel;
   };
   const std::vector<Run> runs = {{1, 77, 1100, 512, true},  {1, 197, 1100, 1024, true}, {2, 65, 1100, 512, true},
-                                 {2, 448, 1100, 512, true}, {1, 100, 512, 512, true},   {1, 64, 1100, 512, false},
+                                 {2, 448, 1100, 512, true}, {1, 100, 512, 512, true},   {1, 64, 1100, 512, true}, {1, 64, 1100, 768, false},
                                  {2, 449, 1100, 512, false}, {1, 154, 1100, 500, false}, {1, 100, 511, 512, false},
                                  {1, 130, 1100, 768, true},
                                  // A classifier head at a small batch: 2 to 8 rows, any n, weights of 1 MiB on.
