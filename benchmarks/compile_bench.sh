@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Issue #26's compile-time table: for each model, the cold compile (an empty
-# compile cache), its plan steps and Halide kernels, the phases of
-# `disco run --verbose`'s compile profile (import, shape inference, Halide
-# lowering, LLVM codegen, linking), and the warm start (the same
+# compile cache), its plan steps, Halide kernels and unique kernels (those
+# compiled), the phases of `disco run --verbose`'s compile profile (import,
+# shape inference, the kernels' compile on every core (wall), Halide lowering
+# and LLVM codegen summed over kernels, linking), and the warm start (the same
 # compile again, a cache hit), with the time to parse the model apart.
 # Models: the bundled five (../shared/models, when present) and one shape of
 # each model of the zoo sweep (benchmarks/zoo_sweep.sh's zoo.txt, when given).
@@ -70,8 +71,8 @@ rm -rf "$warmup"
   echo "Command: \`benchmarks/compile_bench.sh $command_line\` at $(git rev-parse --short HEAD), $(date -u +%Y-%m-%d)."
   echo "Load average at the start: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores."
   echo
-  echo "| model | steps | Halide kernels | cold compile s | import s | shape inference s | Halide lowering s | LLVM codegen s | linking s | warm start s (import + cache hit) |"
-  echo "|---|---|---|---|---|---|---|---|---|---|"
+  echo "| model | steps | Halide kernels | unique kernels | cold compile s | import s | shape inference s | kernel compile s (wall) | Halide lowering s (sum) | LLVM codegen s (sum) | linking s | warm start s (import + cache hit) |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 } > "$table"
 for c in "${cases[@]}"; do
   read -r name dir args <<< "$c"
@@ -83,10 +84,11 @@ for c in "${cases[@]}"; do
   secs=$(echo "$line" | sed 's/compile: \([0-9.]*\) s.*/\1/')
   steps=$(echo "$line" | sed 's/.*(\([0-9]*\) steps.*/\1/')
   kernels=$(echo "$line" | sed 's/.*steps, \([0-9]*\) Halide.*/\1/')
+  unique=$(echo "$cold" | sed -n 's/.*kernel compile .*, \([0-9]*\) unique.*/\1/p' | head -1)
   wsecs=$(echo "$warm" | grep '^compile:' | sed 's/compile: \([0-9.]*\) s.*/\1/')
   wimport=$(echo "$warm" | sed -n 's/^ *import: \([0-9.]*\) s.*/\1/p')
   warm_total=$(awk -v a="$wsecs" -v b="$wimport" 'BEGIN { printf "%.3f (%.3f + %.3f)", a + b, b, a }')
-  echo "| $name | $steps | $kernels | $secs | $(field "$cold" import) | $(field "$cold" 'shape inference') | $(field "$cold" 'Halide lowering') | $(field "$cold" 'LLVM codegen') | $(field "$cold" linking) | $warm_total |" >> "$table"
+  echo "| $name | $steps | $kernels | ${unique:-0} | $secs | $(field "$cold" import) | $(field "$cold" 'shape inference') | $(field "$cold" 'kernel compile') | $(field "$cold" 'Halide lowering') | $(field "$cold" 'LLVM codegen') | $(field "$cold" linking) | $warm_total |" >> "$table"
   echo "compile_bench: $name cold $secs s, warm $warm_total s" >&2
 done
 if [ -n "$out" ]; then cp "$table" "$out"; else cat "$table"; fi

@@ -15,7 +15,7 @@
 #include <sstream>
 
 #include "driver/compile_cache.h"
-#include "driver/content_hash.h"
+#include "frontend/content_hash.h"
 #include "frontend/errors.h"
 #include "frontend/file_util.h"
 #include "frontend/onnx_importer.h"
@@ -176,6 +176,7 @@ Plan build(Graph &g, const ShapeStore &store, const std::string &name, const std
     const auto unwritten = builder.unwritten_outputs();
     if (repeat || std::find(unwritten.begin(), unwritten.end(), o) != unwritten.end()) fallback.compile_output_copy(o, builder);
   }
+  builder.compile_kernels(opts.compile_workers);
   Plan plan = builder.finish();
   *profile = builder.profile();
   if (opts.keep_objects) {

@@ -35,6 +35,9 @@ struct CompileOptions {
   // AOT (driver/aot/): keep the kernel objects in the compile folder and link
   // no shared library; CompiledModel::objects lists them.
   bool keep_objects = false;
+  // Processes that compile Halide kernels at once; 0: one per core. Any count
+  // gives the same objects (targets/kernel_jobs.h).
+  int compile_workers = 0;
   std::function<void(const std::string &)> progress;  // one line per stage and kernel
 };
 

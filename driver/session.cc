@@ -7,7 +7,7 @@
 #include "frontend/errors.h"
 #include "frontend/onnx_importer.h"
 #include "lowering/known_values.h"
-#include "driver/content_hash.h"
+#include "frontend/content_hash.h"
 
 namespace disco {
 

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "frontend/attributes.h"
+#include "frontend/content_hash.h"
 #include "frontend/errors.h"
 
 namespace disco {
@@ -81,6 +82,20 @@ void value_required(const Graph &g, const Node &node, int input, const std::stri
   upstream_inputs(g, id, seen, from);
   throw ValueRequired(id, from, node.where() + ": " + what + " ('" + g.value(id).name +
                               "') must be known at compile time (a constant, Shape arithmetic, or a graph input)");
+}
+
+std::string value_digest(const Value &v) {
+  if (v.constant) {
+    std::string s = "const " + std::to_string(static_cast<int>(v.constant->dtype)) + " [";
+    for (int64_t d : v.constant->shape) s += std::to_string(d) + ",";
+    return s + "] " + ContentHash().add(v.constant->data(), v.constant->num_bytes()).hex();
+  }
+  if (v.sym_value) {
+    std::string s = "dims [";
+    for (const auto &d : *v.sym_value) s += d.str() + ",";
+    return s + "]";
+  }
+  return "?";
 }
 
 }  // namespace disco

@@ -50,4 +50,8 @@ std::optional<std::vector<int64_t>> ints_value(const Value &v, const ShapeStore 
 std::optional<std::vector<int64_t>> ints_input_or_attr(const Graph &g, const Node &node, int input,
                                                        const std::string &attr, const ShapeStore &store);
 
+// What is known of a value's elements at compile time, as text: its constant's
+// dtype, shape and a hash of its bytes, or its shape-value dims, or "?".
+std::string value_digest(const Value &v);
+
 }  // namespace disco

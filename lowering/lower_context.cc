@@ -85,7 +85,11 @@ const HTensor &LowerContext::in(int i) const {
   return *inputs_[i];
 }
 
-std::optional<double> LowerContext::input_abs_bound(int i) const { return abs_bound(graph_, node_.inputs.at(i)); }
+bool LowerContext::input_bound_allows(int i, const std::function<bool(std::optional<double>)> &decide) const {
+  const bool yes = decide(abs_bound(graph_, node_.inputs.at(i)));
+  note("bound" + std::to_string(i) + (yes ? "=allows" : "=not"));  // the decision is what the code bakes in
+  return yes;
+}
 
 const Shape &LowerContext::out_shape(int i) const { return outputs_.at(i).shape; }
 DType LowerContext::out_dtype(int i) const { return outputs_.at(i).dtype; }

@@ -3,6 +3,7 @@
 // Halide's first dim is the innermost. Extents are symbolic: dim() turns a Dim
 // into a Halide Expr over the kernel's symbol parameters.
 #pragma once
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -122,8 +123,10 @@ class LowerContext : public NodeContext {
                std::vector<std::optional<HTensor>> inputs);
 
   const HTensor &in(int i) const;  // throws naming the node if missing
-  // max |v| over input i's elements when the graph bounds it (lowering/value_bounds.h).
-  std::optional<double> input_abs_bound(int i) const;
+  // decide(max |v| over input i's elements, when the graph bounds it;
+  // lowering/value_bounds.h). The decision, not the bound, is noted for the
+  // kernel's key: kernels that decide alike are the same code.
+  bool input_bound_allows(int i, const std::function<bool(std::optional<double>)> &decide) const;
 
   const Shape &out_shape(int i) const;
   DType out_dtype(int i) const;

@@ -114,6 +114,8 @@ LoweredKernel lower_nodes(const Graph &g, const ShapeStore &store, const std::ve
     std::vector<std::optional<HTensor>> ins;
     for (int in : node.inputs) ins.push_back(in >= 0 ? std::optional<HTensor>(tensor_for(in)) : std::nullopt);
     LowerContext ctx(g, node, store, *def, k.syms, std::move(ins));
+    k.value_notes += "|";  // one section per node, in order
+    ctx.record_reads(&k.value_notes);
     def->lower(ctx);
     for (size_t i = 0; i < node.outputs.size(); ++i) {
       int o = node.outputs[i];

@@ -19,6 +19,8 @@ struct LoweredKernel {
   std::map<int, HTensor> tensors;  // every value the kernel defines or reads
   std::map<int, int> node_of_value;
   SymbolParams syms;
+  // The compile-time values the lowerings read, node by node (NodeContext::record_reads).
+  std::string value_notes;
 };
 
 // `nodes` are node indices in topological order; `outputs` are value ids.

@@ -55,6 +55,14 @@ class NodeContext {
   // The elements of a constant input of any dtype (float scales, roi); throws
   // ValueRequired like required_ints when not a constant.
   std::vector<double> required_floats(int i, const std::string &what) const;
+  // The elements of a constant input of any dtype; nullopt when not a constant.
+  std::optional<std::vector<double>> floats_value(int i) const;
+
+  // Lowering only: every compile-time value the accessors above hand out is
+  // noted here ("in1=<digest>"), since it is baked into the kernel's code. Two
+  // kernels built from the same ops over the same shapes, with the same notes,
+  // are the same kernel (targets/host/kernel_key.h).
+  void record_reads(std::string *notes) { notes_ = notes; }
 
   int num_outputs() const { return static_cast<int>(node_.outputs.size()); }
   bool has_output(int i) const { return i < num_outputs() && node_.outputs[i] >= 0; }
@@ -70,6 +78,12 @@ class NodeContext {
   const ShapeStore &store_;
   const OpDef &def_;
   AttrReader attrs_;
+  std::string *notes_ = nullptr;
+  // Notes input i's known elements (constant bytes, or shape-value dims) as read.
+  void note_input(int i) const;
+  void note(const std::string &what) const {
+    if (notes_) *notes_ += what + ";";
+  }
 };
 
 }  // namespace disco

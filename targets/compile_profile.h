@@ -13,23 +13,29 @@ struct CompileProfile {
   double shapes_s = 0;     // shape inference and graph rewrites
   double partition_s = 0;  // the backends' rules and regions
   double lower_s = 0;      // disco's lowering and scheduling of the Halide kernels
+  double kernel_compile_s = 0;  // compiling the distinct kernels, in parallel (wall time)
   double halide_s = 0;     // Halide's lowering of them (compile_to_module), summed over kernels
   double codegen_s = 0;    // LLVM's code generation for them, summed over kernels
   double runtime_s = 0;    // generating Halide's runtime object: once per target and compile cache folder
   double link_s = 0;       // linking the kernel library
-  int kernels = 0;         // Halide kernels compiled
+  int kernels = 0;         // steps that call a Halide kernel
+  int unique_kernels = 0;  // distinct kernels among them (targets/host/kernel_key.h): those compiled
+  int compile_workers = 0; // processes that compiled them at once
 
   // One line per phase, each starting with `indent`.
   std::string describe(const std::string &indent) const {
-    char buf[512];
+    char buf[1024];
+    const char *in = indent.c_str();
     std::snprintf(buf, sizeof buf,
                   "%simport            %7.3f s\n%sshape inference   %7.3f s\n%spartitioning      %7.3f s\n"
                   "%slowering          %7.3f s (disco's lowering and schedules)\n"
-                  "%sHalide lowering   %7.3f s\n%sLLVM codegen      %7.3f s (%d kernel%s)\n"
+                  "%skernel compile    %7.3f s (%d Halide kernel%s, %d unique, compiled on %d worker%s)\n"
+                  "%s  Halide lowering %7.3f s (summed over the unique kernels)\n"
+                  "%s  LLVM codegen    %7.3f s (summed over the unique kernels)\n"
                   "%sHalide runtime    %7.3f s (made once per target and cache folder)\n%slinking           %7.3f s\n",
-                  indent.c_str(), import_s, indent.c_str(), shapes_s, indent.c_str(), partition_s, indent.c_str(),
-                  lower_s, indent.c_str(), halide_s, indent.c_str(), codegen_s, kernels, kernels == 1 ? "" : "s",
-                  indent.c_str(), runtime_s, indent.c_str(), link_s);
+                  in, import_s, in, shapes_s, in, partition_s, in, lower_s, in, kernel_compile_s, kernels,
+                  kernels == 1 ? "" : "s", unique_kernels, compile_workers, compile_workers == 1 ? "" : "s", in,
+                  halide_s, in, codegen_s, in, runtime_s, in, link_s);
     return buf;
   }
 };

@@ -1,5 +1,7 @@
 #include "targets/plan_builder.h"
 
+#include <algorithm>
+#include <chrono>
 #include <fstream>
 
 #include "frontend/errors.h"
@@ -59,6 +61,30 @@ int PlanBuilder::output_buffer(int vid, bool rebind) {
 std::string PlanBuilder::next_kernel_name() { return identifier_from(plan_.name, "m_") + "_k" + std::to_string(kernels_++); }
 
 void PlanBuilder::add_step(PlanStep step) { plan_.steps.push_back(std::move(step)); }
+
+std::optional<std::string> PlanBuilder::kernel_for(const std::string &key) const {
+  if (auto it = kernel_of_key_.find(key); it != kernel_of_key_.end()) return it->second;
+  return std::nullopt;
+}
+
+void PlanBuilder::add_kernel(const std::string &key, KernelJob job) {
+  kernel_of_key_[key] = job.name;
+  jobs_.push_back(std::move(job));
+  profile_.unique_kernels = static_cast<int>(jobs_.size());
+}
+
+void PlanBuilder::compile_kernels(int workers) {
+  if (jobs_.empty()) return;
+  const int n = std::min(compile_workers(workers), static_cast<int>(jobs_.size()));
+  progress("compiling " + std::to_string(jobs_.size()) + " Halide kernel" + (jobs_.size() == 1 ? "" : "s") + " on " +
+           std::to_string(n) + " worker" + (n == 1 ? "" : "s"));
+  const auto t0 = std::chrono::steady_clock::now();
+  run_kernel_jobs(jobs_, n, profile_, progress_);
+  profile_.kernel_compile_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  profile_.compile_workers = n;
+  for (const auto &j : jobs_) objects_.push_back(j.object_path);
+  jobs_.clear();
+}
 
 std::vector<int> PlanBuilder::unwritten_outputs() const {
   std::vector<int> out;

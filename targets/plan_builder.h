@@ -1,10 +1,12 @@
 // Builds a Plan region by region. Backends call it from Backend::compile to
 // get buffers for the values they read and write, and to append their steps.
 // It keeps one buffer per value, stores each constant once (in the plan's
-// constants file) and hands out unique kernel names.
+// constants file), hands out unique kernel names and compiles each distinct
+// Halide kernel once, in parallel.
 #pragma once
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,6 +15,7 @@
 #include "lowering/shape_store.h"
 #include "runtime/plan.h"
 #include "targets/compile_profile.h"
+#include "targets/kernel_jobs.h"
 
 namespace disco {
 
@@ -39,6 +42,15 @@ class PlanBuilder {
   std::string next_kernel_name();
   void add_step(PlanStep step);
   void add_object(const std::string &path) { objects_.push_back(path); }
+  // Halide kernels by structural key (targets/host/kernel_key.h): the name of
+  // the kernel queued for `key` already, if any, which a step can call instead
+  // of compiling its own.
+  std::optional<std::string> kernel_for(const std::string &key) const;
+  // Queues a kernel's compile under its key; compile_kernels() runs it.
+  void add_kernel(const std::string &key, KernelJob job);
+  // Compiles every queued kernel, `workers` at a time (0: one per core), and
+  // adds their objects to objects() in the order they were queued.
+  void compile_kernels(int workers);
   const std::vector<std::string> &objects() const { return objects_; }
   // The compile's phase times, which backends add their kernels' to.
   CompileProfile &profile() { return profile_; }
@@ -57,6 +69,8 @@ class PlanBuilder {
   std::map<int, int> buffer_of_;
   std::string constants_;
   std::vector<std::string> objects_;
+  std::map<std::string, std::string> kernel_of_key_;
+  std::vector<KernelJob> jobs_;
   int kernels_ = 0;
   CompileProfile profile_;
 };

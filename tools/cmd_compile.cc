@@ -27,6 +27,7 @@ const char *kCompileHelp =
     "                            kernels, run where an NVIDIA GPU is present), opencl\n"
     "  --targets B1,B2,...       backends; only host is supported for AOT libraries (the default)\n"
     "  --hint SYM=VALUE          a likely value of a symbolic dim: kernels get a specialized branch\n"
+    "  --compile-jobs N          kernels compiled at once (default: one per core); any N writes the same bytes\n"
     "  --quiet                   print only errors\n";
 
 }  // namespace
@@ -37,7 +38,7 @@ int cmd_compile(int argc, char **argv) {
     if (w == "-o") w = "--output";
   std::vector<char *> cargv;
   for (auto &w : words) cargv.push_back(w.data());
-  CliArgs args(argc, cargv.data(), 2, {"help", "quiet"}, {"output", "target", "targets", "hint"});
+  CliArgs args(argc, cargv.data(), 2, {"help", "quiet"}, {"output", "target", "targets", "hint", "compile-jobs"});
   if (args.flag("help")) {
     std::fputs(kCompileHelp, stdout);
     return 0;
@@ -60,6 +61,8 @@ int cmd_compile(int argc, char **argv) {
       throw UsageError("--hint " + h + ": the value must be an integer");
     }
   }
+  opts.compile_workers = args.get_int("compile-jobs", 0);
+  if (opts.compile_workers < 0) throw UsageError("--compile-jobs must be 0 (one per core) or more");
   if (!args.flag("quiet"))
     opts.progress = [](const std::string &line) {
       std::printf("disco compile: %s\n", line.c_str());

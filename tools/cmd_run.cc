@@ -38,8 +38,9 @@ const char *kRunHelp =
     "  --targets B1,B2,...     backends in priority order (default: onednn,host); e.g. host alone\n"
     "  --static NAME=2x128x768 compile input NAME for this one shape only (a static compile)\n"
     "  --hint SYM=VALUE        a likely value of a symbolic dim (e.g. seq=128): kernels get a branch\n"
-    "  --calibrate FILE.npy    a calibration sample for vitis_ai (repeatable; INPUT=FILE.npy for several inputs)\n"
     "                          specialized for it, and keep the generic one\n"
+    "  --calibrate FILE.npy    a calibration sample for vitis_ai (repeatable; INPUT=FILE.npy for several inputs)\n"
+    "  --compile-jobs N        Halide kernels compiled at once (default: one per core)\n"
     "  --no-cache              compile even if the compile cache has this model\n"
     "  --verbose               print compile progress, each compile phase's time, cache use and the compile count\n"
     "  --profile               print the time of each step (kernel or library call), summed over the runs\n";
@@ -76,7 +77,7 @@ void make_dir(const std::string &d) {
 
 int cmd_run(int argc, char **argv) {
   CliArgs args(argc, argv, 2, {"help", "no-cache", "verbose", "profile"},
-               {"input", "shape", "output-dir", "expect", "rtol", "atol", "repeat", "threads", "target", "targets", "static", "hint", "calibrate"});
+               {"input", "shape", "output-dir", "expect", "rtol", "atol", "repeat", "threads", "target", "targets", "static", "hint", "calibrate", "compile-jobs"});
   if (args.flag("help")) {
     std::fputs(kRunHelp, stdout);
     return 0;
@@ -122,6 +123,8 @@ int cmd_run(int argc, char **argv) {
     opts.hints[sym] = v;
   }
   opts.use_cache = !args.flag("no-cache");
+  opts.compile_workers = args.get_int("compile-jobs", 0);
+  if (opts.compile_workers < 0) throw UsageError("--compile-jobs must be 0 (one per core) or more");
   if (verbose) opts.progress = [](const std::string &s) { std::printf("  %s\n", s.c_str()); std::fflush(stdout); };
   Session session = Session::from_onnx(model, opts);
   if (int t = args.get_int("threads", 0); t > 0) session.set_num_threads(t);

@@ -85,6 +85,7 @@ AotResult compile_aot(const AotOptions &opts) {
   co.target = expanded;
   co.backends = {gpu.empty() ? "host" : gpu};
   co.hints = opts.hints;
+  co.compile_workers = opts.compile_workers;
   co.use_cache = false;
   co.keep_objects = true;
   co.progress = opts.progress;

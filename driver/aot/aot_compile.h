@@ -19,6 +19,7 @@ struct AotOptions {
   std::string target = "host";  // Halide target string of the kernels
   std::vector<std::string> backends = {"host"};  // only host: see README.md
   std::map<std::string, int64_t> hints;
+  int compile_workers = 0;  // kernels compiled at once; 0: one per core (same bytes for any count)
   std::function<void(const std::string &)> progress;
 };
 

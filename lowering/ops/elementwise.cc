@@ -118,7 +118,7 @@ void lower_binary(LowerContext &c) {
 // x^3 in GELU's tanh form) is that many multiplies (math::pow_int, within 2
 // ulp); any other goes through math::pow.
 void lower_pow(LowerContext &c) {
-  std::optional<std::vector<double>> v = floats_value(c.input(1));
+  std::optional<std::vector<double>> v = c.floats_value(1);
   if (dtype_is_float(c.in(0).dtype) && v && v->size() == 1 && c.out_shape(0).size() == c.shape(0).size()) {
     const double n = v->front();
     if (n == std::floor(n) && n >= -2 && n <= 4) {

@@ -163,7 +163,8 @@ void lower_softmax(LowerContext &c) {
   auto v = c.vars(in.rank());
   auto idx = c.exprs(v);
   Expr exp_value;
-  if (c.node().op_type == "Softmax" && t == Halide::Float(32) && softmax_needs_no_max(ax, c.input_abs_bound(0))) {
+  if (c.node().op_type == "Softmax" && t == Halide::Float(32) &&
+      c.input_bound_allows(0, [&](std::optional<double> b) { return softmax_needs_no_max(ax, b); })) {
     // A bounded input (a LayerNormalization's, say) cannot overflow exp(): no max pass,
     // and the input is read once.
     exp_value = math::exp_bounded(Halide::cast(t, in.at(idx)));

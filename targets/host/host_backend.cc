@@ -1,7 +1,7 @@
 #include "targets/host/host_backend.h"
 
-#include <chrono>
 #include <algorithm>
+#include <chrono>
 
 #include "frontend/errors.h"
 #include "lowering/op_registry.h"
@@ -12,6 +12,7 @@
 #include "schedules/x86_dot_schedule.h"
 #include "schedules/x86_schedule.h"
 #include "targets/host/host_codegen.h"
+#include "targets/host/kernel_key.h"
 #include "targets/partitioner.h"
 #include "targets/plan_builder.h"
 
@@ -29,14 +30,11 @@ std::string group_label(const Graph &g, const FusionGroup &gr) {
 
 void compile_group(const FusionGroup &gr, PlanBuilder &b, const GroupScheduler &schedule) {
   const Graph &g = b.graph();
-  const std::string kname = b.next_kernel_name();
   PlanStep step;
-  step.kernel = kname;
   step.label = group_label(g, gr);
-  b.progress("kernel " + kname + " (" + step.label + ")");
   if (gr.kind == GroupKind::Host) {
     const Node &node = g.nodes[gr.nodes.at(0)];
-    step.kernel.clear();
+    b.progress("host op " + node.op_type + " (" + step.label + ")");
     step.host_op = node.op_type;
     for (const auto &[name, a] : node.attrs)
       if (a.kind == Attribute::Int) step.host_attrs[name] = a.i;
@@ -53,13 +51,26 @@ void compile_group(const FusionGroup &gr, PlanBuilder &b, const GroupScheduler &
   LoweredKernel k = lower_nodes(g, b.store(), gr.nodes, gr.outputs, /*constants_as_inputs=*/true);
   const ScheduleReport sched = schedule(k, gr.kind, b.store(), target);
   b.profile().lower_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  b.progress("  schedule " + sched.describe());
   for (int vid : k.input_values) step.inputs.push_back(b.input_buffer(vid));
   for (auto &[sym, p] : k.syms.used()) step.symbols.push_back(sym);
   for (int vid : k.output_values) step.outputs.push_back(b.output_buffer(vid, gr.kind != GroupKind::Copy));
-  const std::string obj = b.dir() + "/" + kname + ".o";
-  compile_kernel_object(k, kname, obj, target, &b.profile());
-  b.add_object(obj);
+  ++b.profile().kernels;
+  // A group with the same ops, shapes, read values and schedule as an earlier
+  // one calls that kernel with its own buffers.
+  const std::string key = kernel_key(g, b.store(), gr, k, sched.describe(), b.target());
+  if (auto same = b.kernel_for(key)) {
+    step.kernel = *same;
+    b.progress("kernel " + step.kernel + " again (" + step.label + ")");
+    b.add_step(std::move(step));
+    return;
+  }
+  step.kernel = b.next_kernel_name();
+  b.progress("kernel " + step.kernel + " (" + step.label + ")");
+  b.progress("  schedule " + sched.describe());
+  const std::string obj = b.dir() + "/" + step.kernel + ".o";
+  b.add_kernel(key, {step.kernel, obj, [k, name = step.kernel, obj, target](CompileProfile &p) mutable {
+                       compile_kernel_object(k, name, obj, target, &p);
+                     }});
   b.add_step(std::move(step));
 }
 

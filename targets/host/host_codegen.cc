@@ -37,7 +37,6 @@ void compile_kernel_object(LoweredKernel &k, const std::string &fn_name, const s
     if (profile) {
       profile->halide_s += std::chrono::duration<double>(t1 - t0).count();
       profile->codegen_s += std::chrono::duration<double>(Clock::now() - t1).count();
-      ++profile->kernels;
     }
   } catch (const Halide::Error &e) {
     fail("Halide could not compile kernel ", fn_name, ": ", e.what());

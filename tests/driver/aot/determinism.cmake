@@ -1,15 +1,22 @@
-# Two runs of the same `disco compile` give byte-identical .a and .h files, and
-# the command reports its stages, the library's size and the kernel count.
+# Two runs of the same `disco compile`, one compiling its kernels one at a time
+# and one on two workers, give byte-identical .a and .h files, and the command
+# reports its stages, the library's size and the kernel count.
 # -D DISCO=... MODEL=... OUT=...
 foreach(run a b)
   file(REMOVE_RECURSE "${OUT}/${run}")
-  execute_process(COMMAND "${DISCO}" compile "${MODEL}" -o "${OUT}/${run}/lib" RESULT_VARIABLE rc
+  if(run STREQUAL "a")
+    set(jobs 1)
+  else()
+    set(jobs 2)
+  endif()
+  execute_process(COMMAND "${DISCO}" compile "${MODEL}" -o "${OUT}/${run}/lib" --compile-jobs ${jobs} RESULT_VARIABLE rc
                   OUTPUT_VARIABLE log ERROR_VARIABLE err)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "disco compile failed (${rc}): ${log}${err}")
   endif()
 endforeach()
-foreach(stage "parsing " "partitioning for host" "kernel lib_k0 " "linking lib.a"
+foreach(stage "parsing " "partitioning for host" "kernel lib_k0 " "compiling [0-9]+ Halide kernels on 2 workers"
+              "compiled lib_k1 " "linking lib.a"
               "wrote .*lib.a \\([0-9.]+ [KM]B, [0-9]+ kernels\\)")
   if(NOT log MATCHES "${stage}")
     message(FATAL_ERROR "the progress lacks '${stage}':\n${log}")
