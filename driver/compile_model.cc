@@ -181,7 +181,9 @@ Plan build(Graph &g, const ShapeStore &store, const std::string &name, const std
   *profile = builder.profile();
   if (opts.keep_objects) {
     *kept = builder.objects();
+    const auto t_runtime = std::chrono::steady_clock::now();
     kept->push_back(runtime_object(runtime_root, opts.target, fallback));
+    profile->runtime_s = seconds_since(t_runtime);
   } else if (!builder.objects().empty()) {
     builder.progress("linking " + std::to_string(builder.objects().size()) + " kernels");
     const auto t_runtime = std::chrono::steady_clock::now();

@@ -90,7 +90,15 @@ AotResult compile_aot(const AotOptions &opts) {
   co.keep_objects = true;
   co.progress = opts.progress;
   CompiledModel m = compile_graph(std::move(src.graph), opts.name, src.key, co);
+  m.profile.import_s = src.seconds;
   check_plan_supported(m.plan);
+  progress("compile profile:");
+  const std::string phases = m.profile.describe("  ");
+  for (size_t at = 0, end; at < phases.size(); at = end + 1) {
+    end = phases.find('\n', at);
+    if (end == std::string::npos) end = phases.size();
+    progress(phases.substr(at, end - at));
+  }
 
   const std::string &dir = m.dir;  // private to this compile, removed at exit
   const std::string header = opts.name + ".h";
@@ -131,6 +139,7 @@ AotResult compile_aot(const AotOptions &opts) {
   install(dir + "/" + header, r.header);
   r.archive_bytes = static_cast<int64_t>(fs::file_size(r.archive));
   r.kernels = kernels;
+  r.profile = m.profile;
   progress("wrote " + r.archive + " (" + size_text(r.archive_bytes) + ", " + std::to_string(kernels) +
            " kernels) and " + r.header);
   return r;

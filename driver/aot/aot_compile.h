@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "targets/compile_profile.h"
+
 namespace disco::aot {
 
 struct AotOptions {
@@ -27,6 +29,7 @@ struct AotResult {
   std::string archive, header;
   int64_t archive_bytes = 0;
   int kernels = 0;
+  CompileProfile profile;  // the compile's phases (the driver's and archive's steps aside)
 };
 
 // Throws disco::Error naming what is unsupported or which tool failed.

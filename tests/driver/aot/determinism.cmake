@@ -16,7 +16,7 @@ foreach(run a b)
   endif()
 endforeach()
 foreach(stage "parsing " "partitioning for host" "kernel lib_k0 " "compiling [0-9]+ Halide kernels on 2 workers"
-              "compiled lib_k1 " "linking lib.a"
+              "compiled lib_k1 " "kernel compile .*unique" "LLVM codegen" "linking lib.a"
               "wrote .*lib.a \\([0-9.]+ [KM]B, [0-9]+ kernels\\)")
   if(NOT log MATCHES "${stage}")
     message(FATAL_ERROR "the progress lacks '${stage}':\n${log}")
