@@ -33,9 +33,10 @@ int evict_cache_entries(const std::string &root, uint64_t max_bytes, const std::
   uint64_t total = 0;
   std::error_code ec;
   for (const auto &e : fs::directory_iterator(root, ec)) {
-    // Entries are NAME-HASH folders; tmp-* folders belong to compiles in flight.
+    // Entries are NAME-HASH folders; tmp-* folders belong to compiles in flight,
+    // sources/ remembers model files' keys (driver/source_index.h).
     const std::string name = e.path().filename().string();
-    if (!e.is_directory(ec) || name.rfind("tmp-", 0) == 0) continue;
+    if (!e.is_directory(ec) || name.rfind("tmp-", 0) == 0 || name == "sources") continue;
     uint64_t bytes = 0;
     for (const auto &f : fs::directory_iterator(e.path(), ec))
       if (f.is_regular_file(ec)) bytes += f.file_size(ec);

@@ -73,13 +73,6 @@ void remove_at_exit(const std::string &dir) {
   tmp_dirs().push_back(dir);
 }
 
-std::string cache_root(const CompileOptions &o) {
-  if (!o.cache_dir.empty()) return o.cache_dir;
-  if (const char *d = std::getenv("DISCO_CACHE_DIR"); d && *d) return d;
-  if (const char *d = std::getenv("XDG_CACHE_HOME"); d && *d) return std::string(d) + "/disco";
-  if (const char *d = std::getenv("HOME"); d && *d) return std::string(d) + "/.cache/disco";
-  return "/tmp/disco-cache";
-}
 
 std::string dir_name(const std::string &s) {
   std::string out;
@@ -210,11 +203,19 @@ void select_gpu_target(CompileOptions &opts, bool backends_given) {
   if (!api.empty() && !backends_given) opts.backends = {api};
 }
 
-CompiledModel compile_graph(Graph g, const std::string &name, const std::string &key, const CompileOptions &opts) {
-  auto t0 = std::chrono::steady_clock::now();
-  CompiledModel m;
-  const bool cached = opts.use_cache && !opts.keep_objects && !key.empty();
-  const std::string root = cache_root(opts);
+std::string cache_root(const CompileOptions &o) {
+  if (!o.cache_dir.empty()) return o.cache_dir;
+  if (const char *d = std::getenv("DISCO_CACHE_DIR"); d && *d) return d;
+  if (const char *d = std::getenv("XDG_CACHE_HOME"); d && *d) return std::string(d) + "/disco";
+  if (const char *d = std::getenv("HOME"); d && *d) return std::string(d) + "/.cache/disco";
+  return "/tmp/disco-cache";
+}
+
+namespace {
+
+// The cache entry's folder for a model of this name and content key under these options.
+std::string entry_dir(const std::string &root, const std::string &name, const std::string &key,
+                      const CompileOptions &opts) {
   const uint64_t id = compiler_id();
   ContentHash h;
   h.add(key).add(opts.target).add(&id, sizeof id);
@@ -226,15 +227,31 @@ CompiledModel compile_graph(Graph g, const std::string &name, const std::string 
     h.add("static:" + in);
     for (int64_t d : dims) h.add(&d, sizeof d);
   }
-  const std::string full_key = h.hex();
-  m.dir = root + "/" + dir_name(name) + "-" + full_key;
-  if (cached && exists(m.dir + "/plan.txt")) {
-    m.plan = Plan::load(m.dir + "/plan.txt");
-    m.cache_hit = true;
-    touch_cache_entry(m.dir);
-    m.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    return m;
-  }
+  return root + "/" + dir_name(name) + "-" + h.hex();
+}
+
+}  // namespace
+
+std::optional<CompiledModel> find_cached(const std::string &name, const std::string &key, const CompileOptions &opts) {
+  if (!opts.use_cache || opts.keep_objects || key.empty()) return std::nullopt;
+  const auto t0 = std::chrono::steady_clock::now();
+  CompiledModel m;
+  m.dir = entry_dir(cache_root(opts), name, key, opts);
+  if (!exists(m.dir + "/plan.txt")) return std::nullopt;
+  m.plan = Plan::load(m.dir + "/plan.txt");
+  m.cache_hit = true;
+  touch_cache_entry(m.dir);
+  m.seconds = seconds_since(t0);
+  return m;
+}
+
+CompiledModel compile_graph(Graph g, const std::string &name, const std::string &key, const CompileOptions &opts) {
+  auto t0 = std::chrono::steady_clock::now();
+  if (auto hit = find_cached(name, key, opts)) return std::move(*hit);
+  CompiledModel m;
+  const bool cached = opts.use_cache && !opts.keep_objects && !key.empty();
+  const std::string root = cache_root(opts);
+  m.dir = entry_dir(root, name, key, opts);
   // Build in a private folder, then rename: concurrent compiles never see half a result.
   make_dirs(root);
   std::string tmp = root + "/tmp-XXXXXX";
@@ -277,13 +294,18 @@ CompiledModel compile_graph(Graph g, const std::string &name, const std::string 
   return m;
 }
 
+std::string model_name_of(const std::string &path) {
+  const size_t slash = path.find_last_of('/');
+  const std::string file = path.substr(slash == std::string::npos ? 0 : slash + 1);
+  return file.substr(0, file.find('.'));
+}
+
 ModelSource load_model_source(const std::string &path) {
   const auto t0 = std::chrono::steady_clock::now();
   const std::string bytes = read_file(path);
   const size_t slash = path.find_last_of('/');
   ModelSource m{load_onnx_bytes(bytes, slash == std::string::npos ? "." : path.substr(0, slash), path), "", ""};
-  m.name = path.substr(slash == std::string::npos ? 0 : slash + 1);
-  m.name = m.name.substr(0, m.name.find('.'));
+  m.name = model_name_of(path);
   m.key = ContentHash().add(bytes).hex();
   m.seconds = seconds_since(t0);
   return m;

@@ -5,6 +5,7 @@
 #pragma once
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,15 @@ struct ModelSource {
   double seconds = 0;  // reading and parsing the file
 };
 ModelSource load_model_source(const std::string &path);
+// The model name of an ONNX file: its file stem up to the first dot.
+std::string model_name_of(const std::string &path);
+// The root folder of the compile cache for these options.
+std::string cache_root(const CompileOptions &opts);
+
+// compile_graph's cache hit without the graph: the compile cache's entry for a
+// model of this name and content key compiled with these options, if it holds
+// one (never when caching is off).
+std::optional<CompiledModel> find_cached(const std::string &name, const std::string &key, const CompileOptions &opts);
 
 CompiledModel compile_onnx(const std::string &model_path, const CompileOptions &opts);
 // `key` identifies the graph for the cache (e.g. a hash of its source).

@@ -7,6 +7,7 @@
 #include "frontend/errors.h"
 #include "frontend/onnx_importer.h"
 #include "lowering/known_values.h"
+#include "driver/source_index.h"
 #include "frontend/content_hash.h"
 
 namespace disco {
@@ -23,12 +24,12 @@ int input_position(const Graph &g, int value_id) {
 
 Session::Session(Graph g, std::string name, std::string cache_key, CompileOptions opts)
     : graph_(std::move(g)), name_(std::move(name)), key_(std::move(cache_key)), opts_(std::move(opts)) {
-  for (int id : graph_.inputs) {
-    const Value &v = graph_.value(id);
+  for (int id : graph_->inputs) {
+    const Value &v = graph_->value(id);
     DISCO_CHECK(v.shape, "graph input '", v.name, "' has no shape; disco needs at least its rank");
     inputs_.push_back({v.name, v.dtype, *v.shape});
   }
-  for (int id : graph_.outputs) output_names_.push_back(graph_.value(id).name);
+  for (int id : graph_->outputs) output_names_.push_back(graph_->value(id).name);
   // Compile now unless some input's values are needed; then compile per values at run time.
   if (auto v = compile_variant(nullptr)) {
     last_ = v.get();
@@ -36,12 +37,61 @@ Session::Session(Graph g, std::string name, std::string cache_key, CompileOption
   }
 }
 
+Session::Session(std::string path, std::string name, std::string cache_key, CompileOptions opts,
+                 CompiledModel cached)
+    : path_(std::move(path)), name_(std::move(name)), key_(std::move(cache_key)), opts_(std::move(opts)) {
+  inputs_ = cached.plan.inputs;
+  output_names_ = cached.plan.output_names;
+  auto v = std::make_unique<Variant>();
+  make_variant(std::move(cached), *v);
+  last_ = v.get();
+  variants_[""] = std::move(v);
+}
+
+const Graph &Session::graph() {
+  if (!graph_) {
+    if (opts_.progress) opts_.progress("parsing " + path_);
+    ModelSource m = load_model_source(path_);
+    DISCO_CHECK(m.key == key_, "model file '", path_, "' changed since the session was made");
+    import_seconds_ += m.seconds;
+    graph_ = std::move(m.graph);
+  }
+  return *graph_;
+}
+
+std::string Session::variant_key(const std::string &values_hash) const {
+  return key_.empty() ? key_ : key_ + "|values:" + values_hash;
+}
+
+void Session::make_variant(CompiledModel compiled, Variant &v) {
+  v.compiled = std::move(compiled);
+  v.compiled.profile.import_s = import_seconds_;
+  install_backend_runtimes();
+  v.exec = std::make_unique<Executor>(v.compiled.plan, v.compiled.dir);
+  if (threads_ > 0) v.exec->set_num_threads(threads_);
+  if (profiling_) v.exec->set_profiling(true);
+}
+
 Session::~Session() = default;
 
 Session Session::from_onnx(const std::string &path, CompileOptions opts) {
+  // A warm start: the file unchanged since its key was remembered, and its compile in the
+  // cache. Neither read nor parsed (driver/source_index.h).
+  const std::string root = cache_root(opts);
+  const std::string name = model_name_of(path);
+  if (opts.use_cache && !opts.keep_objects) {
+    const std::string key = remembered_content_key(root, path);
+    if (!key.empty())
+      if (auto hit = find_cached(name, key + "|values:" + ContentHash().hex(), opts)) {
+        if (opts.progress) opts.progress("compile cache: " + path + " unchanged, not parsed");
+        return Session(path, name, key, std::move(opts), std::move(*hit));
+      }
+  }
   if (opts.progress) opts.progress("parsing " + path);
   ModelSource m = load_model_source(path);
+  if (opts.use_cache) remember_content_key(root, path, m.key);
   Session s(std::move(m.graph), m.name, m.key, std::move(opts));
+  s.path_ = path;
   s.import_seconds_ = m.seconds;
   for (auto &[k, v] : s.variants_) v->compiled.profile.import_s = m.seconds;
   return s;
@@ -49,7 +99,7 @@ Session Session::from_onnx(const std::string &path, CompileOptions opts) {
 
 std::unique_ptr<Session::Variant> Session::compile_variant(const std::vector<TensorData> *values) {
   for (int attempt = 0; attempt < 64; ++attempt) {
-    Graph g = graph_;
+    Graph g = graph();
     ContentHash values_hash;
     std::vector<int> kept;
     for (size_t i = 0; i < g.inputs.size(); ++i) {
@@ -65,23 +115,18 @@ std::unique_ptr<Session::Variant> Session::compile_variant(const std::vector<Ten
       values_hash.add(&i, sizeof i).add(t.shape.data(), t.shape.size() * sizeof(int64_t)).add(t.data(), t.num_bytes());
     }
     g.inputs = kept;
-    const std::string suffix = "|values:" + values_hash.hex();
     try {
       int before = compile_count();
       auto v = std::make_unique<Variant>();
-      v->compiled = compile_graph(std::move(g), name_, key_.empty() ? key_ : key_ + suffix, opts_);
-      v->compiled.profile.import_s = import_seconds_;
+      CompiledModel compiled = compile_graph(std::move(g), name_, variant_key(values_hash.hex()), opts_);
       compiles_ += compile_count() - before;
-      install_backend_runtimes();
-      v->exec = std::make_unique<Executor>(v->compiled.plan, v->compiled.dir);
-      if (threads_ > 0) v->exec->set_num_threads(threads_);
-      if (profiling_) v->exec->set_profiling(true);
+      make_variant(std::move(compiled), *v);
       return v;
     } catch (const ValueRequired &e) {
       // Bind the graph inputs the value comes from; constant folding does the rest.
       size_t before = value_inputs_.size();
       for (int id : e.from_inputs)
-        if (int pos = input_position(graph_, id); pos >= 0) value_inputs_.insert(static_cast<size_t>(pos));
+        if (int pos = input_position(graph(), id); pos >= 0) value_inputs_.insert(static_cast<size_t>(pos));
       if (value_inputs_.size() == before) throw;  // computed from data inside the graph: truly data-dependent
     }
   }

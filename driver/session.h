@@ -10,6 +10,7 @@
 #pragma once
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -36,6 +37,8 @@ class Session {
   // Inputs whose values are compiled in (see above), by position.
   const std::set<size_t> &value_inputs() const { return value_inputs_; }
   int compiles() const { return compiles_; }
+  // Whether the model file was parsed: not on a warm start that the cache served whole.
+  bool parsed() const { return graph_.has_value(); }
   // The compile that served the last run (or the eager one).
   const CompiledModel &last_compile() const;
   const SymbolValues &last_symbols() const;
@@ -51,8 +54,16 @@ class Session {
   };
   Variant &variant_for(const std::vector<TensorData> &inputs);
   std::unique_ptr<Variant> compile_variant(const std::vector<TensorData> *values);
+  // A session over a model file whose compile the cache held (from_onnx): the
+  // graph is parsed only if a compile needs it.
+  Session(std::string path, std::string name, std::string cache_key, CompileOptions opts, CompiledModel cached);
+  const Graph &graph();
+  void make_variant(CompiledModel compiled, Variant &v);
+  // The cache key of the compile with the value inputs' values hashed in `values_hash`.
+  std::string variant_key(const std::string &values_hash) const;
 
-  Graph graph_;
+  std::optional<Graph> graph_;
+  std::string path_;  // the ONNX file to parse when graph_ is needed and empty
   std::string name_, key_;
   CompileOptions opts_;
   std::vector<InputSpec> inputs_;

@@ -137,7 +137,10 @@ int cmd_run(int argc, char **argv) {
     if (verbose) {
       std::printf("  compiles in this process: %d%s\n  cache: %s\n", compile_count(),
                   cm.cache_hit ? " (cache hit: nothing compiled)" : "", cm.dir.c_str());
-      if (cm.cache_hit) std::printf("  import: %.3f s (parsing the model)\n", cm.profile.import_s);
+      if (cm.cache_hit && !session.parsed())
+        std::printf("  import: 0.000 s (not parsed: the file is unchanged since its compile)\n");
+      else if (cm.cache_hit)
+        std::printf("  import: %.3f s (parsing the model)\n", cm.profile.import_s);
       else std::printf("  compile profile:\n%s", cm.profile.describe("    ").c_str());
     }
   };
