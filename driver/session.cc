@@ -14,6 +14,12 @@ namespace disco {
 
 namespace {
 
+// The cache key of a session's compile whose value inputs hash to `values_hash`
+// (the eager compile: no values, the empty hash).
+std::string variant_cache_key(const std::string &model_key, const std::string &values_hash) {
+  return model_key.empty() ? model_key : model_key + "|values:" + values_hash;
+}
+
 int input_position(const Graph &g, int value_id) {
   for (size_t i = 0; i < g.inputs.size(); ++i)
     if (g.inputs[i] == value_id) return static_cast<int>(i);
@@ -59,10 +65,6 @@ const Graph &Session::graph() {
   return *graph_;
 }
 
-std::string Session::variant_key(const std::string &values_hash) const {
-  return key_.empty() ? key_ : key_ + "|values:" + values_hash;
-}
-
 void Session::make_variant(CompiledModel compiled, Variant &v) {
   v.compiled = std::move(compiled);
   v.compiled.profile.import_s = import_seconds_;
@@ -82,7 +84,7 @@ Session Session::from_onnx(const std::string &path, CompileOptions opts) {
   if (opts.use_cache && !opts.keep_objects) {
     const std::string key = remembered_content_key(root, path);
     if (!key.empty())
-      if (auto hit = find_cached(name, key + "|values:" + ContentHash().hex(), opts)) {
+      if (auto hit = find_cached(name, variant_cache_key(key, ContentHash().hex()), opts)) {
         if (opts.progress) opts.progress("compile cache: " + path + " unchanged, not parsed");
         return Session(path, name, key, std::move(opts), std::move(*hit));
       }
@@ -118,7 +120,7 @@ std::unique_ptr<Session::Variant> Session::compile_variant(const std::vector<Ten
     try {
       int before = compile_count();
       auto v = std::make_unique<Variant>();
-      CompiledModel compiled = compile_graph(std::move(g), name_, variant_key(values_hash.hex()), opts_);
+      CompiledModel compiled = compile_graph(std::move(g), name_, variant_cache_key(key_, values_hash.hex()), opts_);
       compiles_ += compile_count() - before;
       make_variant(std::move(compiled), *v);
       return v;

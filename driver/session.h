@@ -59,8 +59,6 @@ class Session {
   Session(std::string path, std::string name, std::string cache_key, CompileOptions opts, CompiledModel cached);
   const Graph &graph();
   void make_variant(CompiledModel compiled, Variant &v);
-  // The cache key of the compile with the value inputs' values hashed in `values_hash`.
-  std::string variant_key(const std::string &values_hash) const;
 
   std::optional<Graph> graph_;
   std::string path_;  // the ONNX file to parse when graph_ is needed and empty

@@ -84,12 +84,14 @@ void value_required(const Graph &g, const Node &node, int input, const std::stri
                               "') must be known at compile time (a constant, Shape arithmetic, or a graph input)");
 }
 
+std::string tensor_digest(const TensorData &t) {
+  std::string s = std::to_string(static_cast<int>(t.dtype)) + " [";
+  for (int64_t d : t.shape) s += std::to_string(d) + ",";
+  return s + "] " + ContentHash().add(t.data(), t.num_bytes()).hex();
+}
+
 std::string value_digest(const Value &v) {
-  if (v.constant) {
-    std::string s = "const " + std::to_string(static_cast<int>(v.constant->dtype)) + " [";
-    for (int64_t d : v.constant->shape) s += std::to_string(d) + ",";
-    return s + "] " + ContentHash().add(v.constant->data(), v.constant->num_bytes()).hex();
-  }
+  if (v.constant) return "const " + tensor_digest(*v.constant);
   if (v.sym_value) {
     std::string s = "dims [";
     for (const auto &d : *v.sym_value) s += d.str() + ",";

@@ -53,5 +53,7 @@ std::optional<std::vector<int64_t>> ints_input_or_attr(const Graph &g, const Nod
 // What is known of a value's elements at compile time, as text: its constant's
 // dtype, shape and a hash of its bytes, or its shape-value dims, or "?".
 std::string value_digest(const Value &v);
+// A tensor's dtype, shape and a hash of its bytes, as text.
+std::string tensor_digest(const TensorData &t);
 
 }  // namespace disco

@@ -41,7 +41,6 @@ class PlanBuilder {
 
   std::string next_kernel_name();
   void add_step(PlanStep step);
-  void add_object(const std::string &path) { objects_.push_back(path); }
   // Halide kernels by structural key (targets/host/kernel_key.h): the name of
   // the kernel queued for `key` already, if any, which a step can call instead
   // of compiling its own.

@@ -32,11 +32,7 @@ std::string attribute_text(const Attribute &a) {
     case Attribute::Strings:
       for (const auto &x : a.strings) s += std::to_string(x.size()) + ":" + x + ",";
       return "S[" + s + "]";
-    case Attribute::Tensor: {
-      Value v;
-      v.constant = a.t;
-      return "T" + value_digest(v);
-    }
+    case Attribute::Tensor: return "T" + tensor_digest(a.t);
     case Attribute::GraphAttr: {
       // A subgraph is never the same as another's: the kernel is never shared.
       char b[32];
