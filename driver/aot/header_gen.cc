@@ -9,10 +9,21 @@ namespace disco::aot {
 
 namespace {
 
-// Halide 14's buffer types, field for field (HalideRuntime.h). Skipped when
-// HalideRuntime.h came first; include it before this header if you need both.
-const char *const kHalideTypes = R"TYPES(#ifndef HALIDE_HALIDERUNTIME_H
-#ifndef DISCO_AOT_HALIDE_TYPES
+// Halide's buffer types, so that either include order with HalideRuntime.h
+// works, from C and C++. Two definitions of one enum or struct never compile,
+// so there is one at most: HalideRuntime.h's when it came first or when the
+// include path finds it (__has_include: then this header includes it, and a
+// later #include of it is skipped by its own guard); else Halide 14's types
+// field for field. Defining HALIDE_HALIDERUNTIME_H
+// ourselves would instead hide the rest of HalideRuntime.h from the program.
+// DISCO_AOT_OWN_HALIDE_TYPES forces the copy (the generated driver uses it, so
+// that its object never depends on the build machine's Halide headers).
+const char *const kHalideTypes = R"TYPES(#if !defined(HALIDE_HALIDERUNTIME_H) && !defined(DISCO_AOT_OWN_HALIDE_TYPES) && defined(__has_include)
+#if __has_include("HalideRuntime.h")
+#include "HalideRuntime.h"
+#endif
+#endif
+#if !defined(HALIDE_HALIDERUNTIME_H) && !defined(DISCO_AOT_HALIDE_TYPES)
 #define DISCO_AOT_HALIDE_TYPES
 typedef enum halide_type_code_t
 #if defined(__cplusplus) && __cplusplus >= 201103L
@@ -49,7 +60,6 @@ typedef struct halide_buffer_t {
   halide_dimension_t *dim;
   void *padding;
 } halide_buffer_t;
-#endif
 #endif
 )TYPES";
 
@@ -102,6 +112,10 @@ std::string header_source(const Plan &plan, const HeaderInfo &info) {
     << " * non-zero code, and " << n << "_last_error() says what went wrong (naming the\n"
     << " * input or output and the dim). Nothing aborts the process: Halide's errors\n"
     << " * are captured. Calls may come from any thread; runs are serialized.\n"
+    << " *\n"
+    << " * HalideRuntime.h may be included before or after this header: this header\n"
+    << " * includes it when the include path finds it, else it defines Halide 14's\n"
+    << " * buffer types itself.\n"
     << " */\n"
     << "#ifndef DISCO_AOT_" << upper << "_H\n#define DISCO_AOT_" << upper << "_H\n\n#include <stdint.h>\n\n"
     << kHalideTypes << "\n"
