@@ -44,18 +44,19 @@ function(disco_add_model name)
   endforeach()
   set(lib "${ARG_OUTPUT_DIR}/${name}.a")
   set(header "${ARG_OUTPUT_DIR}/${name}.h")
-  add_custom_command(OUTPUT "${lib}" "${header}"
+  set(pc "${ARG_OUTPUT_DIR}/${name}.pc")  # the same link flags for builds that use pkg-config
+  add_custom_command(OUTPUT "${lib}" "${header}" "${pc}"
     COMMAND "${generator}" ${args}
     DEPENDS "${model}" ${generator_dep}
     COMMENT "disco compile ${name} (${ARG_MODEL})"
     VERBATIM)
-  add_custom_target(${name}_disco_compile DEPENDS "${lib}" "${header}")
+  add_custom_target(${name}_disco_compile DEPENDS "${lib}" "${header}" "${pc}")
   # The include directory must exist when CMake generates, before the first build.
   file(MAKE_DIRECTORY "${ARG_OUTPUT_DIR}")
   add_library(${name} STATIC IMPORTED GLOBAL)
   set_target_properties(${name} PROPERTIES
     IMPORTED_LOCATION "${lib}"
     INTERFACE_INCLUDE_DIRECTORIES "${ARG_OUTPUT_DIR}"
-    INTERFACE_LINK_LIBRARIES "pthread;${CMAKE_DL_LIBS};m")
+    INTERFACE_LINK_LIBRARIES "pthread;${CMAKE_DL_LIBS};m")  # driver/aot/link_flags.h's kLinkFlags
   add_dependencies(${name} ${name}_disco_compile)
 endfunction()

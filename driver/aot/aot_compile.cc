@@ -10,6 +10,7 @@
 #include "driver/aot/c_text.h"
 #include "driver/aot/driver_gen.h"
 #include "driver/aot/header_gen.h"
+#include "driver/aot/link_flags.h"
 #include "driver/compile_model.h"
 #include "targets/gpu/gpu_target.h"
 #include "targets/host/host_codegen.h"
@@ -104,6 +105,7 @@ AotResult compile_aot(const AotOptions &opts) {
   const std::string header = opts.name + ".h";
   HeaderInfo info{opts.name, fs::path(opts.model).filename().string(), target};
   write_text(dir + "/" + header, header_source(m.plan, info));
+  write_text(dir + "/" + opts.name + ".pc", pkg_config_source(opts.name, info.model, target));
   progress("generating the driver (" + std::to_string(m.plan.steps.size()) + " steps)");
   write_text(dir + "/" + opts.name + "_driver.c", driver_source(m.plan, opts.name, header, gpu));
   progress("compiling the driver");
@@ -135,13 +137,15 @@ AotResult compile_aot(const AotOptions &opts) {
   const std::string base = (opts.out_dir.empty() ? "." : opts.out_dir) + "/" + opts.name;
   r.archive = base + ".a";
   r.header = base + ".h";
+  r.pkg_config = base + ".pc";
   install(dir + "/" + opts.name + ".a", r.archive);
   install(dir + "/" + header, r.header);
+  install(dir + "/" + opts.name + ".pc", r.pkg_config);
   r.archive_bytes = static_cast<int64_t>(fs::file_size(r.archive));
   r.kernels = kernels;
   r.profile = m.profile;
   progress("wrote " + r.archive + " (" + size_text(r.archive_bytes) + ", " + std::to_string(kernels) +
-           " kernels) and " + r.header);
+           " kernels), " + r.header + " and " + r.pkg_config);
   return r;
 }
 

@@ -26,7 +26,7 @@ struct AotOptions {
 };
 
 struct AotResult {
-  std::string archive, header;
+  std::string archive, header, pkg_config;  // NAME.a, NAME.h, NAME.pc
   int64_t archive_bytes = 0;
   int kernels = 0;
   CompileProfile profile;  // the compile's phases (the driver's and archive's steps aside)

@@ -6,6 +6,7 @@
 #include "driver/aot/c_text.h"
 #include "driver/aot/driver_gen.h"
 #include "driver/aot/header_gen.h"
+#include "driver/aot/link_flags.h"
 #include "tests/support/error_message.h"
 
 namespace disco::aot {
@@ -85,6 +86,19 @@ TEST(AotCodegen, HeaderDeclaresEntryPointsInGraphOrderAndMetadata) {
                            "expected 4 (fixed by the model)", "extern int m_k0_argv(void **);",
                            "#define DISCO_AOT_OWN_HALIDE_TYPES 1"})
     EXPECT_NE(d.find(want), std::string::npos) << want;
+}
+
+// NAME.pc: relative to its own folder, the link flags NAME.h names, and no
+// '#' or '$' from the model's file name (a comment, a variable in .pc text).
+TEST(AotCodegen, PkgConfigFile) {
+  const std::string pc = pkg_config_source("m", "my#model$.onnx", "host");
+  for (const char *want : {"prefix=${pcfiledir}\n", "Name: m\n", "Cflags: -I${includedir}\n",
+                           "Libs: ${libdir}/m.a -lpthread -ldl -lm\n", "Description: the disco AOT library of my_model_.onnx\n"})
+    EXPECT_NE(pc.find(want), std::string::npos) << want << "\n" << pc;
+  EXPECT_NE(pc.find("\nVersion: "), std::string::npos) << pc;
+  const std::string h = header_source(small_plan(), {"m", "m.onnx", "host"});
+  EXPECT_NE(h.find(std::string("Link m.a with ") + kLinkFlags), std::string::npos) << h;
+  EXPECT_NE(h.find("pkg-config --cflags --libs m"), std::string::npos) << h;
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 # Two runs of the same `disco compile`, one compiling its kernels one at a time
-# and one on two workers, give byte-identical .a and .h files, and the command
+# and one on two workers, give byte-identical .a, .h and .pc files, and the command
 # reports its stages, the library's size and the kernel count.
 # -D DISCO=... MODEL=... OUT=...
 foreach(run a b)
@@ -22,10 +22,10 @@ foreach(stage "parsing " "partitioning for host" "kernel lib_k0 " "compiling [0-
     message(FATAL_ERROR "the progress lacks '${stage}':\n${log}")
   endif()
 endforeach()
-foreach(file lib.a lib.h)
+foreach(file lib.a lib.h lib.pc)
   execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files "${OUT}/a/${file}" "${OUT}/b/${file}" RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "${file} differs between two runs of the same command")
   endif()
 endforeach()
-message(STATUS "identical: lib.a, lib.h")
+message(STATUS "identical: lib.a, lib.h, lib.pc")
