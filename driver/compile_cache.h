@@ -1,5 +1,7 @@
 // Size bound of the on-disk compile cache. Entries are folders (plan, kernel
-// library, constants); a hit refreshes its folder's time, and after a fresh
+// library, constants; and the kernels-<compiler> store of kernel objects that
+// models share, targets/kernel_store.h, which is evicted as one entry when it
+// is the least recently used); a hit refreshes its folder's time, and after a fresh
 // compile the least recently used entries go until the cache fits its bound:
 // $DISCO_CACHE_MAX_MB, 4096 by default.
 #pragma once

@@ -24,6 +24,7 @@
 #include "lowering/infer_context.h"
 #include "lowering/lower_graph.h"
 #include "targets/gpu/gpu_target.h"
+#include "targets/kernel_store.h"
 #include "targets/plan_builder.h"
 
 namespace disco {
@@ -146,8 +147,8 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 }
 
 Plan build(Graph &g, const ShapeStore &store, const std::string &name, const std::string &dir,
-           const std::string &runtime_root, const CompileOptions &opts, std::vector<std::string> *kept,
-           CompileProfile *profile) {
+           const std::string &runtime_root, const CompileOptions &opts, const KernelStore *kernels,
+           std::vector<std::string> *kept, CompileProfile *profile) {
   auto backends = make_backends(opts.backends, opts.backend_options);
   const Backend &fallback = *backends.back();  // host: make_backends puts it last
   std::vector<const Backend *> order;
@@ -160,6 +161,7 @@ Plan build(Graph &g, const ShapeStore &store, const std::string &name, const std
     for (const Backend *b : order)
       if (b->name() == r.backend) b->prepare_region(g, r, opts.target);
   PlanBuilder builder(g, store, name, dir, opts.target, opts.progress);
+  builder.use_kernel_store(kernels);
   builder.profile().partition_s = partition_s;
   compile_partition(part, order, opts.partition, builder);
   std::vector<int> seen;
@@ -251,6 +253,7 @@ CompiledModel compile_graph(Graph g, const std::string &name, const std::string 
   CompiledModel m;
   const bool cached = opts.use_cache && !opts.keep_objects && !key.empty();
   const std::string root = cache_root(opts);
+  const uint64_t id = compiler_id();
   m.dir = entry_dir(root, name, key, opts);
   // Build in a private folder, then rename: concurrent compiles never see half a result.
   make_dirs(root);
@@ -268,7 +271,10 @@ CompiledModel compile_graph(Graph g, const std::string &name, const std::string 
       opts.progress("transposed " + std::to_string(packed) + " constant Gemm weight(s) for the dot kernels");
     apply_hints(store, opts.hints);
     const double shapes_s = seconds_since(t_shapes);
-    m.plan = build(g, store, name, tmp, root, opts, &m.objects, &m.profile);
+    // Kernels shared with the cache's other models: only for cached JIT
+    // compiles (AOT kernels are named after their model, to link together).
+    const KernelStore kernels(root + "/kernels-" + ContentHash().add(&id, sizeof id).hex());
+    m.plan = build(g, store, name, tmp, root, opts, cached ? &kernels : nullptr, &m.objects, &m.profile);
     m.profile.shapes_s = shapes_s;
     m.plan.save(tmp + "/plan.txt");
   } catch (...) {

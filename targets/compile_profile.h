@@ -19,7 +19,8 @@ struct CompileProfile {
   double runtime_s = 0;    // generating Halide's runtime object: once per target and compile cache folder
   double link_s = 0;       // linking the kernel library
   int kernels = 0;         // steps that call a Halide kernel
-  int unique_kernels = 0;  // distinct kernels among them (targets/host/kernel_key.h): those compiled
+  int unique_kernels = 0;  // distinct kernels among them (targets/host/kernel_key.h)
+  int stored_kernels = 0;  // of those, taken from the compile cache's kernel store (targets/kernel_store.h), not compiled
   int compile_workers = 0; // processes that compiled them at once
 
   // One line per phase, each starting with `indent`.
@@ -29,12 +30,12 @@ struct CompileProfile {
     std::snprintf(buf, sizeof buf,
                   "%simport            %7.3f s\n%sshape inference   %7.3f s\n%spartitioning      %7.3f s\n"
                   "%slowering          %7.3f s (disco's lowering and schedules)\n"
-                  "%skernel compile    %7.3f s (%d Halide kernel%s, %d unique, compiled on %d worker%s)\n"
-                  "%s  Halide lowering %7.3f s (summed over the unique kernels)\n"
-                  "%s  LLVM codegen    %7.3f s (summed over the unique kernels)\n"
+                  "%skernel compile    %7.3f s (%d Halide kernel%s, %d unique, %d from the kernel cache, compiled on %d worker%s)\n"
+                  "%s  Halide lowering %7.3f s (summed over the kernels compiled)\n"
+                  "%s  LLVM codegen    %7.3f s (summed over the kernels compiled)\n"
                   "%sHalide runtime    %7.3f s (made once per target and cache folder)\n%slinking           %7.3f s\n",
                   in, import_s, in, shapes_s, in, partition_s, in, lower_s, in, kernel_compile_s, kernels,
-                  kernels == 1 ? "" : "s", unique_kernels, compile_workers, compile_workers == 1 ? "" : "s", in,
+                  kernels == 1 ? "" : "s", unique_kernels, stored_kernels, compile_workers, compile_workers == 1 ? "" : "s", in,
                   halide_s, in, codegen_s, in, runtime_s, in, link_s);
     return buf;
   }

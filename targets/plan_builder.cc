@@ -67,10 +67,21 @@ std::optional<std::string> PlanBuilder::kernel_for(const std::string &key) const
   return std::nullopt;
 }
 
+std::string PlanBuilder::new_kernel_name(const std::string &key) {
+  return kernel_store_ ? KernelStore::kernel_name(key) : next_kernel_name();
+}
+
 void PlanBuilder::add_kernel(const std::string &key, KernelJob job) {
   kernel_of_key_[key] = job.name;
+  ++profile_.unique_kernels;
+  objects_.push_back(job.object_path);
+  if (kernel_store_ && kernel_store_->fetch(job.name, key, job.object_path)) {
+    ++profile_.stored_kernels;
+    progress("  " + job.name + " from the kernel cache");
+    return;
+  }
   jobs_.push_back(std::move(job));
-  profile_.unique_kernels = static_cast<int>(jobs_.size());
+  job_keys_.push_back(key);
 }
 
 void PlanBuilder::compile_kernels(int workers) {
@@ -82,8 +93,10 @@ void PlanBuilder::compile_kernels(int workers) {
   run_kernel_jobs(jobs_, n, profile_, progress_);
   profile_.kernel_compile_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   profile_.compile_workers = n;
-  for (const auto &j : jobs_) objects_.push_back(j.object_path);
+  if (kernel_store_)
+    for (size_t i = 0; i < jobs_.size(); ++i) kernel_store_->publish(jobs_[i].name, job_keys_[i], jobs_[i].object_path);
   jobs_.clear();
+  job_keys_.clear();
 }
 
 std::vector<int> PlanBuilder::unwritten_outputs() const {

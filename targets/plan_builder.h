@@ -16,6 +16,7 @@
 #include "runtime/plan.h"
 #include "targets/compile_profile.h"
 #include "targets/kernel_jobs.h"
+#include "targets/kernel_store.h"
 
 namespace disco {
 
@@ -40,15 +41,24 @@ class PlanBuilder {
   int output_buffer(int vid, bool rebind = true);
 
   std::string next_kernel_name();
+  // Kernels from and for other models: with a store, a new kernel is named
+  // after its key (KernelStore::kernel_name) and add_kernel takes it from the
+  // store when it is there; without one (AOT, no cache), kernels are named
+  // NAME_k<i> after the model, so that several libraries link together.
+  void use_kernel_store(const KernelStore *store) { kernel_store_ = store; }
+  // The function name for a new kernel with this key.
+  std::string new_kernel_name(const std::string &key);
   void add_step(PlanStep step);
   // Halide kernels by structural key (targets/host/kernel_key.h): the name of
   // the kernel queued for `key` already, if any, which a step can call instead
   // of compiling its own.
   std::optional<std::string> kernel_for(const std::string &key) const;
-  // Queues a kernel's compile under its key; compile_kernels() runs it.
+  // Queues a kernel's compile under its key; compile_kernels() runs it. With
+  // a kernel store that holds the key, the stored object is used instead.
   void add_kernel(const std::string &key, KernelJob job);
   // Compiles every queued kernel, `workers` at a time (0: one per core), and
-  // adds their objects to objects() in the order they were queued.
+  // adds them to the kernel store. objects() lists every kernel's object, in
+  // the order they were added.
   void compile_kernels(int workers);
   const std::vector<std::string> &objects() const { return objects_; }
   // The compile's phase times, which backends add their kernels' to.
@@ -70,6 +80,8 @@ class PlanBuilder {
   std::vector<std::string> objects_;
   std::map<std::string, std::string> kernel_of_key_;
   std::vector<KernelJob> jobs_;
+  std::vector<std::string> job_keys_;
+  const KernelStore *kernel_store_ = nullptr;
   int kernels_ = 0;
   CompileProfile profile_;
 };

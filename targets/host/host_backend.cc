@@ -64,7 +64,7 @@ void compile_group(const FusionGroup &gr, PlanBuilder &b, const GroupScheduler &
     b.add_step(std::move(step));
     return;
   }
-  step.kernel = b.next_kernel_name();
+  step.kernel = b.new_kernel_name(key);
   b.progress("kernel " + step.kernel + " (" + step.label + ")");
   b.progress("  schedule " + sched.describe());
   const std::string obj = b.dir() + "/" + step.kernel + ".o";

@@ -118,6 +118,53 @@ TEST(KernelSharing, GroupsDifferingInABakedValueDoNotShare) {
   expect_matches_reference(m, stages);
 }
 
+// Across models (issue #26): a model compiled into a cache that already holds
+// some of its kernels, from another model, links those and compiles the
+// rest; the outputs show that each stored kernel is the right one.
+TEST(KernelSharing, ModelsInOneCacheShareKernels) {
+  const std::string cache =
+      std::filesystem::temp_directory_path() / ("disco-kernel-store-test-" + std::to_string(getpid()));
+  std::filesystem::remove_all(cache);
+  CompileOptions o;
+  o.backends = {"host"};
+  o.cache_dir = cache;
+  const std::vector<int> first = {2, 3}, second = {3, 0, 2};
+  const CompiledModel a = compile_graph(softmax_chain(first), "first", "key-a", o);
+  EXPECT_EQ(a.profile.unique_kernels, 2);
+  EXPECT_EQ(a.profile.stored_kernels, 0) << "the cache was empty";
+  expect_matches_reference(a, first);
+
+  const CompiledModel b = compile_graph(softmax_chain(second), "second", "key-b", o);
+  EXPECT_FALSE(b.cache_hit);
+  EXPECT_EQ(b.profile.unique_kernels, 3);
+  EXPECT_EQ(b.profile.stored_kernels, 2) << "Pow 3 and Pow 2 stages come from the first model";
+  const auto ka = kernels_of(a.plan), kb = kernels_of(b.plan);
+  ASSERT_EQ(kb.size(), 3u);
+  EXPECT_EQ(kb[0], ka[1]);
+  EXPECT_EQ(kb[2], ka[0]);
+  expect_matches_reference(b, second);
+
+  // A stored kernel whose key file says something else (a damaged entry, or
+  // a hash collision) is compiled again, not used.
+  int damaged = 0;
+  for (const auto &e : std::filesystem::recursive_directory_iterator(cache))
+    if (e.path().extension() == ".key" && e.path().stem() == kb[0]) {
+      std::ofstream(e.path(), std::ios::trunc) << "another kernel";
+      ++damaged;
+    }
+  ASSERT_EQ(damaged, 1) << "expected one key file for " << kb[0];
+  const CompiledModel c = compile_graph(softmax_chain(second), "third", "key-c", o);
+  EXPECT_EQ(c.profile.stored_kernels, 2) << "only the undamaged Pow 2 and plain stages are used";
+  expect_matches_reference(c, second);
+
+  // Without the cache nothing is read from or written to any store.
+  CompileOptions off = o;
+  off.use_cache = false;
+  const CompiledModel d = compile_graph(softmax_chain(second), "fourth", "key-d", off);
+  EXPECT_EQ(d.profile.stored_kernels, 0);
+  std::filesystem::remove_all(cache);
+}
+
 std::string file_bytes(const std::string &path) {
   std::ifstream f(path, std::ios::binary);
   std::ostringstream s;
