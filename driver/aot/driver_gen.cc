@@ -141,14 +141,14 @@ void emit_steps(std::ostream &o, const Plan &plan, const Layout &l, const std::s
   for (size_t t = 0; t < nt; ++t) o << (t ? ", " : "") << "{" << l.lives[t].first << ", " << l.lives[t].last << "}";
   if (nt == 0) o << "{0, 0}";
   o << "};\n"
-    << "static uint8_t *g_arena;\nstatic int64_t g_arena_cap;\nstatic int g_laid_out;\n"
-    << "static int64_t g_bytes[" << n_or_1(nt) << "], g_off[" << n_or_1(nt) << "];\n"
-    << "static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;\n\n"
-    << "/* The kernels in order; temporaries in the arena, laid out again only when sizes change. */\n"
-    << "static int run_locked(const halide_buffer_t *const *in, halide_buffer_t *const *out, const int64_t *s, "
-       "const int64_t *sh) {\n"
+    << "#define DISCO_TEMPS " << nt << "\n";
+  if (gpu)  // Halide's GPU runtimes were not tried with concurrent runs of one library yet
+    o << "static pthread_mutex_t g_gpu_mu = PTHREAD_MUTEX_INITIALIZER;\n";
+  o << "\n/* The kernels in order; temporaries in this run's arena, laid out again only when sizes change. */\n"
+    << "static int run_steps(const halide_buffer_t *const *in, halide_buffer_t *const *out, const int64_t *s, "
+       "const int64_t *sh, struct disco_arena *a) {\n"
     << "  halide_buffer_t hb[" << n_or_1(plan.buffers.size()) << "];\n"
-    << "  halide_dimension_t hd[" << std::max(l.total, 1) << "];\n  (void)s;\n  (void)hd;\n";
+    << "  halide_dimension_t hd[" << std::max(l.total, 1) << "];\n  (void)s;\n  (void)hd;\n  (void)a;\n";
   if (gpu) o << "  int disco_rc = 0;\n  memset(hb, 0, sizeof hb);\n";
   if (gpu_api == "cuda")  // Halide's own message lists every missing driver function
     o << "  if (!disco_cuda_driver_present())\n    return disco_fail(\"no usable GPU: this library runs its kernels "
@@ -159,15 +159,16 @@ void emit_steps(std::ostream &o, const Plan &plan, const Layout &l, const std::s
       const int b = l.lives[t].buffer;
       o << "  bytes[" << t << "] = " << elements(l, b) << " * " << dtype_size(plan.buffers[b].dtype) << ";\n";
     }
-    o << "  if (!g_laid_out || memcmp(bytes, g_bytes, sizeof bytes) != 0) {\n"
+    o << "  int64_t *const laid_bytes = a->slots, *const off = a->slots + " << nt << ";\n"
+      << "  if (!a->laid_out || memcmp(bytes, laid_bytes, sizeof bytes) != 0) {\n"
       << "    int order[" << nt << "];\n    int64_t begin[" << nt << "], end[" << nt << "];\n"
-      << "    const int64_t total = disco_place(" << nt << ", k_life, bytes, g_off, order, begin, end);\n"
-      << "    if (total > g_arena_cap) {\n      void *p = NULL;\n      free(g_arena);\n      g_arena = NULL;\n"
-      << "      g_arena_cap = 0;\n      g_laid_out = 0;\n"
+      << "    const int64_t total = disco_place(" << nt << ", k_life, bytes, off, order, begin, end);\n"
+      << "    if (total > a->cap) {\n      void *p = NULL;\n      free(a->mem);\n      a->mem = NULL;\n"
+      << "      a->cap = 0;\n      a->laid_out = 0;\n"
       << "      if (posix_memalign(&p, 64, (size_t)total) != 0)\n"
       << "        return disco_fail(\"cannot allocate %lld bytes for temporaries\", (long long)total);\n"
-      << "      g_arena = (uint8_t *)p;\n      g_arena_cap = total;\n    }\n"
-      << "    memcpy(g_bytes, bytes, sizeof bytes);\n    g_laid_out = 1;\n  }\n";
+      << "      a->mem = (uint8_t *)p;\n      a->cap = total;\n    }\n"
+      << "    memcpy(laid_bytes, bytes, sizeof bytes);\n    a->laid_out = 1;\n  }\n";
   }
   for (size_t b = 0; b < plan.buffers.size(); ++b) {
     const PlanBuffer &pb = plan.buffers[b];
@@ -188,7 +189,7 @@ void emit_steps(std::ostream &o, const Plan &plan, const Layout &l, const std::s
         break;
       case PlanBuffer::Temp:
         if (l.temp_of[b] < 0) break;  // written and read by no step
-        o << "  disco_set_buffer(&" << ref << ", " << dims << ", g_arena + g_off[" << l.temp_of[b] << "]" << tail
+        o << "  disco_set_buffer(&" << ref << ", " << dims << ", a->mem + off[" << l.temp_of[b] << "]" << tail
           << "\n";
         break;
     }
@@ -255,7 +256,7 @@ void emit_positional(std::ostream &o, const Plan &plan, const std::string &fn) {
   o << "};\n  return " << fn << "_arrays(in, out);\n}\n\n";
 }
 
-void emit_entry_points(std::ostream &o, const Plan &plan, const Layout &l, const std::string &name) {
+void emit_entry_points(std::ostream &o, const Plan &plan, const Layout &l, const std::string &name, bool gpu) {
   const std::string head = "(const halide_buffer_t *const *in, halide_buffer_t *const *out) {\n";
   const std::string locals = "  int64_t s[" + n_or_1(l.sym.size()) + "], sh[" + std::to_string(std::max(l.total, 1)) +
                              "];\n  pthread_once(&g_once, disco_install);\n  g_error[0] = 0;\n"
@@ -300,13 +301,15 @@ void emit_entry_points(std::ostream &o, const Plan &plan, const Layout &l, const
     }
     o << "  if (disco_check_host(out[" << i << "], " << c_string(what) << ", " << elements(l, b) << ")) return -1;\n";
   }
-  o << "  pthread_mutex_lock(&g_mu);\n  rc = run_locked(in, out, s, sh);\n  pthread_mutex_unlock(&g_mu);\n"
+  o << "  {\n    struct disco_arena *a = disco_take_arena(DISCO_TEMPS);\n"
+    << "    if (!a) return disco_fail(\"cannot allocate the temporaries' arena\");\n"
+    << (gpu ? "    pthread_mutex_lock(&g_gpu_mu);\n" : "") << "    rc = run_steps(in, out, s, sh, a);\n"
+    << (gpu ? "    pthread_mutex_unlock(&g_gpu_mu);\n" : "") << "    disco_give_back(a);\n  }\n"
     << "  return rc;\n}\n\n";
   emit_positional(o, plan, name + "_run");
   o << "const char *" << name << "_last_error(void) { return g_error; }\n\n"
     << "int " << name << "_set_num_threads(int n) { return halide_set_num_threads(n); }\n\n"
-    << "void " << name << "_release_memory(void) {\n  pthread_mutex_lock(&g_mu);\n  free(g_arena);\n"
-    << "  g_arena = NULL;\n  g_arena_cap = 0;\n  g_laid_out = 0;\n  pthread_mutex_unlock(&g_mu);\n}\n\n";
+    << "void " << name << "_release_memory(void) { disco_release_arenas(); }\n\n";
 }
 
 void emit_metadata(std::ostream &o, const Plan &plan, const std::string &name) {
@@ -380,7 +383,7 @@ std::string driver_source(const Plan &plan, const std::string &name, const std::
   emit_bind(o, plan, l);
   emit_shapes(o, plan, l);
   emit_steps(o, plan, l, name, gpu_api);
-  emit_entry_points(o, plan, l, name);
+  emit_entry_points(o, plan, l, name, gpu);
   return o.str();
 }
 

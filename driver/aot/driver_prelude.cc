@@ -140,6 +140,72 @@ static void disco_set_buffer(halide_buffer_t *b, halide_dimension_t *dims, const
   b->dim = dims;
 }
 
+/* The temporaries' memory of one run in flight. Runs take an arena from a pool
+   and give it back afterwards, so that concurrent runs never share scratch
+   memory while the weights (read-only) are shared. A pool rather than one arena
+   per thread (thread-local): memory grows with the most runs ever in flight at
+   once, not with every thread that ever called; nothing leaks when a thread
+   exits; and release_memory, from any thread, can reach every idle arena. The
+   lock is held for a pointer swap, twice a run; the last arena given back is
+   the next one taken, so a lone caller keeps reusing the same warm memory. */
+struct disco_arena {
+  uint8_t *mem;
+  int64_t cap;
+  int laid_out;
+  unsigned generation;       /* g_generation when taken */
+  struct disco_arena *next;  /* in the pool */
+  int64_t slots[];           /* the temporaries' bytes, then their offsets, as laid out */
+};
+static struct disco_arena *g_pool;  /* idle arenas */
+static unsigned g_generation;       /* bumped by release_memory */
+static pthread_mutex_t g_pool_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static struct disco_arena *disco_take_arena(int temps) {
+  struct disco_arena *a;
+  unsigned generation;
+  pthread_mutex_lock(&g_pool_mu);
+  a = g_pool;
+  if (a) g_pool = a->next;
+  generation = g_generation;
+  pthread_mutex_unlock(&g_pool_mu);
+  if (!a && !(a = (struct disco_arena *)calloc(1, sizeof *a + 2 * (size_t)temps * sizeof(int64_t)))) return NULL;
+  a->generation = generation;
+  return a;
+}
+
+static void disco_free_arena(struct disco_arena *a) {
+  free(a->mem);
+  free(a);
+}
+
+/* Back to the pool, or freed when release_memory ran since it was taken. */
+static void disco_give_back(struct disco_arena *a) {
+  int keep;
+  pthread_mutex_lock(&g_pool_mu);
+  keep = a->generation == g_generation;
+  if (keep) {
+    a->next = g_pool;
+    g_pool = a;
+  }
+  pthread_mutex_unlock(&g_pool_mu);
+  if (!keep) disco_free_arena(a);
+}
+
+/* Frees the idle arenas now and those of runs in flight when they end. */
+static void disco_release_arenas(void) {
+  struct disco_arena *a;
+  pthread_mutex_lock(&g_pool_mu);
+  a = g_pool;
+  g_pool = NULL;
+  ++g_generation;
+  pthread_mutex_unlock(&g_pool_mu);
+  while (a) {
+    struct disco_arena *next = a->next;
+    disco_free_arena(a);
+    a = next;
+  }
+}
+
 /* Arena placement (as runtime/memory_plan.cc): largest first, ties by first
    use, each temp at the lowest 64-byte aligned offset that overlaps no placed
    temp alive at the same time. Returns the arena size. */

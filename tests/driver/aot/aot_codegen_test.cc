@@ -84,7 +84,10 @@ TEST(AotCodegen, HeaderDeclaresEntryPointsInGraphOrderAndMetadata) {
   const std::string d = driver_source(small_plan(), "m", "m.h");
   for (const char *want : {"const char *const m_input_dims[1] = {\"[batch, 4]\"};", "rc = m_k0_argv(args);",
                            "expected 4 (fixed by the model)", "extern int m_k0_argv(void **);",
-                           "#define DISCO_AOT_OWN_HALIDE_TYPES 1"})
+                           "#define DISCO_AOT_OWN_HALIDE_TYPES 1",
+                           // re-entrant: each run its own arena, no lock around the run
+                           "struct disco_arena *a = disco_take_arena(DISCO_TEMPS);", "disco_give_back(a);",
+                           "void m_release_memory(void) { disco_release_arenas(); }"})
     EXPECT_NE(d.find(want), std::string::npos) << want;
 }
 

@@ -11,18 +11,31 @@
 //                                          and null host each return an error
 //                                          naming the input or output and the dim;
 //                                          Halide's errors are captured, no abort
+//   harness concurrent THREADS ROUNDS IN REF [IN REF ...]
+//                                          THREADS threads at once, each running
+//                                          ROUNDS times, thread t's run r on pair
+//                                          (t + r) % pairs (so that runs at
+//                                          different shapes overlap); every
+//                                          output compared with PyTorch's; thread
+//                                          0 calls release_memory now and then
 //   harness time IN RUNS                   run IN RUNS times after a warm-up;
 //                                          print the median milliseconds (for
 //                                          benchmarks/, never a test)
+//   harness throughput IN CALLERS RUNS     CALLERS threads at once, RUNS runs
+//                                          each after a warm-up each: runs per
+//                                          second of the whole (benchmarks/)
 // Single-input, single-output float models (all the models of the test set).
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include DISCO_AOT_HEADER
@@ -39,8 +52,10 @@ extern "C" char *disco_aot_halide_message(void);
 namespace {
 
 int g_failures = 0;
+std::mutex g_failures_mu;  // the concurrent mode's threads report here
 
 void failure(const std::string &what) {
+  std::lock_guard<std::mutex> lock(g_failures_mu);
   std::fprintf(stderr, "FAIL: %s\n", what.c_str());
   ++g_failures;
 }
@@ -102,9 +117,9 @@ bool run(npy_lite::Array &in, std::vector<float> &out, std::vector<int64_t> &out
   return true;
 }
 
-void compare(const std::vector<float> &got, const std::vector<int64_t> &shape, const std::string &ref_path,
-             double rtol, double atol, const std::string &what) {
-  npy_lite::Array ref = npy_lite::read(ref_path);
+// Within rtol/atol of `ref` elementwise; `quiet`: no line when it passes.
+void compare(const std::vector<float> &got, const std::vector<int64_t> &shape, const npy_lite::Array &ref,
+             double rtol, double atol, const std::string &what, bool quiet = false) {
   if (ref.descr != "<f4") return failure(what + ": reference dtype " + ref.descr);
   if (ref.shape != shape) return failure(what + ": shape " + shape_text(shape) + ", reference " + shape_text(ref.shape));
   const float *r = reinterpret_cast<const float *>(ref.bytes.data());
@@ -119,7 +134,12 @@ void compare(const std::vector<float> &got, const std::vector<int64_t> &shape, c
     std::snprintf(b, sizeof b, ": element %zu is %.9g, reference %.9g (%.3g x tolerance)", at, got[at], r[at], worst);
     return failure(what + b);
   }
-  std::printf("ok: %s %s (worst %.3g of the tolerance)\n", what.c_str(), shape_text(shape).c_str(), worst);
+  if (!quiet) std::printf("ok: %s %s (worst %.3g of the tolerance)\n", what.c_str(), shape_text(shape).c_str(), worst);
+}
+
+void compare(const std::vector<float> &got, const std::vector<int64_t> &shape, const std::string &ref_path,
+             double rtol, double atol, const std::string &what) {
+  compare(got, shape, npy_lite::read(ref_path), rtol, atol, what);
 }
 
 // The file `disco run --output-dir` writes for an output (tools/cmd_run.cc).
@@ -143,6 +163,72 @@ int check(int argc, char **argv) {
     }
   }
   return g_failures ? 1 : 0;
+}
+
+// Starts `threads` threads that wait for each other, then run `body(t)`.
+template <typename Body>
+void all_at_once(int threads, Body body) {
+  std::mutex mu;
+  std::condition_variable cv;
+  int ready = 0;
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        if (++ready == threads) cv.notify_all();
+        cv.wait(lock, [&] { return ready == threads; });
+      }
+      body(t);
+    });
+  for (auto &th : pool) th.join();
+}
+
+int concurrent(int threads, int rounds, int argc, char **argv) {
+  std::vector<npy_lite::Array> ins, refs;
+  for (int i = 4; i + 1 < argc; i += 2) {
+    ins.push_back(npy_lite::read(argv[i]));
+    refs.push_back(npy_lite::read(argv[i + 1]));
+  }
+  const int pairs = static_cast<int>(ins.size());
+  std::vector<int> runs(threads, 0);
+  all_at_once(threads, [&](int t) {
+    for (int r = 0; r < rounds; ++r) {
+      const int k = (t + r) % pairs;
+      npy_lite::Array in = ins[k];  // each run its own input copy: a shared one would hide nothing
+      std::vector<float> out;
+      std::vector<int64_t> shape;
+      if (!run(in, out, shape)) return;
+      compare(out, shape, refs[k], 1e-4, 1e-5,
+              "thread " + std::to_string(t) + " run " + std::to_string(r) + " vs PyTorch " + argv[5 + 2 * k], true);
+      ++runs[t];
+      if (t == 0 && r % 7 == 3) FN(_release_memory)();  // while the other threads' runs go on
+    }
+  });
+  int total = 0;
+  for (int n : runs) total += n;
+  std::printf("%s: %d runs on %d threads over %d shapes, every output checked\n", g_failures ? "FAIL" : "ok", total,
+              threads, pairs);
+  return g_failures || total != threads * rounds ? 1 : 0;
+}
+
+int throughput(const char *path, int callers, int runs) {
+  const npy_lite::Array in = npy_lite::read(path);
+  std::vector<std::chrono::steady_clock::time_point> start(callers), end(callers);
+  all_at_once(callers, [&](int t) {
+    npy_lite::Array mine = in;
+    std::vector<float> out;
+    std::vector<int64_t> shape;
+    run(mine, out, shape);  // the warm-up: this caller's arena and first-run costs
+    start[t] = std::chrono::steady_clock::now();
+    for (int r = 0; r < runs; ++r) run(mine, out, shape);
+    end[t] = std::chrono::steady_clock::now();
+  });
+  if (g_failures) return 1;
+  const double s = std::chrono::duration<double>(*std::max_element(end.begin(), end.end()) -
+                                                 *std::min_element(start.begin(), start.end())).count();
+  std::printf("%d callers: %.1f runs/s (%d runs in %.3f s)\n", callers, callers * runs / s, callers * runs, s);
+  return 0;
 }
 
 int time_runs(const char *path, int runs) {
@@ -247,10 +333,15 @@ int main(int argc, char **argv) {
     if (mode == "check" && argc >= 5 && (argc - 2) % 3 == 0) return check(argc, argv);
     if (mode == "errors" && argc == 3) return errors(argv[2]);
     if (mode == "time" && argc == 4 && std::atoi(argv[3]) > 0) return time_runs(argv[2], std::atoi(argv[3]));
+    if (mode == "concurrent" && argc >= 6 && argc % 2 == 0 && std::atoi(argv[2]) > 0 && std::atoi(argv[3]) > 0)
+      return concurrent(std::atoi(argv[2]), std::atoi(argv[3]), argc, argv);
+    if (mode == "throughput" && argc == 5 && std::atoi(argv[3]) > 0 && std::atoi(argv[4]) > 0)
+      return throughput(argv[2], std::atoi(argv[3]), std::atoi(argv[4]));
   } catch (const std::exception &e) {
     std::fprintf(stderr, "FAIL: %s\n", e.what());
     return 1;
   }
-  std::fprintf(stderr, "usage: %s names | check IN REF JIT... | errors IN | time IN RUNS\n", argv[0]);
+  std::fprintf(stderr, "usage: %s names | check IN REF JIT... | errors IN | concurrent THREADS ROUNDS IN REF... | time IN RUNS | "
+               "throughput IN CALLERS RUNS\n", argv[0]);
   return 2;
 }
