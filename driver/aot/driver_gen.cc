@@ -303,12 +303,14 @@ void emit_entry_points(std::ostream &o, const Plan &plan, const Layout &l, const
   }
   o << "  {\n    struct disco_arena *a = disco_take_arena(DISCO_TEMPS);\n"
     << "    if (!a) return disco_fail(\"cannot allocate the temporaries' arena\");\n"
+    << "    pthread_rwlock_rdlock(disco_aot_pool_lock());\n"
     << (gpu ? "    pthread_mutex_lock(&g_gpu_mu);\n" : "") << "    rc = run_steps(in, out, s, sh, a);\n"
-    << (gpu ? "    pthread_mutex_unlock(&g_gpu_mu);\n" : "") << "    disco_give_back(a);\n  }\n"
+    << (gpu ? "    pthread_mutex_unlock(&g_gpu_mu);\n" : "")
+    << "    pthread_rwlock_unlock(disco_aot_pool_lock());\n    disco_give_back(a);\n  }\n"
     << "  return rc;\n}\n\n";
   emit_positional(o, plan, name + "_run");
   o << "const char *" << name << "_last_error(void) { return g_error; }\n\n"
-    << "int " << name << "_set_num_threads(int n) { return halide_set_num_threads(n); }\n\n"
+    << "int " << name << "_set_num_threads(int n) { return disco_set_num_threads(n); }\n\n"
     << "void " << name << "_release_memory(void) { disco_release_arenas(); }\n\n";
 }
 

@@ -15,6 +15,7 @@ const char *const kDriverPrelude = R"PRELUDE(
 typedef void (*disco_halide_handler_t)(void *, const char *);
 extern disco_halide_handler_t halide_set_error_handler(disco_halide_handler_t);
 extern int halide_set_num_threads(int);
+extern void halide_shutdown_thread_pool(void);
 
 /* Halide's messages go here instead of stderr (and never abort). Weak: every
    disco model of a program shares one copy, so whichever model installed the
@@ -32,6 +33,13 @@ __attribute__((weak)) void disco_aot_halide_error(void *user_context, const char
   while (n > 0 && t[n - 1] == '\n') t[--n] = 0;
 }
 
+/* Held shared by every run of every disco library of the process (weak: one
+   copy), and alone by set_num_threads while it restarts Halide's thread pool. */
+__attribute__((weak)) pthread_rwlock_t *disco_aot_pool_lock(void) {
+  static pthread_rwlock_t lock = PTHREAD_RWLOCK_INITIALIZER;
+  return &lock;
+}
+
 static __thread char g_error[2048];
 static __thread int g_div0;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
@@ -43,6 +51,24 @@ static int disco_fail(const char *fmt, ...) {
   vsnprintf(g_error, sizeof g_error, fmt, ap);
   va_end(ap);
   return -1;
+}
+
+/* Halide 14's pool starts workers up to the thread count but never stops them:
+   with a lower count they would go on taking tasks. So a lower count restarts
+   the pool, when no disco run is in flight (else it applies to the threads
+   started from then on). Returns the previous count. */
+static int disco_set_num_threads(int n) {
+  int old;
+  pthread_once(&g_once, disco_install);
+  if (n < 0) return disco_fail("set_num_threads(%d): the thread count must be >= 0 (0: the default)", n);
+  g_error[0] = 0;
+  old = halide_set_num_threads(n);
+  if (old > 0 && halide_set_num_threads(n) < old && pthread_rwlock_trywrlock(disco_aot_pool_lock()) == 0) {
+    halide_shutdown_thread_pool();
+    halide_set_num_threads(n); /* the shutdown forgets the count */
+    pthread_rwlock_unlock(disco_aot_pool_lock());
+  }
+  return old;
 }
 
 static int64_t disco_fdiv(int64_t a, int64_t b) {

@@ -87,7 +87,9 @@ TEST(AotCodegen, HeaderDeclaresEntryPointsInGraphOrderAndMetadata) {
                            "#define DISCO_AOT_OWN_HALIDE_TYPES 1",
                            // re-entrant: each run its own arena, no lock around the run
                            "struct disco_arena *a = disco_take_arena(DISCO_TEMPS);", "disco_give_back(a);",
-                           "void m_release_memory(void) { disco_release_arenas(); }"})
+                           "void m_release_memory(void) { disco_release_arenas(); }",
+                           "pthread_rwlock_rdlock(disco_aot_pool_lock());",
+                           "int m_set_num_threads(int n) { return disco_set_num_threads(n); }"})
     EXPECT_NE(d.find(want), std::string::npos) << want;
 }
 

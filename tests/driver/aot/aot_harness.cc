@@ -17,7 +17,14 @@
 //                                          (t + r) % pairs (so that runs at
 //                                          different shapes overlap); every
 //                                          output compared with PyTorch's; thread
-//                                          0 calls release_memory now and then
+//                                          0 calls release_memory and thread 1
+//                                          set_num_threads (1, 2) now and then
+//   harness threads IN REF                 NAME_set_num_threads: returns the
+//                                          previous count; with 1 thread every
+//                                          parallel task runs on the calling
+//                                          thread (seen through Halide's
+//                                          do_par_for hook) and the output still
+//                                          matches PyTorch's; n < 0 is refused
 //   harness time IN RUNS                   run IN RUNS times after a warm-up;
 //                                          print the median milliseconds (for
 //                                          benchmarks/, never a test)
@@ -34,6 +41,7 @@
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -43,6 +51,10 @@
 
 // From the archive: Halide's runtime and the driver's shared message buffer.
 extern "C" void halide_error(void *user_context, const char *msg);
+typedef int (*halide_task_t)(void *user_context, int task_number, uint8_t *closure);
+typedef int (*halide_do_par_for_t)(void *, halide_task_t, int, int, uint8_t *);
+extern "C" halide_do_par_for_t halide_set_custom_do_par_for(halide_do_par_for_t do_par_for);
+extern "C" int halide_default_do_par_for(void *user_context, halide_task_t task, int min, int size, uint8_t *closure);
 extern "C" char *disco_aot_halide_message(void);
 
 #define DISCO_CAT2(a, b) a##b
@@ -203,6 +215,8 @@ int concurrent(int threads, int rounds, int argc, char **argv) {
               "thread " + std::to_string(t) + " run " + std::to_string(r) + " vs PyTorch " + argv[5 + 2 * k], true);
       ++runs[t];
       if (t == 0 && r % 7 == 3) FN(_release_memory)();  // while the other threads' runs go on
+      // A lower count restarts Halide's pool when no run is in flight: never under a run.
+      if (t == 1 && r % 5 == 2) FN(_set_num_threads)(r % 2 ? 1 : 2);
     }
   });
   int total = 0;
@@ -229,6 +243,63 @@ int throughput(const char *path, int callers, int runs) {
                                                  *std::min_element(start.begin(), start.end())).count();
   std::printf("%d callers: %.1f runs/s (%d runs in %.3f s)\n", callers, callers * runs / s, callers * runs, s);
   return 0;
+}
+
+// Halide's parallel loops, watched: which threads ran their tasks. The hook
+// hands each loop to Halide's own implementation (the one that honours the
+// thread count) with the task wrapped.
+struct ParForWatch {
+  std::mutex mu;
+  std::set<std::thread::id> threads;
+  long tasks = 0;
+};
+ParForWatch g_watch;
+struct Wrapped {
+  halide_task_t task;
+  uint8_t *closure;
+};
+int watched_task(void *uc, int i, uint8_t *closure) {
+  const Wrapped *w = reinterpret_cast<const Wrapped *>(closure);
+  {
+    std::lock_guard<std::mutex> lock(g_watch.mu);
+    g_watch.threads.insert(std::this_thread::get_id());
+    ++g_watch.tasks;
+  }
+  return w->task(uc, i, w->closure);
+}
+int watched_par_for(void *uc, halide_task_t task, int min, int size, uint8_t *closure) {
+  Wrapped w{task, closure};
+  return halide_default_do_par_for(uc, watched_task, min, size, reinterpret_cast<uint8_t *>(&w));
+}
+
+int threads(const char *in_path, const char *ref_path) {
+  npy_lite::Array in = npy_lite::read(in_path);
+  const npy_lite::Array ref = npy_lite::read(ref_path);
+  std::vector<float> out;
+  std::vector<int64_t> shape;
+  halide_set_custom_do_par_for(watched_par_for);
+  // Several threads first, so that Halide's workers exist when the count drops to 1.
+  FN(_set_num_threads)(4);
+  if (FN(_set_num_threads)(4) != 4) failure("set_num_threads(4) twice: the second call does not return 4");
+  if (!run(in, out, shape)) return 1;
+  compare(out, shape, ref, 1e-4, 1e-5, "4 threads vs PyTorch " + std::string(ref_path));
+  std::printf("4 threads: %ld tasks on %zu threads\n", g_watch.tasks, g_watch.threads.size());
+  if (FN(_set_num_threads)(1) != 4) failure("set_num_threads(1) does not return the previous count, 4");
+  for (int r = 0; r < 3; ++r) {
+    g_watch.threads.clear();
+    g_watch.tasks = 0;
+    if (!run(in, out, shape)) return 1;
+    compare(out, shape, ref, 1e-4, 1e-5, "1 thread vs PyTorch " + std::string(ref_path));
+    if (g_watch.tasks == 0) failure("no parallel task ran: the model's kernels have no parallel loop to watch");
+    else if (g_watch.threads != std::set<std::thread::id>{std::this_thread::get_id()})
+      failure("with 1 thread, " + std::to_string(g_watch.threads.size()) + " threads ran Halide's tasks");
+    else std::printf("1 thread: %ld tasks, all on the calling thread\n", g_watch.tasks);
+  }
+  if (FN(_set_num_threads)(-1) != -1 || std::string(FN(_last_error)()).find("-1") == std::string::npos)
+    failure(std::string("set_num_threads(-1) is not refused with a message: '") + FN(_last_error)() + "'");
+  if (FN(_set_num_threads)(0) != 1) failure("set_num_threads(-1) changed the count");
+  halide_set_custom_do_par_for(halide_default_do_par_for);
+  return g_failures ? 1 : 0;
 }
 
 int time_runs(const char *path, int runs) {
@@ -333,6 +404,7 @@ int main(int argc, char **argv) {
     if (mode == "check" && argc >= 5 && (argc - 2) % 3 == 0) return check(argc, argv);
     if (mode == "errors" && argc == 3) return errors(argv[2]);
     if (mode == "time" && argc == 4 && std::atoi(argv[3]) > 0) return time_runs(argv[2], std::atoi(argv[3]));
+    if (mode == "threads" && argc == 4) return threads(argv[2], argv[3]);
     if (mode == "concurrent" && argc >= 6 && argc % 2 == 0 && std::atoi(argv[2]) > 0 && std::atoi(argv[3]) > 0)
       return concurrent(std::atoi(argv[2]), std::atoi(argv[3]), argc, argv);
     if (mode == "throughput" && argc == 5 && std::atoi(argv[3]) > 0 && std::atoi(argv[4]) > 0)
@@ -341,7 +413,7 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "FAIL: %s\n", e.what());
     return 1;
   }
-  std::fprintf(stderr, "usage: %s names | check IN REF JIT... | errors IN | concurrent THREADS ROUNDS IN REF... | time IN RUNS | "
+  std::fprintf(stderr, "usage: %s names | check IN REF JIT... | errors IN | concurrent THREADS ROUNDS IN REF... | threads IN REF | time IN RUNS | "
                "throughput IN CALLERS RUNS\n", argv[0]);
   return 2;
 }
