@@ -4,7 +4,8 @@
 # Compiles an ONNX model ahead of time at build time (`disco compile`) and gives a static
 # library target NAME: link it and include "NAME.h" (see driver/aot/README.md for the API).
 # NAME must be a C identifier. TARGET is host (default) or a Halide target string such as
-# x86-64-linux-avx2; BACKENDS may only be host for now. The files go to OUTPUT_DIR (default
+# x86-64-linux-avx2; BACKENDS lists the backends in priority order (host, onednn, example;
+# default host), and the library links what their runtime glue needs (oneDNN: dnnl, gomp, stdc++). The files go to OUTPUT_DIR (default
 # ${CMAKE_CURRENT_BINARY_DIR}/disco_models/NAME).
 #
 # The generator is the `disco` target when this project builds it, else DISCO_EXECUTABLE
@@ -42,6 +43,13 @@ function(disco_add_model name)
   foreach(hint IN LISTS ARG_HINTS)
     list(APPEND args --hint "${hint}")
   endforeach()
+  # What the backends' runtime glue in NAME.a links (Backend::aot_glue's link_flags).
+  set(glue_libs "")
+  if("onednn" IN_LIST ARG_BACKENDS)
+    set(glue_libs "dnnl;gomp;stdc++;")
+  elseif("example" IN_LIST ARG_BACKENDS)
+    set(glue_libs "stdc++;")
+  endif()
   set(lib "${ARG_OUTPUT_DIR}/${name}.a")
   set(header "${ARG_OUTPUT_DIR}/${name}.h")
   set(pc "${ARG_OUTPUT_DIR}/${name}.pc")  # the same link flags for builds that use pkg-config
@@ -57,6 +65,6 @@ function(disco_add_model name)
   set_target_properties(${name} PROPERTIES
     IMPORTED_LOCATION "${lib}"
     INTERFACE_INCLUDE_DIRECTORIES "${ARG_OUTPUT_DIR}"
-    INTERFACE_LINK_LIBRARIES "pthread;${CMAKE_DL_LIBS};m")  # driver/aot/link_flags.h's kLinkFlags
+    INTERFACE_LINK_LIBRARIES "${glue_libs}pthread;${CMAKE_DL_LIBS};m")  # NAME.pc's Libs (driver/aot/link_flags.h)
   add_dependencies(${name} ${name}_disco_compile)
 endfunction()

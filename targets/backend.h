@@ -15,6 +15,7 @@
 // runtime are shared; a backend writes only its rules, its codegen and its glue.
 #pragma once
 #include <functional>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -113,6 +114,18 @@ struct Declined {
   std::string why;
 };
 
+// What an AOT library (driver/aot/) needs to run a backend's extern steps:
+// the C function that registers its extern kernels (runtime/extern_c_abi.h
+// then runs them), the static libraries that hold that glue (their members go
+// into NAME.a), and the system libraries a program links beside NAME.a.
+// Backends whose steps are Halide kernels alone (host, the GPU backends) need
+// nothing.
+struct AotGlue {
+  std::string install_function;         // extern "C" void NAME(void); empty: none
+  std::vector<std::string> archives;    // absolute paths, in link order
+  std::vector<std::string> link_flags;  // e.g. -ldnnl -lgomp -lstdc++
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -126,6 +139,8 @@ class Backend {
   virtual void prepare_region(Graph &g, Region &region, const std::string &target) const {}
   // Appends the region's steps to the plan, or declines nodes of it (and adds none).
   virtual Declined compile(const Region &region, PlanBuilder &builder) const = 0;
+  // The glue its steps need in an AOT library; nullopt (the default) when it cannot go into one.
+  virtual std::optional<AotGlue> aot_glue() const { return std::nullopt; }
   // Extra lines for `disco inspect --targets` about its regions (e.g. quantization); empty by default.
   virtual std::string describe(const Graph &g, const ShapeStore &store, const std::vector<Region> &regions) const { return ""; }
 

@@ -25,7 +25,8 @@ const char *kCompileHelp =
     "  --target T                host (default: this machine) or a Halide target string, e.g.\n"
     "                            x86-64-linux-avx2, x86-64-linux-avx512; cuda70, cuda80, cuda86 (CUDA\n"
     "                            kernels, run where an NVIDIA GPU is present), opencl\n"
-    "  --targets B1,B2,...       backends; only host is supported for AOT libraries (the default)\n"
+    "  --targets B1,B2,...       backends in priority order (default host): host, onednn and example go\n"
+    "                            into AOT libraries (oneDNN regions link libdnnl: see NAME.pc)\n"
     "  --hint SYM=VALUE          a likely value of a symbolic dim: kernels get a specialized branch\n"
     "  --compile-jobs N          kernels compiled at once (default: one per core); any N writes the same bytes\n"
     "  --quiet                   print only errors\n";

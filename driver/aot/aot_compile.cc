@@ -3,14 +3,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "frontend/errors.h"
 #include "driver/aot/c_text.h"
 #include "driver/aot/driver_gen.h"
 #include "driver/aot/header_gen.h"
 #include "driver/aot/link_flags.h"
+#include "driver/backend_registry.h"
 #include "driver/compile_model.h"
 #include "targets/gpu/gpu_target.h"
 #include "targets/host/host_codegen.h"
@@ -20,6 +24,12 @@ namespace disco::aot {
 namespace fs = std::filesystem;
 
 namespace {
+
+// What the plan's extern steps need in the archive and the link.
+struct PlanGlue {
+  std::string backends;  // for the progress line
+  std::vector<std::string> install_functions, archives, link_flags;
+};
 
 // Runs a tool in `dir`, so that relative names (never temp paths) reach the objects.
 void run_tool(const std::vector<std::string> &argv, const std::string &dir) {
@@ -65,6 +75,66 @@ std::string size_text(int64_t bytes) {
   return b;
 }
 
+// The glue of the backends whose extern steps ("onednn.matmul": backend
+// onednn) the plan has, in the backends' order, each archive and flag once.
+PlanGlue plan_glue(const Plan &plan, const std::vector<std::unique_ptr<Backend>> &backends) {
+  PlanGlue g;
+  auto add = [](std::vector<std::string> &to, const std::string &x) {
+    if (std::find(to.begin(), to.end(), x) == to.end()) to.push_back(x);
+  };
+  for (const auto &b : backends) {
+    bool used = false;
+    for (const auto &st : plan.steps) used = used || st.extern_call.rfind(b->name() + ".", 0) == 0;
+    if (!used) continue;
+    const AotGlue glue = *b->aot_glue();
+    g.backends += (g.backends.empty() ? "" : ", ") + b->name();
+    if (!glue.install_function.empty()) add(g.install_functions, glue.install_function);
+    for (const auto &a : glue.archives) add(g.archives, a);
+    for (const auto &f : glue.link_flags) add(g.link_flags, f);
+  }
+  return g;
+}
+
+// A tool's standard output.
+std::string tool_output(const std::vector<std::string> &argv) {
+  std::string line;
+  for (const auto &a : argv) line += (line.empty() ? "'" : " '") + a + "'";  // paths the build made: no quotes in them
+  FILE *p = popen(line.c_str(), "r");
+  DISCO_CHECK(p, "cannot run '", line, "'");
+  std::string out;
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  DISCO_CHECK(pclose(p) == 0, "'", line, "' failed");
+  return out;
+}
+
+// The archives' members, extracted into `dir` as glue<i>_<member> (fixed
+// names: the same bytes on every compile). Returns their names, in order.
+std::vector<std::string> glue_members(const std::vector<std::string> &archives, const std::string &dir) {
+  std::vector<std::string> names;
+  for (size_t i = 0; i < archives.size(); ++i) {
+    DISCO_CHECK(fs::exists(archives[i]), "the runtime glue '", archives[i],
+                "' is missing: disco compile links the archives its build made (rebuild disco)");
+    std::vector<std::string> members;
+    std::istringstream list(tool_output({"ar", "t", archives[i]}));
+    for (std::string m; std::getline(list, m);)
+      if (!m.empty()) members.push_back(m);
+    std::vector<std::string> sorted = members;
+    std::sort(sorted.begin(), sorted.end());
+    DISCO_CHECK(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end(), "'", archives[i],
+                "' holds two members of one name; the AOT archive cannot take them apart");
+    const std::string sub = dir + "/glue" + std::to_string(i);
+    fs::create_directories(sub);
+    run_tool({"ar", "x", fs::absolute(archives[i]).string()}, sub);
+    for (const auto &m : members) {
+      const std::string name = "glue" + std::to_string(i) + "_" + m;
+      fs::rename(sub + "/" + m, dir + "/" + name);
+      names.push_back(name);
+    }
+  }
+  return names;
+}
+
 }  // namespace
 
 AotResult compile_aot(const AotOptions &opts) {
@@ -73,9 +143,13 @@ AotResult compile_aot(const AotOptions &opts) {
   // cuda, cuda80, opencl...: the Halide target, and the GPU backend whose kernels it runs.
   const std::string expanded = expand_gpu_target(opts.target);
   const std::string gpu = gpu_api_of(expanded);
-  for (const auto &b : opts.backends)
-    DISCO_CHECK(b == "host" || b == gpu, "AOT libraries hold Halide kernels only; backend '", b,
-                "' is not supported by disco compile yet (use --targets host, or disco run for ", b, ")");
+  // Every backend must bring what its steps need in a library (Backend::aot_glue).
+  std::vector<std::string> backend_names = opts.backends;
+  if (!gpu.empty() && backend_names == std::vector<std::string>{"host"}) backend_names = {gpu};
+  const auto backends = make_backends(backend_names);
+  for (const auto &b : backends)
+    DISCO_CHECK(b->aot_glue(), "backend '", b->name(), "' cannot go into AOT libraries yet (use --targets ",
+                "with other backends, or disco run for ", b->name(), ")");
   const std::string target = parse_target(expanded).to_string();  // a bad target fails before any work
   auto progress = [&](const std::string &line) {
     if (opts.progress) opts.progress(line);
@@ -84,7 +158,7 @@ AotResult compile_aot(const AotOptions &opts) {
   ModelSource src = load_model_source(opts.model);
   CompileOptions co;
   co.target = expanded;
-  co.backends = {gpu.empty() ? "host" : gpu};
+  co.backends = backend_names;
   co.hints = opts.hints;
   co.compile_workers = opts.compile_workers;
   co.use_cache = false;
@@ -93,6 +167,7 @@ AotResult compile_aot(const AotOptions &opts) {
   CompiledModel m = compile_graph(std::move(src.graph), opts.name, src.key, co);
   m.profile.import_s = src.seconds;
   check_plan_supported(m.plan);
+  const PlanGlue glue = plan_glue(m.plan, backends);
   progress("compile profile:");
   const std::string phases = m.profile.describe("  ");
   for (size_t at = 0, end; at < phases.size(); at = end + 1) {
@@ -103,11 +178,11 @@ AotResult compile_aot(const AotOptions &opts) {
 
   const std::string &dir = m.dir;  // private to this compile, removed at exit
   const std::string header = opts.name + ".h";
-  HeaderInfo info{opts.name, fs::path(opts.model).filename().string(), target};
+  HeaderInfo info{opts.name, fs::path(opts.model).filename().string(), target, link_flags(glue.link_flags)};
   write_text(dir + "/" + header, header_source(m.plan, info));
-  write_text(dir + "/" + opts.name + ".pc", pkg_config_source(opts.name, info.model, target));
+  write_text(dir + "/" + opts.name + ".pc", pkg_config_source(opts.name, info.model, target, info.link_flags));
   progress("generating the driver (" + std::to_string(m.plan.steps.size()) + " steps)");
-  write_text(dir + "/" + opts.name + "_driver.c", driver_source(m.plan, opts.name, header, gpu));
+  write_text(dir + "/" + opts.name + "_driver.c", driver_source(m.plan, opts.name, header, gpu, glue.install_functions));
   progress("compiling the driver");
   run_tool({"cc", "-std=gnu11", "-O2", "-fPIC", "-c", opts.name + "_driver.c", "-o", opts.name + "_driver.o"}, dir);
   std::vector<std::string> members = {opts.name + "_driver.o"};
@@ -115,6 +190,10 @@ AotResult compile_aot(const AotOptions &opts) {
     write_text(dir + "/" + opts.name + "_constants.S", constants_asm(opts.name, m.plan.constants));
     run_tool({"cc", "-c", opts.name + "_constants.S", "-o", opts.name + "_constants.o"}, dir);
     members.push_back(opts.name + "_constants.o");
+  }
+  if (!glue.archives.empty()) {
+    progress("adding the runtime glue of " + glue.backends);
+    for (const auto &member : glue_members(glue.archives, dir)) members.push_back(member);
   }
   int kernels = 0;
   for (size_t i = 0; i < m.objects.size(); ++i) {

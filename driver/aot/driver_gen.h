@@ -4,13 +4,14 @@
 // when the library runs.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "runtime/plan.h"
 
 namespace disco::aot {
 
 // Throws disco::Error when the plan has steps an AOT library cannot run
-// (host ops with data-dependent sizes, library backends' extern calls).
+// (host ops with data-dependent sizes).
 void check_plan_supported(const Plan &plan);
 
 // `name`: the C prefix of every exported symbol; `header`: the file the
@@ -18,8 +19,10 @@ void check_plan_supported(const Plan &plan);
 // at symbol NAME__disco_constants (constants_asm()). `gpu_api` ("cuda",
 // "opencl"): the kernels run on a GPU; the driver moves outputs back to the
 // host, frees the device memory, and without a CUDA driver fails cleanly.
+// `install_functions`: the C functions that register the extern steps'
+// kernels (Backend::aot_glue), called once before the steps are made.
 std::string driver_source(const Plan &plan, const std::string &name, const std::string &header,
-                          const std::string &gpu_api = "");
+                          const std::string &gpu_api = "", const std::vector<std::string> &install_functions = {});
 
 // Assembly embedding `file` (relative to the assembler's folder) as NAME__disco_constants.
 std::string constants_asm(const std::string &name, const std::string &file);

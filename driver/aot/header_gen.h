@@ -4,6 +4,7 @@
 #pragma once
 #include <string>
 
+#include "driver/aot/link_flags.h"
 #include "runtime/plan.h"
 
 namespace disco::aot {
@@ -12,6 +13,7 @@ struct HeaderInfo {
   std::string name;    // C prefix of every symbol
   std::string model;   // the ONNX file name, without folders
   std::string target;  // the Halide target the kernels were compiled for
+  std::string link_flags = kLinkFlags;  // link_flags.h: what a program links beside NAME.a
 };
 
 std::string header_source(const Plan &plan, const HeaderInfo &info);

@@ -35,6 +35,16 @@ class ExampleBackend : public Backend {
  public:
   std::string name() const override { return "example"; }
   std::vector<SupportRule> rules() const override { return example_rules(); }
+  // AOT libraries call the same glue as disco run: example_runtime.cc's
+  // kernels, registered by the C function of example_aot_glue.cc, from the
+  // archives the build made (their members go into NAME.a).
+  std::optional<AotGlue> aot_glue() const override {
+    AotGlue g;
+    g.install_function = "disco_install_example_glue";
+    for (const char *a : {DISCO_EXAMPLE_GLUE_ARCHIVES}) g.archives.push_back(a);
+    g.link_flags = {"-lstdc++"};
+    return g;
+  }
   // Every region is a hand-over: the inputs go to the accelerator and the
   // outputs come back. A lone op (an Add, or a Conv without its Relu) moves as
   // many bytes as it works on, and the host would have fused it into a

@@ -34,6 +34,7 @@ class GpuBackend : public Backend {
  public:
   GpuBackend(std::string name, Halide::Target::Feature api) : name_(std::move(name)), api_(api) {}
   std::string name() const override { return name_; }
+  std::optional<AotGlue> aot_glue() const override { return AotGlue{}; }  // Halide kernels alone
   std::vector<SupportRule> rules() const override {
     const bool opencl = api_ == Halide::Target::OpenCL;
     return {{"lowerable", {}, [opencl](const MatchContext &ctx, int node) {

@@ -77,6 +77,7 @@ void compile_group(const FusionGroup &gr, PlanBuilder &b, const GroupScheduler &
 class HostBackend : public Backend {
  public:
   std::string name() const override { return "host"; }
+  std::optional<AotGlue> aot_glue() const override { return AotGlue{}; }  // Halide kernels alone
   std::vector<SupportRule> rules() const override {
     return {{"lowerable", {}, [](const MatchContext &ctx, int node) {
                const Node &n = ctx.node(node);

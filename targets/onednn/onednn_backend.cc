@@ -169,6 +169,14 @@ class OnednnBackend : public Backend {
   std::string name() const override { return "onednn"; }
   std::vector<SupportRule> rules() const override { return onednn_rules(); }
   int min_region_nodes() const override { return 1; }
+  // The runtime glue (onednn_kernels.h) and what it links: oneDNN, its OpenMP threads, C++.
+  std::optional<AotGlue> aot_glue() const override {
+    AotGlue g;
+    g.install_function = "disco_install_onednn_glue";
+    for (const char *a : {DISCO_ONEDNN_GLUE_ARCHIVES}) g.archives.push_back(a);
+    g.link_flags = {"-ldnnl", "-lgomp", "-lstdc++"};
+    return g;
+  }
 
   Declined compile(const Region &region, PlanBuilder &b) const override {
     // A unit's epilogue may read the result of a later-anchored unit (a

@@ -34,18 +34,38 @@ Plan small_plan() {
 
 using testing::error_message;
 
-TEST(AotCodegen, RejectsHostOpsAndLibraryCallsNamingTheStep) {
+TEST(AotCodegen, RejectsHostOpsNamingTheStep) {
   Plan p = small_plan();
   p.steps[0].host_op = "NonZero";
   p.steps[0].label = "nz_node";
   std::string e = error_message([&] { driver_source(p, "m", "m.h"); });
   EXPECT_NE(e.find("nz_node"), std::string::npos) << e;
   EXPECT_NE(e.find("host op NonZero"), std::string::npos) << e;
-  p = small_plan();
+}
+
+// A library backend's step (issue #22): made once through runtime/extern_c_abi.h
+// after the backends' install functions, called with the buffers' pointers,
+// extents and every symbol; the thread count reaches it.
+TEST(AotCodegen, ExternStepsCallTheGlue) {
+  Plan p = small_plan();
+  p.steps[0].kernel.clear();
   p.steps[0].extern_call = "onednn.matmul";
-  e = error_message([&] { check_plan_supported(p); });
-  EXPECT_NE(e.find("onednn.matmul"), std::string::npos) << e;
-  EXPECT_NE(e.find("--targets host"), std::string::npos) << e;
+  p.steps[0].label = "MatMul_3";
+  p.steps[0].params = {{"trans_b", "1"}, {"post_ops", "relu"}};
+  const std::string d = driver_source(p, "m", "m.h", "", {"disco_install_onednn_glue"});
+  for (const char *want :
+       {"extern void disco_install_onednn_glue(void);", "  disco_install_onednn_glue();\n",
+        "static const char *const k_symbol_names[1] = {\"batch\"};",
+        "static const char *const k_extern0_keys[2] = {\"post_ops\", \"trans_b\"};",
+        "static const char *const k_extern0_values[2] = {\"relu\", \"1\"};",
+        "g_extern[0] = disco_extern_create(\"onednn.matmul\", \"MatMul_3\", 2, k_extern0_keys, k_extern0_values",
+        "pthread_once(&g_extern_once, disco_extern_init);", "{hb[0].host, 1, 2, sh + 0, 0}",
+        "{hb[1].host, 1, 2, sh + 2, 0}", "disco_extern_run(g_extern[0], 1, ti, 1, to, 1, k_symbol_names, s,",
+        "__atomic_store_n(&g_extern_threads, n, __ATOMIC_RELAXED);"})
+    EXPECT_NE(d.find(want), std::string::npos) << want;
+  EXPECT_EQ(d.find("_argv"), std::string::npos) << "no Halide kernel to declare";
+  const std::string e = error_message([&] { driver_source(p, "m", "m.h", "cuda"); });
+  EXPECT_NE(e.find("GPU targets hold Halide kernels only"), std::string::npos) << e;
 }
 
 TEST(AotCodegen, SizesMustFollowFromInputShapes) {
@@ -89,8 +109,9 @@ TEST(AotCodegen, HeaderDeclaresEntryPointsInGraphOrderAndMetadata) {
                            "struct disco_arena *a = disco_take_arena(DISCO_TEMPS);", "disco_give_back(a);",
                            "void m_release_memory(void) { disco_release_arenas(); }",
                            "pthread_rwlock_rdlock(disco_aot_pool_lock());",
-                           "int m_set_num_threads(int n) { return disco_set_num_threads(n); }"})
+                           "int m_set_num_threads(int n) {\n  const int old = disco_set_num_threads(n);\n"})
     EXPECT_NE(d.find(want), std::string::npos) << want;
+  EXPECT_EQ(d.find("g_extern"), std::string::npos) << "no extern steps, no glue";
 }
 
 // NAME.pc: relative to its own folder, the link flags NAME.h names, and no
@@ -104,6 +125,13 @@ TEST(AotCodegen, PkgConfigFile) {
   const std::string h = header_source(small_plan(), {"m", "m.onnx", "host"});
   EXPECT_NE(h.find(std::string("Link m.a with ") + kLinkFlags), std::string::npos) << h;
   EXPECT_NE(h.find("pkg-config --cflags --libs m"), std::string::npos) << h;
+  // A library with oneDNN regions: the glue's flags first, in NAME.pc and NAME.h alike.
+  const std::string flags = link_flags({"-ldnnl", "-lgomp", "-lstdc++"});
+  EXPECT_EQ(flags, "-ldnnl -lgomp -lstdc++ -lpthread -ldl -lm");
+  EXPECT_NE(pkg_config_source("m", "m.onnx", "host", flags).find("Libs: ${libdir}/m.a " + flags + "\n"),
+            std::string::npos);
+  const std::string h2 = header_source(small_plan(), {"m", "m.onnx", "host", flags});
+  EXPECT_NE(h2.find("Link m.a with " + flags), std::string::npos) << h2;
 }
 
 }  // namespace

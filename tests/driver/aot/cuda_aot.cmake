@@ -5,11 +5,8 @@
 # way (aot_cuda_stub_*); on a machine with a GPU the same tests check the output against PyTorch.
 set(cuda_stubs /usr/local/cuda/lib64/stubs)
 foreach(model bert_layer convnet)
-  if(EXISTS ${shared}/${model}.onnx)
-    set(path ${shared}/${model}.onnx)
-  elseif(EXISTS ${PROJECT_SOURCE_DIR}/examples/models/${model}.onnx)
-    set(path ${PROJECT_SOURCE_DIR}/examples/models/${model}.onnx)
-  else()
+  aot_test_model(${model} path)  # CMakeLists.txt
+  if(NOT path)
     continue()
   endif()
   foreach(cap 70 80 86)

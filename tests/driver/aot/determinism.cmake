@@ -1,7 +1,7 @@
 # Two runs of the same `disco compile`, one compiling its kernels one at a time
 # and one on two workers, give byte-identical .a, .h and .pc files, and the command
 # reports its stages, the library's size and the kernel count.
-# -D DISCO=... MODEL=... OUT=...
+# -D DISCO=... MODEL=... OUT=... [TARGETS=onednn,host: the backends, default host]
 foreach(run a b)
   file(REMOVE_RECURSE "${OUT}/${run}")
   if(run STREQUAL "a")
@@ -9,15 +9,25 @@ foreach(run a b)
   else()
     set(jobs 2)
   endif()
-  execute_process(COMMAND "${DISCO}" compile "${MODEL}" -o "${OUT}/${run}/lib" --compile-jobs ${jobs} RESULT_VARIABLE rc
+  if(NOT TARGETS)
+    set(TARGETS host)
+  endif()
+  execute_process(COMMAND "${DISCO}" compile "${MODEL}" -o "${OUT}/${run}/lib" --compile-jobs ${jobs} --targets ${TARGETS}
+                  RESULT_VARIABLE rc
                   OUTPUT_VARIABLE log ERROR_VARIABLE err)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "disco compile failed (${rc}): ${log}${err}")
   endif()
 endforeach()
-foreach(stage "parsing " "partitioning for host" "kernel lib_k0 " "compiling [0-9]+ Halide kernels on 2 workers"
-              "compiled lib_k1 " "kernel compile .*unique" "LLVM codegen" "linking lib.a"
-              "wrote .*lib.a \\([0-9.]+ [KM]B, [0-9]+ kernels\\)")
+if(TARGETS STREQUAL "host")
+  set(stages "parsing " "partitioning for host" "kernel lib_k0 " "compiling [0-9]+ Halide kernels on 2 workers"
+             "compiled lib_k1 " "kernel compile .*unique" "LLVM codegen" "linking lib.a"
+             "wrote .*lib.a \\([0-9.]+ [KM]B, [0-9]+ kernels\\)")
+else()  # library backends: their glue goes into the archive
+  set(stages "parsing " "partitioning for .*host" "adding the runtime glue of " "linking lib.a"
+             "wrote .*lib.a \\([0-9.]+ [KM]B, [0-9]+ kernels\\)")
+endif()
+foreach(stage IN LISTS stages)
   if(NOT log MATCHES "${stage}")
     message(FATAL_ERROR "the progress lacks '${stage}':\n${log}")
   endif()
