@@ -25,7 +25,7 @@
 //                                          thread (seen through Halide's
 //                                          do_par_for hook) and the output still
 //                                          matches PyTorch's; n < 0 is refused
-//   harness time IN RUNS                   run IN RUNS times after a warm-up;
+//   harness time IN RUNS [THREADS]         run IN RUNS times after a warm-up (at THREADS);
 //                                          print the median milliseconds (for
 //                                          benchmarks/, never a test)
 //   harness throughput IN CALLERS RUNS     CALLERS threads at once, RUNS runs
@@ -302,15 +302,22 @@ int threads(const char *in_path, const char *ref_path) {
   return g_failures ? 1 : 0;
 }
 
+// Times NAME_run alone: the output is allocated once, as `disco run --repeat` does.
 int time_runs(const char *path, int runs) {
   npy_lite::Array in = npy_lite::read(path);
   std::vector<float> out;
   std::vector<int64_t> shape;
-  if (!run(in, out, shape)) return 1;  // the warm-up
+  if (!run(in, out, shape)) return 1;  // the warm-up, which sizes `out`
+  View x(in.bytes.data(), in.shape, halide_type_float, 32);
+  std::vector<halide_dimension_t> ydims(FN(_output_ranks)[0]);
+  halide_buffer_t y{};
+  y.dim = ydims.data();
+  if (FN(_output_shapes)(&x.buf, &y) != 0) return failure(std::string("output_shapes: ") + FN(_last_error)()), 1;
+  y.host = reinterpret_cast<uint8_t *>(out.data());
   std::vector<double> ms;
   for (int r = 0; r < runs; ++r) {
     const auto t0 = std::chrono::steady_clock::now();
-    if (!run(in, out, shape)) return 1;
+    if (FN(_run)(&x.buf, &y) != 0) return failure(std::string("run: ") + FN(_last_error)()), 1;
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
   std::sort(ms.begin(), ms.end());
@@ -403,7 +410,10 @@ int main(int argc, char **argv) {
     }
     if (mode == "check" && argc >= 5 && (argc - 2) % 3 == 0) return check(argc, argv);
     if (mode == "errors" && argc == 3) return errors(argv[2]);
-    if (mode == "time" && argc == 4 && std::atoi(argv[3]) > 0) return time_runs(argv[2], std::atoi(argv[3]));
+    if (mode == "time" && (argc == 4 || argc == 5) && std::atoi(argv[3]) > 0) {
+      if (argc == 5) FN(_set_num_threads)(std::atoi(argv[4]));  // Halide's pool and the glue's kernels
+      return time_runs(argv[2], std::atoi(argv[3]));
+    }
     if (mode == "threads" && argc == 4) return threads(argv[2], argv[3]);
     if (mode == "concurrent" && argc >= 6 && argc % 2 == 0 && std::atoi(argv[2]) > 0 && std::atoi(argv[3]) > 0)
       return concurrent(std::atoi(argv[2]), std::atoi(argv[3]), argc, argv);
@@ -413,7 +423,7 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "FAIL: %s\n", e.what());
     return 1;
   }
-  std::fprintf(stderr, "usage: %s names | check IN REF JIT... | errors IN | concurrent THREADS ROUNDS IN REF... | threads IN REF | time IN RUNS | "
+  std::fprintf(stderr, "usage: %s names | check IN REF JIT... | errors IN | concurrent THREADS ROUNDS IN REF... | threads IN REF | time IN RUNS [THREADS] | "
                "throughput IN CALLERS RUNS\n", argv[0]);
   return 2;
 }
