@@ -38,3 +38,11 @@ int openmp_do_par_for(void *user_context, halide_task_t task, int min, int size,
 }
 
 }  // namespace disco
+
+// The same loop for AOT libraries whose glue runs on OpenMP (Backend::aot_glue's
+// par_for): their kernel objects call this instead of halide_do_par_for.
+extern "C" int disco_openmp_do_par_for(void *user_context, halide_task_t task, int min, int size, uint8_t *closure) {
+  return disco::openmp_do_par_for(user_context, task, min, size, closure);
+}
+
+extern "C" void disco_openmp_set_par_for_threads(int n) { disco::set_openmp_par_for_threads(n); }

@@ -19,3 +19,11 @@ int openmp_do_par_for(void *user_context, halide_task_t task, int min, int size,
 void set_openmp_par_for_threads(int n);
 
 }  // namespace disco
+
+// C names of the two for AOT libraries (driver/aot/): their kernel objects'
+// halide_do_par_for is renamed to disco_openmp_do_par_for when the library's
+// glue runs on OpenMP, so that the library's kernels share its threads, as
+// the JIT's kernel libraries do, without changing Halide's hook for the rest
+// of the program.
+extern "C" int disco_openmp_do_par_for(void *user_context, halide_task_t task, int min, int size, uint8_t *closure);
+extern "C" void disco_openmp_set_par_for_threads(int n);

@@ -124,6 +124,12 @@ struct AotGlue {
   std::string install_function;         // extern "C" void NAME(void); empty: none
   std::vector<std::string> archives;    // absolute paths, in link order
   std::vector<std::string> link_flags;  // e.g. -ldnnl -lgomp -lstdc++
+  // When the glue runs on a thread pool of its own (oneDNN: OpenMP): the C
+  // function, with halide_do_par_for's signature, that the library's Halide
+  // kernels run their parallel loops on instead, so that one pool serves both
+  // (two pools on few cores take the cores from each other), and the one that
+  // sets its thread count. Empty: Halide's own pool.
+  std::string par_for_function, par_for_threads_function;
 };
 
 class Backend {

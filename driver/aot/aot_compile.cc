@@ -29,6 +29,7 @@ namespace {
 struct PlanGlue {
   std::string backends;  // for the progress line
   std::vector<std::string> install_functions, archives, link_flags;
+  std::string par_for_function, par_for_threads_function;  // the first backend's that has them
 };
 
 // Runs a tool in `dir`, so that relative names (never temp paths) reach the objects.
@@ -91,6 +92,10 @@ PlanGlue plan_glue(const Plan &plan, const std::vector<std::unique_ptr<Backend>>
     if (!glue.install_function.empty()) add(g.install_functions, glue.install_function);
     for (const auto &a : glue.archives) add(g.archives, a);
     for (const auto &f : glue.link_flags) add(g.link_flags, f);
+    if (g.par_for_function.empty()) {
+      g.par_for_function = glue.par_for_function;
+      g.par_for_threads_function = glue.par_for_threads_function;
+    }
   }
   return g;
 }
@@ -182,7 +187,7 @@ AotResult compile_aot(const AotOptions &opts) {
   write_text(dir + "/" + header, header_source(m.plan, info));
   write_text(dir + "/" + opts.name + ".pc", pkg_config_source(opts.name, info.model, target, info.link_flags));
   progress("generating the driver (" + std::to_string(m.plan.steps.size()) + " steps)");
-  write_text(dir + "/" + opts.name + "_driver.c", driver_source(m.plan, opts.name, header, gpu, glue.install_functions));
+  write_text(dir + "/" + opts.name + "_driver.c", driver_source(m.plan, opts.name, header, gpu, glue.install_functions, glue.par_for_threads_function));
   progress("compiling the driver");
   run_tool({"cc", "-std=gnu11", "-O2", "-fPIC", "-c", opts.name + "_driver.c", "-o", opts.name + "_driver.o"}, dir);
   std::vector<std::string> members = {opts.name + "_driver.o"};
@@ -200,6 +205,9 @@ AotResult compile_aot(const AotOptions &opts) {
     const bool runtime = i + 1 == m.objects.size();
     const std::string member = runtime ? "halide_runtime.o" : fs::path(m.objects[i]).filename().string();
     if (runtime) fs::copy_file(m.objects[i], dir + "/" + member, fs::copy_options::overwrite_existing);
+    // The kernels' parallel loops on the glue's pool, in this library only.
+    if (!runtime && !glue.par_for_function.empty())
+      run_tool({"objcopy", "--redefine-sym", "halide_do_par_for=" + glue.par_for_function, member}, dir);
     members.push_back(member);
     kernels += runtime ? 0 : 1;
   }

@@ -264,7 +264,8 @@ void emit_positional(std::ostream &o, const Plan &plan, const std::string &fn) {
   o << "};\n  return " << fn << "_arrays(in, out);\n}\n\n";
 }
 
-void emit_entry_points(std::ostream &o, const Plan &plan, const Layout &l, const std::string &name, bool gpu) {
+void emit_entry_points(std::ostream &o, const Plan &plan, const Layout &l, const std::string &name, bool gpu,
+                       const std::string &par_for_threads_function) {
   const std::string head = "(const halide_buffer_t *const *in, halide_buffer_t *const *out) {\n";
   const std::string locals = "  int64_t s[" + n_or_1(l.sym.size()) + "], sh[" + std::to_string(std::max(l.total, 1)) +
                              "];\n  pthread_once(&g_once, disco_install);\n" +
@@ -322,6 +323,7 @@ void emit_entry_points(std::ostream &o, const Plan &plan, const Layout &l, const
   o << "const char *" << name << "_last_error(void) { return g_error; }\n\n"
     << "int " << name << "_set_num_threads(int n) {\n  const int old = disco_set_num_threads(n);\n"
     << (has_extern_steps(plan) ? "  if (n >= 0) __atomic_store_n(&g_extern_threads, n, __ATOMIC_RELAXED);\n" : "")
+    << (par_for_threads_function.empty() ? "" : "  if (n >= 0) " + par_for_threads_function + "(n);\n")
     << "  return old;\n}\n\n"
     << "void " << name << "_release_memory(void) { disco_release_arenas(); }\n\n";
 }
@@ -367,7 +369,8 @@ void check_plan_supported(const Plan &plan) {
 }
 
 std::string driver_source(const Plan &plan, const std::string &name, const std::string &header,
-                          const std::string &gpu_api, const std::vector<std::string> &install_functions) {
+                          const std::string &gpu_api, const std::vector<std::string> &install_functions,
+                          const std::string &par_for_threads_function) {
   const bool gpu = !gpu_api.empty();
   check_plan_supported(plan);
   DISCO_CHECK(!gpu || !has_extern_steps(plan), "AOT libraries for GPU targets hold Halide kernels only");
@@ -392,11 +395,12 @@ std::string driver_source(const Plan &plan, const std::string &name, const std::
   if (constants) o << "extern const uint8_t " << name << "__disco_constants[];\n";
   o << "\n";
   if (has_extern_steps(plan)) emit_extern_decls(o, plan, extern_layout(l), install_functions);
+  if (!par_for_threads_function.empty()) o << "extern void " << par_for_threads_function << "(int);\n";
   emit_metadata(o, plan, name);
   emit_bind(o, plan, l);
   emit_shapes(o, plan, l);
   emit_steps(o, plan, l, name, gpu_api);
-  emit_entry_points(o, plan, l, name, gpu);
+  emit_entry_points(o, plan, l, name, gpu, par_for_threads_function);
   return o.str();
 }
 

@@ -175,6 +175,8 @@ class OnednnBackend : public Backend {
     g.install_function = "disco_install_onednn_glue";
     for (const char *a : {DISCO_ONEDNN_GLUE_ARCHIVES}) g.archives.push_back(a);
     g.link_flags = {"-ldnnl", "-lgomp", "-lstdc++"};
+    g.par_for_function = "disco_openmp_do_par_for";  // runtime/openmp_par_for.h, as disco run does
+    g.par_for_threads_function = "disco_openmp_set_par_for_threads";
     return g;
   }
 

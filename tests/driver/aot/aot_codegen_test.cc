@@ -52,7 +52,8 @@ TEST(AotCodegen, ExternStepsCallTheGlue) {
   p.steps[0].extern_call = "onednn.matmul";
   p.steps[0].label = "MatMul_3";
   p.steps[0].params = {{"trans_b", "1"}, {"post_ops", "relu"}};
-  const std::string d = driver_source(p, "m", "m.h", "", {"disco_install_onednn_glue"});
+  const std::string d =
+      driver_source(p, "m", "m.h", "", {"disco_install_onednn_glue"}, "disco_openmp_set_par_for_threads");
   for (const char *want :
        {"extern void disco_install_onednn_glue(void);", "  disco_install_onednn_glue();\n",
         "static const char *const k_symbol_names[1] = {\"batch\"};",
@@ -61,7 +62,9 @@ TEST(AotCodegen, ExternStepsCallTheGlue) {
         "g_extern[0] = disco_extern_create(\"onednn.matmul\", \"MatMul_3\", 2, k_extern0_keys, k_extern0_values",
         "pthread_once(&g_extern_once, disco_extern_init);", "{hb[0].host, 1, 2, sh + 0, 0}",
         "{hb[1].host, 1, 2, sh + 2, 0}", "disco_extern_run(g_extern[0], 1, ti, 1, to, 1, k_symbol_names, s,",
-        "__atomic_store_n(&g_extern_threads, n, __ATOMIC_RELAXED);"})
+        "__atomic_store_n(&g_extern_threads, n, __ATOMIC_RELAXED);",
+        // the kernels' parallel loops run on the glue's OpenMP threads, whose count follows too
+        "extern void disco_openmp_set_par_for_threads(int);", "  if (n >= 0) disco_openmp_set_par_for_threads(n);\n"})
     EXPECT_NE(d.find(want), std::string::npos) << want;
   EXPECT_EQ(d.find("_argv"), std::string::npos) << "no Halide kernel to declare";
   const std::string e = error_message([&] { driver_source(p, "m", "m.h", "cuda"); });
