@@ -119,11 +119,14 @@ struct Declined {
 // then runs them), the static libraries that hold that glue (their members go
 // into NAME.a), and the system libraries a program links beside NAME.a.
 // Backends whose steps are Halide kernels alone (host, the GPU backends) need
-// nothing.
+// nothing. A backend whose steps name files it wrote into the compile folder
+// (PlanBuilder::dir(); vitis_ai's NAME.rN.xmodel) lists those params in
+// file_params: disco compile installs each named file beside NAME.a.
 struct AotGlue {
-  std::string install_function;         // extern "C" void NAME(void); empty: none
-  std::vector<std::string> archives;    // absolute paths, in link order
-  std::vector<std::string> link_flags;  // e.g. -ldnnl -lgomp -lstdc++
+  std::string install_function;          // extern "C" void NAME(void); empty: none
+  std::vector<std::string> archives;     // absolute paths, in link order
+  std::vector<std::string> link_flags;   // e.g. -ldnnl -lgomp -lstdc++
+  std::vector<std::string> file_params;  // step params whose value is a file name in the compile folder
   // When the glue runs on a thread pool of its own (oneDNN: OpenMP): the C
   // function, with halide_do_par_for's signature, that the library's Halide
   // kernels run their parallel loops on instead, so that one pool serves both

@@ -29,6 +29,7 @@ namespace {
 struct PlanGlue {
   std::string backends;  // for the progress line
   std::vector<std::string> install_functions, archives, link_flags;
+  std::vector<std::string> files;  // in the compile folder, to install beside NAME.a (AotGlue::file_params)
   std::string par_for_function, par_for_threads_function;  // the first backend's that has them
 };
 
@@ -95,6 +96,18 @@ PlanGlue plan_glue(const Plan &plan, const std::vector<std::unique_ptr<Backend>>
     if (g.par_for_function.empty()) {
       g.par_for_function = glue.par_for_function;
       g.par_for_threads_function = glue.par_for_threads_function;
+    }
+    for (const auto &st : plan.steps) {
+      if (st.extern_call.rfind(b->name() + ".", 0) != 0) continue;
+      for (const auto &key : glue.file_params) {
+        auto it = st.params.find(key);
+        if (it == st.params.end()) continue;
+        const std::string &file = it->second;
+        // The library reads it by this name, beside NAME.a: a plain name in the compile folder.
+        DISCO_CHECK(!file.empty() && file.find('/') == std::string::npos && file[0] != '.', "step ", st.label,
+                    ": param '", key, "' = '", file, "' is not a file name in the compile folder");
+        add(g.files, file);
+      }
     }
   }
   return g;
@@ -228,11 +241,17 @@ AotResult compile_aot(const AotOptions &opts) {
   install(dir + "/" + opts.name + ".a", r.archive);
   install(dir + "/" + header, r.header);
   install(dir + "/" + opts.name + ".pc", r.pkg_config);
+  for (const auto &file : glue.files) {
+    DISCO_CHECK(fs::exists(dir + "/" + file), "a step names '", file, "', which its backend did not write");
+    r.files.push_back((opts.out_dir.empty() ? "." : opts.out_dir) + "/" + file);
+    install(dir + "/" + file, r.files.back());
+  }
   r.archive_bytes = static_cast<int64_t>(fs::file_size(r.archive));
   r.kernels = kernels;
   r.profile = m.profile;
   progress("wrote " + r.archive + " (" + size_text(r.archive_bytes) + ", " + std::to_string(kernels) +
            " kernels), " + r.header + " and " + r.pkg_config);
+  for (const auto &file : r.files) progress("wrote " + file);
   return r;
 }
 

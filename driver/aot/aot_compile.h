@@ -27,6 +27,7 @@ struct AotOptions {
 
 struct AotResult {
   std::string archive, header, pkg_config;  // NAME.a, NAME.h, NAME.pc
+  std::vector<std::string> files;  // beside them: the files steps name (AotGlue::file_params), e.g. NAME.r3.xmodel
   int64_t archive_bytes = 0;
   int kernels = 0;
   CompileProfile profile;  // the compile's phases (the driver's and archive's steps aside)

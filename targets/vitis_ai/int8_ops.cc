@@ -1,19 +1,17 @@
-// Halide pipelines of the int8 reference executor (see int8_ops.h). Each is
-// generic over shapes and geometry (Params), compiled once per process by
-// the JIT on first use and shared by every step; a mutex serializes runs of
-// one pipeline, since Params hold one value at a time.
+// The int8 ops of int8_ops.h: the operands' checks and the outputs'
+// shapes, then the engine in use (int8_engine.h). The portable engine here is
+// plain C++ loops (no Halide), so that the runtime library can run regions
+// on its own; disco run installs the Halide engine (int8_halide.cc).
 #include "targets/vitis_ai/int8_ops.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
-#include <functional>
-#include <mutex>
 
-#include "Halide.h"
 #include "frontend/errors.h"
+#include "targets/vitis_ai/int8_engine.h"
 
 namespace disco::vitis_ai {
-
-using namespace Halide;
 
 int64_t Int8Tensor::num_elements() const {
   int64_t n = 1;
@@ -50,177 +48,132 @@ int64_t avg_multiplier(int64_t count) { return ((int64_t{1} << kAvgShift) + coun
 
 namespace {
 
-// round_shift_saturate, in Halide: v is int64, s an int32 that may be negative.
-Expr round_shift(Expr v, Expr s) {
-  Expr right = cast<int64_t>(max(s, 0)), left = cast<int64_t>(max(-s, 0));
-  Expr half = select(s > 0, cast<int64_t>(1) << cast<int64_t>(max(s - 1, 0)), cast<int64_t>(0));
-  return ((v << left) + half) >> right;
+// (v + 2^(s-1)) >> s for s > 0 (an arithmetic shift: rounds half up), v << -s otherwise; no saturation.
+int64_t round_shift(int64_t v, int s) {
+  return s > 0 ? (v + (int64_t{1} << (s - 1))) >> s : v * (int64_t{1} << -s);
 }
 
-Expr saturate_int8(Expr v, Expr lo, Expr hi) {
-  return cast<int8_t>(clamp(v, cast<int64_t>(lo), cast<int64_t>(hi)));
-}
+int8_t saturate(int64_t v, int64_t lo, int64_t hi) { return static_cast<int8_t>(v < lo ? lo : v > hi ? hi : v); }
 
-Halide::Buffer<int8_t> view(const Int8Tensor &t, std::vector<int> dims) {
-  return Halide::Buffer<int8_t>(const_cast<int8_t *>(t.data.data()), dims);
-}
-
-// A JIT-compiled pipeline and the lock that guards its Params.
-struct Jit {
-  std::mutex mu;
-  Pipeline pipeline;
-  explicit Jit(Func out) : pipeline(out) { pipeline.compile_jit(get_jit_target_from_environment()); }
-};
-
-// The activation and output stage shared by conv2d and gemm.
-struct ActivationParams {
-  Param<int> pos_mul{"pos_mul"}, neg_mul{"neg_mul"}, shift{"shift"}, lo{"lo"}, hi{"hi"};
-  Expr apply(Expr acc) const {
-    Expr v = cast<int64_t>(acc);
-    v = v * select(v < 0, cast<int64_t>(neg_mul), cast<int64_t>(pos_mul));
-    return saturate_int8(round_shift(v, shift), lo, hi);
-  }
-  void set(Activation act, int shift_to_out, int out_fix) {
-    int pm = 1, nm = 1, s = shift_to_out, l = -128, h = 127;
+// The activation and output stage of conv2d and add, as ActivationParams in int8_halide.cc.
+struct Act {
+  int64_t pos_mul = 1, neg_mul = 1, lo = -128, hi = 127;
+  int shift = 0;
+  Act(Activation act, int shift_to_out, int out_fix) : shift(shift_to_out) {
     switch (act.kind) {
       case ActKind::None: break;
-      case ActKind::Relu: nm = 0, l = 0; break;
+      case ActKind::Relu: neg_mul = 0, lo = 0; break;
       case ActKind::Relu6:
-        nm = 0, l = 0;
-        h = static_cast<int>(std::min(127.0, std::floor(std::ldexp(6.0, out_fix))));
+        neg_mul = 0, lo = 0;
+        hi = static_cast<int64_t>(std::min(127.0, std::floor(std::ldexp(6.0, out_fix))));
         break;
-      case ActKind::Leaky: pm = 256, nm = act.leaky_num, s += 8; break;
+      case ActKind::Leaky: pos_mul = 256, neg_mul = act.leaky_num, shift += 8; break;
     }
-    pos_mul.set(pm), neg_mul.set(nm), shift.set(s), lo.set(l), hi.set(h);
+  }
+  // `acc` is the int32 accumulator (wrapped as Halide's int32 arithmetic wraps).
+  int8_t apply(int32_t acc) const {
+    const int64_t v = static_cast<int64_t>(acc) * (acc < 0 ? neg_mul : pos_mul);
+    return saturate(round_shift(v, shift), lo, hi);
   }
 };
 
-struct ConvPipeline {
-  ImageParam x{Int(8), 4, "x"}, w{Int(8), 4, "w"}, bias{Int(8), 1, "bias"};
-  Param<int> sh{"sh"}, sw{"sw"}, pt{"pt"}, pl{"pl"}, dh{"dh"}, dw{"dw"}, m_per_group{"m_per_group"},
-      bias_shift{"bias_shift"}, grouped{"grouped"};
-  ActivationParams act;
-  std::unique_ptr<Jit> jit;
-
-  ConvPipeline() {
-    Var ox("ox"), oy("oy"), m("m"), n("n");
-    Func xpad = BoundaryConditions::constant_exterior(x, cast<int8_t>(0));
-    RDom r(0, w.dim(0).extent(), 0, w.dim(1).extent(), 0, w.dim(2).extent());
-    // Without groups every lane of the vectorized m reads the same input
-    // channel: the specialization below turns the gather into a broadcast.
-    Expr cin = select(grouped != 0, (clamp(m, 0, w.dim(3).extent() - 1) / m_per_group) * w.dim(2).extent() + r.z, r.z);
-    Func wt("wt");
-    // Channel tiles of 16 may overhang M; the extra lanes read clamped
-    // weights and are never stored.
-    Expr m_in = clamp(m, 0, w.dim(3).extent() - 1);
-    wt(m, ox, oy, n) = w(ox, oy, n, m_in);  // (m, kx, ky, c)
-    Func acc("acc");
-    acc(ox, oy, m, n) = cast<int32_t>(bias(m_in)) << cast<int32_t>(bias_shift);
-    acc(ox, oy, m, n) += cast<int32_t>(xpad(ox * sw + r.x * dw - pl, oy * sh + r.y * dh - pt, cin, n)) *
-                         cast<int32_t>(wt(m, r.x, r.y, r.z));
-    Func out("conv_out");
-    out(ox, oy, m, n) = act.apply(acc(ox, oy, m, n));
-    // The padded input is materialized once, so the inner loop reads it
-    // without bounds checks; weights are laid out with m innermost, and each
-    // output row accumulates 16 channels at a time in vector registers
-    // (feature maps in a DPU net are narrow and deep).
-    Var mo("mo"), mi("mi"), t("t");
-    wt.compute_root();
-    xpad.compute_root();
-    out.split(m, mo, mi, 16, TailStrategy::GuardWithIf).reorder(mi, ox, oy, mo, n).fuse(mo, n, t).parallel(t);
-    acc.compute_at(out, oy).reorder_storage(m, ox, oy, n).reorder(m, ox, oy, n).vectorize(m, 16);
-    acc.update().reorder(m, r.x, r.y, r.z, ox, oy, n).vectorize(m, 16);
-    acc.update().specialize(grouped == 0);
-    jit = std::make_unique<Jit>(out);
-  }
-};
-
-struct PoolPipeline {
-  ImageParam x{Int(8), 4, "x"};
-  Param<int> kh{"kh"}, kw{"kw"}, sh{"sh"}, sw{"sw"}, pt{"pt"}, pl{"pl"}, is_max{"is_max"};
-  Param<int64_t> mul{"mul"};
-  Param<int> shift{"shift"};
-  std::unique_ptr<Jit> jit;
-
-  PoolPipeline() {
-    Var ox("ox"), oy("oy"), c("c"), n("n");
-    Func low = BoundaryConditions::constant_exterior(x, cast<int8_t>(-128));
-    Func zero = BoundaryConditions::constant_exterior(x, cast<int8_t>(0));
-    RDom r(0, kw, 0, kh);
-    Expr ix = ox * sw + r.x - pl, iy = oy * sh + r.y - pt;
-    Func mx("mx"), sum("sum"), out("pool_out");
-    mx(ox, oy, c, n) = maximum(low(ix, iy, c, n));
-    sum(ox, oy, c, n) = cast<int64_t>(Halide::sum(cast<int32_t>(zero(ix, iy, c, n))));
-    out(ox, oy, c, n) = select(is_max != 0, mx(ox, oy, c, n),
-                               saturate_int8(round_shift(sum(ox, oy, c, n) * mul, shift), -128, 127));
-    Var cn("cn");
-    out.fuse(c, n, cn).parallel(cn);
-    jit = std::make_unique<Jit>(out);
-  }
-};
-
-struct AddPipeline {
-  ImageParam a{Int(8), 1, "a"}, b{Int(8), 1, "b"};
-  Param<int> sa{"sa"}, sb{"sb"};
-  ActivationParams act;
-  std::unique_ptr<Jit> jit;
-  AddPipeline() {
-    Var i("i");
-    Func out("add_out");
-    out(i) = act.apply((cast<int32_t>(a(i)) << cast<int32_t>(sa)) + (cast<int32_t>(b(i)) << cast<int32_t>(sb)));
-    Var io("io"), ii("ii");
-    out.split(i, io, ii, 4096, TailStrategy::GuardWithIf).parallel(io).vectorize(ii, 16, TailStrategy::GuardWithIf);
-    jit = std::make_unique<Jit>(out);
-  }
-};
-
-// Requantizes x [inner, C, outer] into channels [c_off, c_off + C) of the output.
-struct RequantPipeline {
-  ImageParam x{Int(8), 3, "x"};
-  Param<int> shift{"shift"}, c_off{"c_off"};
-  std::unique_ptr<Jit> jit;
-  RequantPipeline() {
-    Var i("i"), c("c"), o("o");
-    Func out("requant_out");
-    out(i, c, o) = saturate_int8(round_shift(cast<int64_t>(x(i, c - c_off, o)), shift), -128, 127);
-    out.parallel(o);
-    jit = std::make_unique<Jit>(out);
-  }
-};
-
-struct ResizePipeline {
-  ImageParam x{Int(8), 4, "x"};
-  Param<int> sh{"sh"}, sw{"sw"};
-  std::unique_ptr<Jit> jit;
-  ResizePipeline() {
-    Var ox("ox"), oy("oy"), c("c"), n("n");
-    Func out("resize_out");
-    out(ox, oy, c, n) = x(ox / sw, oy / sh, c, n);
-    Var cn("cn");
-    out.fuse(c, n, cn).parallel(cn);
-    jit = std::make_unique<Jit>(out);
-  }
-};
-
-template <typename P>
-P &pipeline() {
-  static P *p = [] {
-    try {
-      return new P();  // never destroyed: steps may run until exit
-    } catch (const Halide::Error &e) {
-      fail("vitis_ai: Halide could not compile the int8 reference executor: ", e.what());
-    }
-  }();
-  return *p;
+// The outputs o in [0, out) whose input o * stride + offset lies in [0, in): [*lo, *hi).
+void valid_range(int64_t out, int64_t stride, int64_t offset, int64_t in, int64_t *lo, int64_t *hi) {
+  auto ceil_div = [](int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); };
+  *lo = std::clamp<int64_t>(ceil_div(-offset, stride), 0, out);
+  *hi = std::clamp<int64_t>(ceil_div(in - offset, stride), *lo, out);
 }
 
-void realize(Jit &jit, Halide::Buffer<int8_t> out) {
-  try {
-    jit.pipeline.realize(Realization(out));
-  } catch (const Halide::Error &e) {
-    fail("vitis_ai: the int8 reference executor failed: ", e.what());
+// Per output plane: int32 accumulators (unsigned, so that overflow wraps
+// like Halide's int32), the bias shifted in, then every (c, ky, kx) tap added
+// over the output rows whose input pixels are inside the image (pads read 0).
+void conv2d_portable(const Int8Tensor &x, const Int8Tensor &w, const Int8Tensor &bias, const ConvGeometry &geo,
+                     Activation act, Int8Tensor &y) {
+  const int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
+  const int64_t M = w.shape[0], Cg = w.shape[1], KH = w.shape[2], KW = w.shape[3];
+  const int64_t OH = y.shape[2], OW = y.shape[3], m_per_group = M / geo.group;
+  const int acc_fix = x.fix + w.fix;
+  const Act a(act, acc_fix - y.fix, y.fix);
+  std::vector<uint32_t> acc(static_cast<size_t>(OH * OW));
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t m = 0; m < M; ++m) {
+      const uint32_t b = static_cast<uint32_t>(static_cast<int32_t>(bias.data[m])) << (acc_fix - bias.fix);
+      std::fill(acc.begin(), acc.end(), b);
+      const int64_t c0 = (m / m_per_group) * Cg;
+      for (int64_t c = 0; c < Cg; ++c) {
+        const int8_t *xc = x.data.data() + ((n * C + c0 + c) * H) * W;
+        for (int64_t ky = 0; ky < KH; ++ky) {
+          int64_t oy0, oy1;
+          valid_range(OH, geo.stride_h, ky * geo.dilation_h - geo.pad_top, H, &oy0, &oy1);
+          for (int64_t kx = 0; kx < KW; ++kx) {
+            const int32_t wv = w.data[((m * Cg + c) * KH + ky) * KW + kx];
+            if (wv == 0) continue;
+            int64_t ox0, ox1;
+            const int64_t xoff = kx * geo.dilation_w - geo.pad_left;
+            valid_range(OW, geo.stride_w, xoff, W, &ox0, &ox1);
+            for (int64_t oy = oy0; oy < oy1; ++oy) {
+              const int8_t *row = xc + (oy * geo.stride_h + ky * geo.dilation_h - geo.pad_top) * W + xoff;
+              uint32_t *out = acc.data() + oy * OW;
+              for (int64_t ox = ox0; ox < ox1; ++ox)
+                out[ox] += static_cast<uint32_t>(static_cast<int32_t>(row[ox * geo.stride_w]) * wv);
+            }
+          }
+        }
+      }
+      int8_t *dst = y.data.data() + (n * M + m) * OH * OW;
+      for (int64_t i = 0; i < OH * OW; ++i) dst[i] = a.apply(static_cast<int32_t>(acc[i]));
+    }
+}
+
+void pool2d_portable(const Int8Tensor &x, PoolKind kind, int64_t kh, int64_t kw, const ConvGeometry &geo, Int8Tensor &y) {
+  const int64_t NC = x.shape[0] * x.shape[1], H = x.shape[2], W = x.shape[3], OH = y.shape[2], OW = y.shape[3];
+  const int64_t mul = avg_multiplier(kh * kw);
+  const int shift = kAvgShift + x.fix - y.fix;
+  for (int64_t nc = 0; nc < NC; ++nc) {
+    const int8_t *src = x.data.data() + nc * H * W;
+    int8_t *dst = y.data.data() + nc * OH * OW;
+    for (int64_t oy = 0; oy < OH; ++oy)
+      for (int64_t ox = 0; ox < OW; ++ox) {
+        int32_t mx = -128, sum = 0;  // outside the image: -128 for the max, 0 for the sum
+        for (int64_t ry = 0; ry < kh; ++ry) {
+          const int64_t iy = oy * geo.stride_h + ry - geo.pad_top;
+          for (int64_t rx = 0; rx < kw; ++rx) {
+            const int64_t ix = ox * geo.stride_w + rx - geo.pad_left;
+            if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+            const int32_t v = src[iy * W + ix];
+            mx = std::max(mx, v), sum += v;
+          }
+        }
+        dst[oy * OW + ox] = kind == PoolKind::Max ? static_cast<int8_t>(mx)
+                                                  : saturate(round_shift(static_cast<int64_t>(sum) * mul, shift), -128, 127);
+      }
   }
 }
+
+void add_portable(const Int8Tensor &a, const Int8Tensor &b, Activation act, Int8Tensor &y) {
+  const int F = std::max(a.fix, b.fix);
+  const Act ac(act, F - y.fix, y.fix);
+  const int sa = F - a.fix, sb = F - b.fix;
+  for (size_t i = 0; i < y.data.size(); ++i)
+    y.data[i] = ac.apply(static_cast<int32_t>((static_cast<uint32_t>(static_cast<int32_t>(a.data[i])) << sa) + (static_cast<uint32_t>(static_cast<int32_t>(b.data[i])) << sb)));
+}
+
+void requantize_into_portable(const Int8Tensor &x, int64_t outer, int64_t c, int64_t inner, int64_t c_off, Int8Tensor &y) {
+  const int64_t C = y.num_elements() / (outer * inner);
+  const int shift = x.fix - y.fix;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t k = 0; k < c * inner; ++k)
+      y.data[(o * C + c_off) * inner + k] = saturate(round_shift(x.data[o * c * inner + k], shift), -128, 127);
+}
+
+void resize_nearest_portable(const Int8Tensor &x, int64_t sh, int64_t sw, Int8Tensor &y) {
+  const int64_t NC = x.shape[0] * x.shape[1], H = x.shape[2], W = x.shape[3], OH = y.shape[2], OW = y.shape[3];
+  for (int64_t nc = 0; nc < NC; ++nc)
+    for (int64_t oy = 0; oy < OH; ++oy)
+      for (int64_t ox = 0; ox < OW; ++ox) y.data[(nc * OH + oy) * OW + ox] = x.data[(nc * H + oy / sh) * W + ox / sw];
+}
+
+std::atomic<const Int8Engine *> g_engine{nullptr};
 
 void require_rank(const Int8Tensor &t, size_t rank, const char *op, const char *what) {
   DISCO_CHECK(t.shape.size() == rank, "vitis_ai ", op, ": ", what, " has rank ", t.shape.size(), ", expected ", rank);
@@ -228,9 +181,20 @@ void require_rank(const Int8Tensor &t, size_t rank, const char *op, const char *
               " holds ", t.data.size(), " values for its shape");
 }
 
-int to_int(int64_t v) { return static_cast<int>(v); }
-
 }  // namespace
+
+const Int8Engine &portable_int8_engine() {
+  static const Int8Engine e{"portable", conv2d_portable, pool2d_portable, add_portable, requantize_into_portable,
+                            resize_nearest_portable};
+  return e;
+}
+
+void set_int8_engine(const Int8Engine *engine) { g_engine.store(engine); }
+
+const Int8Engine &int8_engine() {
+  const Int8Engine *e = g_engine.load();
+  return e ? *e : portable_int8_engine();
+}
 
 Int8Tensor conv2d(const Int8Tensor &x, const Int8Tensor &w, const Int8Tensor &bias, const ConvGeometry &geo,
                   Activation act, int out_fix) {
@@ -242,24 +206,15 @@ Int8Tensor conv2d(const Int8Tensor &x, const Int8Tensor &w, const Int8Tensor &bi
               "vitis_ai conv2d: X has ", C, " channels, W [", M, ", ", w.shape[1], ", ...] and group ", geo.group,
               " do not fit");
   DISCO_CHECK(bias.shape[0] == M, "vitis_ai conv2d: bias has ", bias.shape[0], " values for ", M, " outputs");
+  DISCO_CHECK(geo.stride_h >= 1 && geo.stride_w >= 1 && geo.dilation_h >= 1 && geo.dilation_w >= 1,
+              "vitis_ai conv2d: strides and dilations must be positive");
   const int64_t OH = conv_out_extent(x.shape[2], geo.pad_top + geo.pad_bottom, w.shape[2], geo.stride_h, geo.dilation_h);
   const int64_t OW = conv_out_extent(x.shape[3], geo.pad_left + geo.pad_right, w.shape[3], geo.stride_w, geo.dilation_w);
   Int8Tensor y = Int8Tensor::zeros({N, M, OH, OW}, out_fix);
   if (y.data.empty()) return y;
   const int acc_fix = x.fix + w.fix;
   DISCO_CHECK(acc_fix >= bias.fix, "vitis_ai conv2d: bias fix ", bias.fix, " exceeds the accumulator's ", acc_fix);
-  ConvPipeline &p = pipeline<ConvPipeline>();
-  std::lock_guard<std::mutex> lock(p.jit->mu);
-  p.x.set(view(x, {to_int(x.shape[3]), to_int(x.shape[2]), to_int(C), to_int(N)}));
-  p.w.set(view(w, {to_int(w.shape[3]), to_int(w.shape[2]), to_int(w.shape[1]), to_int(M)}));
-  p.bias.set(view(bias, {to_int(M)}));
-  p.sh.set(to_int(geo.stride_h)), p.sw.set(to_int(geo.stride_w)), p.pt.set(to_int(geo.pad_top));
-  p.pl.set(to_int(geo.pad_left)), p.dh.set(to_int(geo.dilation_h)), p.dw.set(to_int(geo.dilation_w));
-  p.m_per_group.set(to_int(M / geo.group));
-  p.grouped.set(geo.group > 1 ? 1 : 0);
-  p.bias_shift.set(acc_fix - bias.fix);
-  p.act.set(act, acc_fix - out_fix, out_fix);
-  realize(*p.jit, view(y, {to_int(OW), to_int(OH), to_int(M), to_int(N)}));
+  int8_engine().conv2d(x, w, bias, geo, act, y);
   return y;
 }
 
@@ -284,15 +239,7 @@ Int8Tensor pool2d(const Int8Tensor &x, PoolKind kind, int64_t kh, int64_t kw, co
   const int64_t OW = conv_out_extent(x.shape[3], geo.pad_left + geo.pad_right, kw, geo.stride_w, 1);
   Int8Tensor y = Int8Tensor::zeros({N, C, OH, OW}, kind == PoolKind::Max ? x.fix : out_fix);
   if (y.data.empty()) return y;
-  PoolPipeline &p = pipeline<PoolPipeline>();
-  std::lock_guard<std::mutex> lock(p.jit->mu);
-  p.x.set(view(x, {to_int(x.shape[3]), to_int(x.shape[2]), to_int(C), to_int(N)}));
-  p.kh.set(to_int(kh)), p.kw.set(to_int(kw)), p.sh.set(to_int(geo.stride_h)), p.sw.set(to_int(geo.stride_w));
-  p.pt.set(to_int(geo.pad_top)), p.pl.set(to_int(geo.pad_left));
-  p.is_max.set(kind == PoolKind::Max ? 1 : 0);
-  p.mul.set(avg_multiplier(kh * kw));
-  p.shift.set(kAvgShift + x.fix - y.fix);
-  realize(*p.jit, view(y, {to_int(OW), to_int(OH), to_int(C), to_int(N)}));
+  int8_engine().pool2d(x, kind, kh, kw, geo, y);
   return y;
 }
 
@@ -305,17 +252,9 @@ Int8Tensor global_average_pool(const Int8Tensor &x, int out_fix) {
 
 Int8Tensor add(const Int8Tensor &a, const Int8Tensor &b, Activation act, int out_fix) {
   DISCO_CHECK(a.shape == b.shape, "vitis_ai add: the inputs' shapes differ");
-  const int F = std::max(a.fix, b.fix);
   Int8Tensor y = Int8Tensor::zeros(a.shape, out_fix);
   if (y.data.empty()) return y;
-  AddPipeline &p = pipeline<AddPipeline>();
-  std::lock_guard<std::mutex> lock(p.jit->mu);
-  const int n = to_int(a.num_elements());
-  p.a.set(view(a, {n}));
-  p.b.set(view(b, {n}));
-  p.sa.set(F - a.fix), p.sb.set(F - b.fix);
-  p.act.set(act, F - out_fix, out_fix);
-  realize(*p.jit, view(y, {n}));
+  int8_engine().add(a, b, act, y);
   return y;
 }
 
@@ -336,19 +275,11 @@ Int8Tensor concat(const std::vector<const Int8Tensor *> &xs, int axis, int out_f
   for (size_t d = axis + 1; d < s0.size(); ++d) inner *= s0[d];
   Int8Tensor y = Int8Tensor::zeros(shape, out_fix);
   if (y.data.empty()) return y;
-  RequantPipeline &p = pipeline<RequantPipeline>();
-  std::lock_guard<std::mutex> lock(p.jit->mu);
+  const Int8Engine &e = int8_engine();
   int64_t off = 0;
   for (const Int8Tensor *x : xs) {
     const int64_t c = x->shape[axis];
-    if (c > 0) {
-      p.x.set(view(*x, {to_int(inner), to_int(c), to_int(outer)}));
-      p.shift.set(x->fix - out_fix);
-      p.c_off.set(to_int(off));
-      Halide::Buffer<int8_t> out = view(y, {to_int(inner), to_int(shape[axis]), to_int(outer)});
-      out.crop(1, to_int(off), to_int(c));
-      realize(*p.jit, out);
-    }
+    if (c > 0) e.requantize_into(*x, outer, c, inner, off, y);
     off += c;
   }
   return y;
@@ -367,11 +298,7 @@ Int8Tensor resize_nearest(const Int8Tensor &x, int64_t scale_h, int64_t scale_w)
   DISCO_CHECK(scale_h >= 1 && scale_w >= 1, "vitis_ai resize_nearest: scales must be positive integers");
   Int8Tensor y = Int8Tensor::zeros({x.shape[0], x.shape[1], x.shape[2] * scale_h, x.shape[3] * scale_w}, x.fix);
   if (y.data.empty()) return y;
-  ResizePipeline &p = pipeline<ResizePipeline>();
-  std::lock_guard<std::mutex> lock(p.jit->mu);
-  p.x.set(view(x, {to_int(x.shape[3]), to_int(x.shape[2]), to_int(x.shape[1]), to_int(x.shape[0])}));
-  p.sh.set(to_int(scale_h)), p.sw.set(to_int(scale_w));
-  realize(*p.jit, view(y, {to_int(y.shape[3]), to_int(y.shape[2]), to_int(y.shape[1]), to_int(y.shape[0])}));
+  int8_engine().resize_nearest(x, scale_h, scale_w, y);
   return y;
 }
 

@@ -1,5 +1,6 @@
 // The bit-exact int8 reference executor: the DPU's fixed-point arithmetic,
-// written as Halide pipelines that run on the host. A tensor holds int8
+// run on the host by one of two engines (int8_engine.h): plain C++ loops, or
+// Halide pipelines (disco run). A tensor holds int8
 // values q with a fix position f: the real value is q * 2^-f.
 //
 // Every op follows the same recipe, as the DPU does it: accumulate in
@@ -20,7 +21,7 @@
 //
 // Activations: Relu clamps at 0; Relu6 also clamps at 6 * 2^fo; LeakyRelu
 // multiplies negative sums by n / 256 (the DPU's alpha is 26 / 256) before
-// the shift. The pipelines are compiled once per process by Halide's JIT.
+// the shift. The Halide pipelines are compiled once per process by its JIT.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -49,7 +50,7 @@ struct Activation {
 };
 
 // (v + 2^(s-1)) >> s for s > 0, v << -s otherwise, saturated to int8: the
-// scalar definition the Halide pipelines implement.
+// scalar definition both engines implement.
 int8_t round_shift_saturate(int64_t v, int shift);
 // float -> int8 at the region's edges, rounding half up; and back.
 int8_t quantize_value(float v, int fix);

@@ -38,16 +38,6 @@ ConstView view_of(const Graph &g, int vid) {
 
 }  // namespace
 
-FoldedWeights fold_op_weights(const QOp &op, const std::function<ConstView(int)> &constant) {
-  auto get = [&](size_t i) { return i < op.consts.size() && op.consts[i] >= 0 ? constant(op.consts[i]) : ConstView{}; };
-  if (op.kind == UnitKind::Conv) {
-    const ConstView bn[4] = {get(2), get(3), get(4), get(5)};
-    return fold_conv(get(0), get(1), bn, op.eps);
-  }
-  DISCO_CHECK(op.kind == UnitKind::Gemm, "vitis_ai: op ", op.label, " has no weights");
-  return fold_gemm(get(0), !op.geom.empty() && op.geom[0] != 0, get(1), op.alpha, op.beta);
-}
-
 std::optional<BuiltRegion> build_region(const Graph &g, const Region &region,
                                         const Calibration &calib, std::string *why) {
   BuiltRegion out;

@@ -10,6 +10,7 @@
 #include "targets/vitis_ai/calibrate.h"
 #include "targets/vitis_ai/region_program.h"
 #include "targets/vitis_ai/quantize.h"
+#include "targets/vitis_ai/vitis_ai_rules.h"
 
 namespace disco::vitis_ai {
 
@@ -23,9 +24,5 @@ struct BuiltRegion {
 // data reaches one of its values). The units' payloads are VitisUnits.
 std::optional<BuiltRegion> build_region(const Graph &g, const Region &region,
                                         const Calibration &calib, std::string *why);
-
-// The folded weights of a conv or gemm op, from the step's constant tensors
-// (views indexed like QOp::consts).
-FoldedWeights fold_op_weights(const QOp &op, const std::function<ConstView(int step_input)> &constant);
 
 }  // namespace disco::vitis_ai

@@ -1,7 +1,6 @@
 #include "targets/vitis_ai/region_executor.h"
 
 #include "frontend/errors.h"
-#include "targets/vitis_ai/region_builder.h"
 
 namespace disco::vitis_ai {
 

@@ -128,4 +128,29 @@ QProgram parse_program(const std::string &text, const std::string &label) {
   return p;
 }
 
+const char *unit_kind_name(UnitKind k) {
+  switch (k) {
+    case UnitKind::Conv: return "conv";
+    case UnitKind::Gemm: return "gemm";
+    case UnitKind::MaxPool: return "maxpool";
+    case UnitKind::AvgPool: return "avgpool";
+    case UnitKind::GlobalAvgPool: return "gap";
+    case UnitKind::Add: return "add";
+    case UnitKind::Concat: return "concat";
+    case UnitKind::Resize: return "resize";
+    case UnitKind::Flatten: return "flatten";
+  }
+  return "?";
+}
+
+FoldedWeights fold_op_weights(const QOp &op, const std::function<ConstView(int)> &constant) {
+  auto get = [&](size_t i) { return i < op.consts.size() && op.consts[i] >= 0 ? constant(op.consts[i]) : ConstView{}; };
+  if (op.kind == UnitKind::Conv) {
+    const ConstView bn[4] = {get(2), get(3), get(4), get(5)};
+    return fold_conv(get(0), get(1), bn, op.eps);
+  }
+  DISCO_CHECK(op.kind == UnitKind::Gemm, "vitis_ai: op ", op.label, " has no weights");
+  return fold_gemm(get(0), !op.geom.empty() && op.geom[0] != 0, get(1), op.alpha, op.beta);
+}
+
 }  // namespace disco::vitis_ai

@@ -6,11 +6,13 @@
 // positions chosen at compile time, exactly as the compiler did.
 // The program travels in the plan step's params as text.
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "targets/vitis_ai/int8_ops.h"
-#include "targets/vitis_ai/vitis_ai_rules.h"
+#include "targets/vitis_ai/quantize.h"
+#include "targets/vitis_ai/unit_kind.h"
 
 namespace disco::vitis_ai {
 
@@ -41,5 +43,10 @@ struct QProgram {
 std::string serialize_program(const QProgram &p);
 // Throws naming `label` when the text is malformed.
 QProgram parse_program(const std::string &text, const std::string &label);
+
+// The folded weights of a conv or gemm op, from the step's constant tensors
+// (views indexed like QOp::consts): the compiler (fix choice, XIR) and the
+// runtime (the reference executor) both fold through it.
+FoldedWeights fold_op_weights(const QOp &op, const std::function<ConstView(int step_input)> &constant);
 
 }  // namespace disco::vitis_ai

@@ -12,8 +12,10 @@
 #include "frontend/errors.h"
 #include "targets/partitioner.h"
 #include "targets/plan_builder.h"
+#include "targets/vitis_ai/int8_engine.h"
 #include "targets/vitis_ai/region_builder.h"
 #include "targets/vitis_ai/vitis_ai_rules.h"
+#include "targets/vitis_ai/vitis_ai_runtime.h"
 #include "targets/vitis_ai/xir_emit.h"
 
 namespace disco {
@@ -50,6 +52,19 @@ class VitisAiBackend : public Backend {
   explicit VitisAiBackend(std::vector<std::string> samples) : samples_(std::move(samples)) {}
   std::string name() const override { return "vitis_ai"; }
   std::vector<SupportRule> rules() const override { return vitis_ai_rules(); }
+  // AOT libraries run the regions with the same glue as disco run
+  // (disco_vitis_ai_runtime, registered by vitis_ai_aot_glue.cc), on the
+  // portable int8 engine (bit-identical to the Halide one); each region's
+  // .xmodel (the step's "xmodel" param, NAME.rN.xmodel) goes beside NAME.a.
+  // With XIR and VART the glue links their shared libraries.
+  std::optional<AotGlue> aot_glue() const override {
+    AotGlue g;
+    g.install_function = "disco_install_vitis_ai_glue";
+    for (const char *a : {DISCO_VITIS_AI_GLUE_ARCHIVES}) g.archives.push_back(a);
+    for (const char *f : {DISCO_VITIS_AI_GLUE_LINK_FLAGS}) g.link_flags.push_back(f);
+    g.file_params = {"xmodel"};
+    return g;
+  }
 
   Declined compile(const Region &region, PlanBuilder &b) const override {
     const Graph &g = b.graph();
@@ -128,6 +143,12 @@ class VitisAiBackend : public Backend {
 };
 
 }  // namespace
+
+void install_vitis_ai_runtime() {
+  // disco run has Halide: its JIT-compiled pipelines are the faster engine.
+  vitis_ai::set_int8_engine(&vitis_ai::halide_int8_engine());
+  vitis_ai::install_region_kernel();
+}
 
 std::unique_ptr<Backend> make_vitis_ai_backend(std::vector<std::string> calibration_samples) {
   return std::make_unique<VitisAiBackend>(std::move(calibration_samples));

@@ -284,21 +284,6 @@ bool check_flatten(const MatchContext &ctx, const Node &n, VitisUnit &u, std::st
 
 }  // namespace
 
-const char *unit_kind_name(UnitKind k) {
-  switch (k) {
-    case UnitKind::Conv: return "conv";
-    case UnitKind::Gemm: return "gemm";
-    case UnitKind::MaxPool: return "maxpool";
-    case UnitKind::AvgPool: return "avgpool";
-    case UnitKind::GlobalAvgPool: return "gap";
-    case UnitKind::Add: return "add";
-    case UnitKind::Concat: return "concat";
-    case UnitKind::Resize: return "resize";
-    case UnitKind::Flatten: return "flatten";
-  }
-  return "?";
-}
-
 std::vector<SupportRule> vitis_ai_rules() {
   using Check = bool (*)(const MatchContext &, const Node &, VitisUnit &, std::string *);
   // A rule for one anchor op: every value float32, then the op's own limits.

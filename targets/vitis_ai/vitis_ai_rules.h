@@ -8,11 +8,9 @@
 
 #include "targets/backend.h"
 #include "targets/vitis_ai/int8_ops.h"
+#include "targets/vitis_ai/unit_kind.h"
 
 namespace disco::vitis_ai {
-
-enum class UnitKind { Conv, Gemm, MaxPool, AvgPool, GlobalAvgPool, Add, Concat, Resize, Flatten };
-const char *unit_kind_name(UnitKind k);
 
 struct VitisUnit : MatchPayload {
   UnitKind kind = UnitKind::Conv;

@@ -1,5 +1,7 @@
 // The vitis_ai runtime glue: "vitis_ai.region" runs one region's QProgram on
 // the int8 reference executor, with float <-> int8 conversion at its edges.
+// It needs no Halide and no compiler (disco_vitis_ai_runtime), so AOT
+// libraries hold it too (vitis_ai_aot_glue.cc).
 //
 // Where a compiled DPU model exists ($DISCO_VITIS_AI_DPU_DIR holds the
 // vai_c_xir output for the region, under the .xmodel's name) the region runs
@@ -14,7 +16,7 @@
 #include "runtime/extern_kernel.h"
 #include "targets/vitis_ai/region_executor.h"
 #include "targets/vitis_ai/vart_runner.h"
-#include "targets/vitis_ai/vitis_ai_backend.h"
+#include "targets/vitis_ai/vitis_ai_runtime.h"
 
 namespace disco {
 namespace {
@@ -122,9 +124,14 @@ class VitisRegionKernel : public ExternKernel {
 
 }  // namespace
 
-void install_vitis_ai_runtime() {
-  ExternKernelRegistry::global().add("vitis_ai.region",
-                                     [](const PlanStep &s) { return std::make_unique<VitisRegionKernel>(s); });
+namespace vitis_ai {
+
+void install_region_kernel() {
+  static const bool done = (ExternKernelRegistry::global().add(
+                                "vitis_ai.region", [](const PlanStep &s) { return std::make_unique<VitisRegionKernel>(s); }),
+                            true);
+  (void)done;
 }
 
+}  // namespace vitis_ai
 }  // namespace disco

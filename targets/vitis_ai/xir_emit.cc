@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include <google/protobuf/io/coded_stream.h>
 #include <xir/attrs/attrs.hpp>
 #include <xir/graph/graph.hpp>
 #include <xir/graph/subgraph.hpp>
@@ -324,7 +325,19 @@ void emit_xmodel(const XirRegion &r, const std::string &path) {
   const std::string why = validate_for_xir(r);
   DISCO_CHECK(why.empty(), "vitis_ai: region ", r.name, " cannot be written as XIR: ", why);
   std::unique_ptr<xir::Graph> g = XirBuilder(r).build();
+  // XIR writes protobuf maps (each op's attrs), whose order differs from run
+  // to run unless protobuf serializes deterministically: two compiles must
+  // give the same bytes (AOT libraries install these files beside NAME.a).
+  static const bool deterministic = (google::protobuf::internal::MapTestForceDeterministic(), true);
+  (void)deterministic;
   g->serialize(path);
 }
 
 }  // namespace disco::vitis_ai
+
+// protobuf keeps the process-wide switch private and names this function its
+// friend for projects that want it ("Other projects may use friend to allow
+// them to call this", io/coded_stream.h); libprotobuf does not define it.
+namespace google::protobuf::internal {
+void MapTestForceDeterministic() { io::CodedOutputStream::SetDefaultSerializationDeterministic(); }
+}  // namespace google::protobuf::internal

@@ -7,6 +7,13 @@
 //                                          with PyTorch's (rtol 1e-4, atol 1e-5)
 //                                          and with the one `disco run
 //                                          --output-dir` wrote in JITDIR ('-': none)
+//   harness check_l2 REL IN REF JITDIR [...]
+//                                          for quantized regions (vitis_ai): the
+//                                          output within REL relative L2 error of
+//                                          PyTorch's float output, and bit-equal
+//                                          to the one `disco run` wrote in JITDIR
+//   harness zeros IN                       the output is all zeros (VART's dummy
+//                                          runner ran the region: it writes nothing)
 //   harness errors IN                      wrong rank, dim, dtype, output shape
 //                                          and null host each return an error
 //                                          naming the input or output and the dim;
@@ -174,6 +181,68 @@ int check(int argc, char **argv) {
       compare(out, shape, jit, 1e-6, 1e-7, "vs JIT " + jit);
     }
   }
+  return g_failures ? 1 : 0;
+}
+
+// ||got - ref|| / ||ref|| at most `rel`.
+void compare_l2(const std::vector<float> &got, const std::vector<int64_t> &shape, const npy_lite::Array &ref, double rel,
+                const std::string &what) {
+  if (ref.descr != "<f4") return failure(what + ": reference dtype " + ref.descr);
+  if (ref.shape != shape) return failure(what + ": shape " + shape_text(shape) + ", reference " + shape_text(ref.shape));
+  const float *r = reinterpret_cast<const float *>(ref.bytes.data());
+  double num = 0, den = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double d = double(got[i]) - r[i];
+    num += d * d, den += double(r[i]) * r[i];
+  }
+  const double err = std::sqrt(num / den);
+  char b[160];
+  std::snprintf(b, sizeof b, ": relative L2 error %.4f (at most %.4f)", err, rel);
+  if (!(err <= rel)) return failure(what + b);
+  std::printf("ok: %s %s%s\n", what.c_str(), shape_text(shape).c_str(), b);
+}
+
+// Every element equal (the same int8 arithmetic and the same float kernels).
+void compare_bits(const std::vector<float> &got, const std::vector<int64_t> &shape, const npy_lite::Array &ref,
+                  const std::string &what) {
+  if (ref.descr != "<f4" || ref.shape != shape) return failure(what + ": dtype or shape differ");
+  const float *r = reinterpret_cast<const float *>(ref.bytes.data());
+  size_t diffs = 0, first = 0;
+  for (size_t i = 0; i < got.size(); ++i)
+    if (std::memcmp(&got[i], &r[i], sizeof(float)) != 0) first = diffs++ ? first : i;
+  if (diffs) {
+    char b[160];
+    std::snprintf(b, sizeof b, ": %zu elements differ, the first %zu: %.9g vs %.9g", diffs, first, got[first], r[first]);
+    return failure(what + b);
+  }
+  std::printf("ok: %s %s (bit-equal)\n", what.c_str(), shape_text(shape).c_str());
+}
+
+int check_l2(int argc, char **argv) {
+  const double rel = std::atof(argv[2]);
+  for (int i = 3; i + 2 < argc; i += 3) {
+    npy_lite::Array in = npy_lite::read(argv[i]);
+    std::vector<float> out;
+    std::vector<int64_t> shape;
+    if (!run(in, out, shape)) continue;
+    compare_l2(out, shape, npy_lite::read(argv[i + 1]), rel, std::string("vs PyTorch ") + argv[i + 1]);
+    if (std::strcmp(argv[i + 2], "-") != 0) {
+      const std::string jit = std::string(argv[i + 2]) + "/" + output_file(FN(_output_names)[0]);
+      compare_bits(out, shape, npy_lite::read(jit), "vs JIT " + jit);
+    }
+  }
+  return g_failures ? 1 : 0;
+}
+
+int zeros(const char *path) {
+  npy_lite::Array in = npy_lite::read(path);
+  std::vector<float> out;
+  std::vector<int64_t> shape;
+  if (!run(in, out, shape)) return 1;
+  size_t nonzero = 0;
+  for (float v : out) nonzero += v != 0.0f;
+  if (nonzero) failure(std::to_string(nonzero) + " of " + std::to_string(out.size()) + " outputs are not 0");
+  else std::printf("ok: %s: all %zu outputs are 0\n", path, out.size());
   return g_failures ? 1 : 0;
 }
 
@@ -409,6 +478,8 @@ int main(int argc, char **argv) {
       return 0;
     }
     if (mode == "check" && argc >= 5 && (argc - 2) % 3 == 0) return check(argc, argv);
+    if (mode == "check_l2" && argc >= 6 && (argc - 3) % 3 == 0 && std::atof(argv[2]) > 0) return check_l2(argc, argv);
+    if (mode == "zeros" && argc == 3) return zeros(argv[2]);
     if (mode == "errors" && argc == 3) return errors(argv[2]);
     if (mode == "time" && (argc == 4 || argc == 5) && std::atoi(argv[3]) > 0) {
       if (argc == 5) FN(_set_num_threads)(std::atoi(argv[4]));  // Halide's pool and the glue's kernels
@@ -423,7 +494,7 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "FAIL: %s\n", e.what());
     return 1;
   }
-  std::fprintf(stderr, "usage: %s names | check IN REF JIT... | errors IN | concurrent THREADS ROUNDS IN REF... | threads IN REF | time IN RUNS [THREADS] | "
+  std::fprintf(stderr, "usage: %s names | check IN REF JIT... | check_l2 REL IN REF JIT... | zeros IN | errors IN | concurrent THREADS ROUNDS IN REF... | threads IN REF | time IN RUNS [THREADS] | "
                "throughput IN CALLERS RUNS\n", argv[0]);
   return 2;
 }

@@ -1,7 +1,9 @@
 # Two runs of the same `disco compile`, one compiling its kernels one at a time
-# and one on two workers, give byte-identical .a, .h and .pc files, and the command
+# and one on two workers, give byte-identical .a, .h and .pc files (and the
+# same files beside them, e.g. vitis_ai's lib.r<N>.xmodel), and the command
 # reports its stages, the library's size and the kernel count.
 # -D DISCO=... MODEL=... OUT=... [TARGETS=onednn,host: the backends, default host]
+#    [XMODELS=ON: vitis_ai built with XIR, so lib.r<N>.xmodel files must be there]
 foreach(run a b)
   file(REMOVE_RECURSE "${OUT}/${run}")
   if(run STREQUAL "a")
@@ -32,10 +34,22 @@ foreach(stage IN LISTS stages)
     message(FATAL_ERROR "the progress lacks '${stage}':\n${log}")
   endif()
 endforeach()
-foreach(file lib.a lib.h lib.pc)
+# The files beside the library (Backend::aot_glue's file_params: vitis_ai's lib.r<N>.xmodel), the same in both.
+file(GLOB beside_a RELATIVE "${OUT}/a" "${OUT}/a/lib.*")
+file(GLOB beside_b RELATIVE "${OUT}/b" "${OUT}/b/lib.*")
+list(SORT beside_a)
+list(SORT beside_b)
+if(NOT beside_a STREQUAL beside_b)
+  message(FATAL_ERROR "the two runs wrote different files: ${beside_a} and ${beside_b}")
+endif()
+if(XMODELS AND NOT beside_a MATCHES "lib\\.r[0-9]+\\.xmodel")
+  message(FATAL_ERROR "no lib.r<N>.xmodel beside lib.a: ${beside_a}")
+endif()
+foreach(file IN LISTS beside_a)
   execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files "${OUT}/a/${file}" "${OUT}/b/${file}" RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "${file} differs between two runs of the same command")
   endif()
 endforeach()
-message(STATUS "identical: lib.a, lib.h, lib.pc")
+string(JOIN ", " identical ${beside_a})
+message(STATUS "identical: ${identical}")

@@ -21,7 +21,7 @@ if(NOT rc EQUAL 0)
 endif()
 message(STATUS "pkg-config --cflags --libs ${NAME}: ${flags}")
 separate_arguments(flags UNIX_COMMAND "${flags}")
-execute_process(COMMAND "${CC}" "${SOURCE}" ${flags} -o "${OUT}/prog" RESULT_VARIABLE rc OUTPUT_VARIABLE out
+execute_process(COMMAND "${CC}" -DPC_NAME=${NAME} "-DPC_HEADER=\"${NAME}.h\"" "${SOURCE}" ${flags} -o "${OUT}/prog" RESULT_VARIABLE rc OUTPUT_VARIABLE out
                 ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "${CC} ${SOURCE} ${flags} failed:\n${out}${err}")

@@ -1,13 +1,21 @@
 /* Linked through pkg-config only (pkg_config.cmake): `cc pkg_config_main.c
    $(pkg-config --cflags --libs aot_layernorm_softmax)`. Runs the library on a
    PyTorch input (.npy, float32, C order) and compares the output with
-   PyTorch's (rtol 1e-4, atol 1e-5).  usage: pkg_config_main IN.npy REF.npy */
+   PyTorch's (rtol 1e-4, atol 1e-5).  usage: pkg_config_main IN.npy REF.npy
+   Another library: -DPC_NAME=NAME -DPC_HEADER='"NAME.h"'. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "aot_layernorm_softmax.h"
+#ifndef PC_NAME
+#define PC_NAME aot_layernorm_softmax
+#define PC_HEADER "aot_layernorm_softmax.h"
+#endif
+#define PC_CAT_(a, b) a##b
+#define PC_CAT(a, b) PC_CAT_(a, b)
+#define PC_FN(suffix) PC_CAT(PC_NAME, suffix)
+#include PC_HEADER
 
 struct npy {
   int rank;
@@ -68,8 +76,8 @@ int main(int argc, char **argv) {
   x.dimensions = in.rank;
   x.dim = xd;
   y.dim = yd;
-  if (aot_layernorm_softmax_output_shapes(&x, &y) != 0) {
-    fprintf(stderr, "FAIL: %s\n", aot_layernorm_softmax_last_error());
+  if (PC_FN(_output_shapes)(&x, &y) != 0) {
+    fprintf(stderr, "FAIL: %s\n", PC_FN(_last_error)());
     return 1;
   }
   if (y.dimensions != ref.rank) {
@@ -86,8 +94,8 @@ int main(int argc, char **argv) {
   }
   out = (float *)malloc((size_t)n * sizeof(float) + 1);
   y.host = (uint8_t *)out;
-  if (aot_layernorm_softmax_run(&x, &y) != 0) {
-    fprintf(stderr, "FAIL: %s\n", aot_layernorm_softmax_last_error());
+  if (PC_FN(_run)(&x, &y) != 0) {
+    fprintf(stderr, "FAIL: %s\n", PC_FN(_last_error)());
     return 1;
   }
   for (k = 0; k < n; ++k) {

@@ -1,5 +1,6 @@
-// The vitis_ai int8 reference executor (Halide) equals a plain scalar int8
-// implementation written here, with exact integer equality, on random conv,
+// The vitis_ai int8 reference executor, on each of its engines (int8_engine.h:
+// the portable loops AOT libraries run, the Halide pipelines disco run
+// installs), equals a plain scalar int8 implementation written here, with exact integer equality, on random conv,
 // depthwise conv, gemm, pool, add, concat and resize layers, strides,
 // paddings, dilations and activations included. The scalar code follows the
 // DPU's recipe from first principles: integer multiply-accumulate, the bias
@@ -9,6 +10,7 @@
 #include <algorithm>
 #include <random>
 
+#include "targets/vitis_ai/int8_engine.h"
 #include "targets/vitis_ai/int8_ops.h"
 
 namespace disco::vitis_ai {
@@ -110,7 +112,19 @@ void expect_same(const Int8Tensor &got, const Int8Tensor &want, const std::strin
                       << " vs " << int(want.data[std::max<int64_t>(first, 0)]);
 }
 
-TEST(VitisAiInt8Ops, RoundShiftRoundsHalfUpAndSaturates) {
+// Each op test runs once per engine, the engine installed as disco run or an AOT library would.
+class VitisAiInt8Ops : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    set_int8_engine(GetParam() == "halide" ? &halide_int8_engine() : &portable_int8_engine());
+    ASSERT_EQ(std::string(int8_engine().name), GetParam());
+  }
+  void TearDown() override { set_int8_engine(nullptr); }
+};
+INSTANTIATE_TEST_SUITE_P(Engines, VitisAiInt8Ops, ::testing::Values("portable", "halide"),
+                         [](const ::testing::TestParamInfo<std::string> &i) { return i.param; });
+
+TEST(VitisAiInt8Scalar, RoundShiftRoundsHalfUpAndSaturates) {
   EXPECT_EQ(round_shift_saturate(5, 1), 3);     // 2.5 -> 3
   EXPECT_EQ(round_shift_saturate(-5, 1), -2);   // -2.5 -> -2 (half up)
   EXPECT_EQ(round_shift_saturate(-7, 2), -2);   // -1.75 -> -2
@@ -122,7 +136,7 @@ TEST(VitisAiInt8Ops, RoundShiftRoundsHalfUpAndSaturates) {
   EXPECT_EQ(quantize_value(100.0f, 4), 127);
 }
 
-TEST(VitisAiInt8Ops, ConvMatchesScalarCodeOverStridesPadsGroupsAndActivations) {
+TEST_P(VitisAiInt8Ops, ConvMatchesScalarCodeOverStridesPadsGroupsAndActivations) {
   std::mt19937 rng(7);
   struct Case {
     Ints x, w;
@@ -146,7 +160,7 @@ TEST(VitisAiInt8Ops, ConvMatchesScalarCodeOverStridesPadsGroupsAndActivations) {
   }
 }
 
-TEST(VitisAiInt8Ops, GemmMatchesScalarCode) {
+TEST_P(VitisAiInt8Ops, GemmMatchesScalarCode) {
   std::mt19937 rng(8);
   Int8Tensor a = random_tensor(rng, {7, 37}, 6), w = random_tensor(rng, {10, 37}, 8), b = random_tensor(rng, {10}, 5);
   Int8Tensor got = gemm(a, w, b, {ActKind::None}, 4);
@@ -159,7 +173,7 @@ TEST(VitisAiInt8Ops, GemmMatchesScalarCode) {
     }
 }
 
-TEST(VitisAiInt8Ops, PoolsMatchScalarCode) {
+TEST_P(VitisAiInt8Ops, PoolsMatchScalarCode) {
   std::mt19937 rng(9);
   Int8Tensor x = random_tensor(rng, {2, 3, 11, 10}, 4);
   ConvGeometry g{2, 2, 1, 1, 1, 0, 1, 1, 1};
@@ -171,7 +185,7 @@ TEST(VitisAiInt8Ops, PoolsMatchScalarCode) {
   expect_same(global_average_pool(x, 2), scalar_pool(x, false, 11, 10, s1, 2), "global average pool to fix 2");
 }
 
-TEST(VitisAiInt8Ops, AddAlignsFixPositionsLikeScalarCode) {
+TEST_P(VitisAiInt8Ops, AddAlignsFixPositionsLikeScalarCode) {
   std::mt19937 rng(10);
   for (int relu = 0; relu < 2; ++relu) {
     Int8Tensor a = random_tensor(rng, {2, 4, 5, 6}, 3), b = random_tensor(rng, {2, 4, 5, 6}, 6);
@@ -187,7 +201,7 @@ TEST(VitisAiInt8Ops, AddAlignsFixPositionsLikeScalarCode) {
   }
 }
 
-TEST(VitisAiInt8Ops, ConcatRequantizesEachInputLikeScalarCode) {
+TEST_P(VitisAiInt8Ops, ConcatRequantizesEachInputLikeScalarCode) {
   std::mt19937 rng(11);
   Int8Tensor a = random_tensor(rng, {2, 3, 4, 5}, 2), b = random_tensor(rng, {2, 5, 4, 5}, 6),
              c = random_tensor(rng, {2, 1, 4, 5}, 4);
@@ -205,7 +219,7 @@ TEST(VitisAiInt8Ops, ConcatRequantizesEachInputLikeScalarCode) {
   expect_same(got, want, "concat");
 }
 
-TEST(VitisAiInt8Ops, ResizeNearestRepeatsPixels) {
+TEST_P(VitisAiInt8Ops, ResizeNearestRepeatsPixels) {
   std::mt19937 rng(12);
   Int8Tensor x = random_tensor(rng, {1, 2, 3, 4}, 5);
   Int8Tensor got = resize_nearest(x, 2, 3);
