@@ -24,6 +24,7 @@
 #include "lowering/infer_context.h"
 #include "lowering/lower_graph.h"
 #include "targets/gpu/gpu_target.h"
+#include "driver/cache_manifest.h"
 #include "targets/kernel_store.h"
 #include "targets/plan_builder.h"
 
@@ -232,14 +233,36 @@ std::string entry_dir(const std::string &root, const std::string &name, const st
   return root + "/" + dir_name(name) + "-" + h.hex();
 }
 
+void warn(const CompileOptions &opts, const std::string &message) {
+  if (opts.warning) opts.warning(message);
+  else std::fprintf(stderr, "disco: warning: %s\n", message.c_str());
+}
+
+// Moves a damaged entry out of the way (atomically, so no other process
+// loads it meanwhile) and removes it.
+void discard_entry(const std::string &root, const std::string &dir) {
+  std::string away = root + "/tmp-damaged-XXXXXX";
+  if (!mkdtemp(away.data())) return;
+  std::rename(dir.c_str(), (away + "/entry").c_str());  // fails when another process discarded it first
+  std::error_code ec;
+  std::filesystem::remove_all(away, ec);
+}
+
 }  // namespace
 
 std::optional<CompiledModel> find_cached(const std::string &name, const std::string &key, const CompileOptions &opts) {
   if (!opts.use_cache || opts.keep_objects || key.empty()) return std::nullopt;
   const auto t0 = std::chrono::steady_clock::now();
   CompiledModel m;
-  m.dir = entry_dir(cache_root(opts), name, key, opts);
+  const std::string root = cache_root(opts);
+  m.dir = entry_dir(root, name, key, opts);
   if (!exists(m.dir + "/plan.txt")) return std::nullopt;
+  // Every file checked before the library is loaded or the constants mapped.
+  if (auto problem = verify_cache_manifest(m.dir)) {
+    warn(opts, "the compile cache entry '" + m.dir + "' is damaged (" + *problem + "); compiling the model again");
+    discard_entry(root, m.dir);
+    return std::nullopt;
+  }
   m.plan = Plan::load(m.dir + "/plan.txt");
   m.cache_hit = true;
   touch_cache_entry(m.dir);
@@ -277,6 +300,7 @@ CompiledModel compile_graph(Graph g, const std::string &name, const std::string 
     m.plan = build(g, store, name, tmp, root, opts, cached ? &kernels : nullptr, &m.objects, &m.profile);
     m.profile.shapes_s = shapes_s;
     m.plan.save(tmp + "/plan.txt");
+    if (cached) write_cache_manifest(tmp);  // last: it covers every file of the entry
   } catch (...) {
     std::error_code ec;
     std::filesystem::remove_all(tmp, ec);  // a failed compile leaves nothing behind

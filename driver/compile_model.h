@@ -40,6 +40,8 @@ struct CompileOptions {
   // gives the same objects (targets/kernel_jobs.h).
   int compile_workers = 0;
   std::function<void(const std::string &)> progress;  // one line per stage and kernel
+  // Problems disco recovers from (a damaged cache entry compiled again); empty: a line on stderr.
+  std::function<void(const std::string &)> warning;
 };
 
 struct CompiledModel {

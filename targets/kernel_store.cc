@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "frontend/content_hash.h"
+#include "frontend/file_checksum.h"
 
 namespace disco {
 
@@ -40,7 +41,13 @@ std::string KernelStore::kernel_name(const std::string &key) { return "k_" + Con
 
 bool KernelStore::fetch(const std::string &name, const std::string &key, const std::string &object_path) const {
   std::string stored;
-  if (!read_text(dir_ + "/" + name + ".key", stored) || stored != key) return false;
+  if (!read_text(dir_ + "/" + name + ".key", stored)) return false;
+  // "checksum <hex>\n" and the key: the object must be the one compiled for this key.
+  const size_t eol = stored.find('\n');
+  if (eol == std::string::npos || stored.compare(0, 9, "checksum ") != 0 || stored.compare(eol + 1, std::string::npos, key) != 0)
+    return false;
+  const auto sum = file_checksum(dir_ + "/" + name + ".o");
+  if (!sum || stored.substr(9, eol - 9) != checksum_hex(*sum)) return false;  // damaged: compiled again, and replaced
   if (!place(dir_ + "/" + name + ".o", object_path)) return false;
   utime(dir_.c_str(), nullptr);  // used: the LRU eviction keeps it
   return true;
@@ -52,9 +59,11 @@ void KernelStore::publish(const std::string &name, const std::string &key, const
   if (ec) return;
   const std::string tmp = dir_ + "/tmp-" + std::to_string(::getpid()) + "-" + name;
   if (!place(object_path, tmp + ".o")) return;
+  const auto sum = file_checksum(object_path);
+  if (!sum) return;
   {
     std::ofstream f(tmp + ".key", std::ios::binary);
-    f << key;
+    f << "checksum " << checksum_hex(*sum) << "\n" << key;
     if (!f.good()) {
       fs::remove(tmp + ".o", ec);
       fs::remove(tmp + ".key", ec);

@@ -9,9 +9,10 @@
 // The store is a folder in the cache root, one per compiler binary (its name
 // carries the compiler's id, so a rebuilt compiler never links old code). A
 // kernel is NAME.o, its function named after its key's hash so that the object
-// serves any model, with NAME.key beside it: the full key, compared before
-// the object is used, so that a hash collision or a damaged entry means a
-// compile, never a wrong kernel. Entries are renamed into place, object
+// serves any model, with NAME.key beside it: the object's checksum and the
+// full key, both compared before the object is used, so that a hash
+// collision or a damaged object means a compile, never a wrong kernel or a
+// failed link. Entries are renamed into place, object
 // first, so a reader that finds the key finds a complete object. The folder
 // is one entry of the cache's LRU eviction (driver/compile_cache.h), marked
 // used whenever a compile reads or adds to it.

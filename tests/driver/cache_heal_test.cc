@@ -1,0 +1,156 @@
+// Issue #23: a compile cache entry that was damaged after it was written (a
+// truncated kernel library, overwritten bytes, a constants file of the same
+// size with other values, a missing file) is found before anything of it is
+// loaded, reported in one warning that names the file, and compiled again;
+// the outputs are checked against plain loops. Before, these crashed inside
+// dlopen (SIGBUS, SIGSEGV) or ran with the wrong weights. A damaged object in
+// the kernel store (targets/kernel_store.h) is compiled again too.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "driver/compile_model.h"
+#include "frontend/graph_builder.h"
+#include "runtime/executor.h"
+#include "tests/support/tensors.h"
+
+namespace disco {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::random_f32;
+
+constexpr int64_t kCols = 64;
+
+// y = relu(x * w + b): a Halide kernel (kernels.so) and two constants (constants.bin).
+Graph model() {
+  GraphBuilder gb(17);
+  std::string h = gb.input("x", DType::F32, {Dim::symbol("n"), kCols});
+  h = gb.op("Mul", {h, gb.constant("w", random_f32({kCols}, 11))});
+  h = gb.op("Add", {h, gb.constant("b", random_f32({kCols}, 12))});
+  gb.output(gb.op("Relu", {h}));
+  return gb.build();
+}
+
+void expect_right_outputs(const CompiledModel &m) {
+  Executor exec(m.plan, m.dir);
+  const TensorData x = random_f32({3, kCols}, 5);
+  const TensorData w = random_f32({kCols}, 11), b = random_f32({kCols}, 12);
+  const auto out = exec.run({x});
+  ASSERT_EQ(out[0].num_elements(), 3 * kCols);
+  for (int64_t i = 0; i < 3 * kCols; ++i) {
+    const float want = std::max(x.as<float>()[i] * w.as<float>()[i % kCols] + b.as<float>()[i % kCols], 0.0f);
+    ASSERT_NEAR(out[0].as<float>()[i], want, 1e-6) << "element " << i;
+  }
+}
+
+struct Cache {
+  std::string root = fs::temp_directory_path() / ("disco-heal-test-" + std::to_string(getpid()));
+  std::vector<std::string> warnings;
+  Cache() { fs::remove_all(root); }
+  ~Cache() { fs::remove_all(root); }
+  CompileOptions options() {
+    CompileOptions o;
+    o.backends = {"host"};
+    o.cache_dir = root;
+    o.warning = [this](const std::string &w) { warnings.push_back(w); };
+    return o;
+  }
+  CompiledModel compile() { return compile_graph(model(), "heal", "key", options()); }
+};
+
+void overwrite(const std::string &path, int64_t at, const std::string &bytes) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  ASSERT_TRUE(f) << path;
+  f.seekp(at);
+  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+// Damages the entry of a first compile, then compiles again: one warning
+// naming `file`, a fresh compile with the right outputs, then a cache hit.
+void expect_healed(const std::string &file, const std::function<void(const std::string &)> &damage) {
+  Cache c;
+  const CompiledModel first = c.compile();
+  ASSERT_FALSE(first.cache_hit);
+  expect_right_outputs(first);
+  ASSERT_TRUE(fs::exists(first.dir + "/" + file)) << file;
+  damage(first.dir + "/" + file);
+  const CompiledModel again = c.compile();
+  EXPECT_FALSE(again.cache_hit) << "a damaged entry must be compiled again";
+  ASSERT_EQ(c.warnings.size(), 1u);
+  EXPECT_NE(c.warnings[0].find("damaged"), std::string::npos) << c.warnings[0];
+  EXPECT_NE(c.warnings[0].find("'" + file + "'"), std::string::npos) << c.warnings[0];
+  expect_right_outputs(again);
+  const CompiledModel third = c.compile();
+  EXPECT_TRUE(third.cache_hit) << "the entry was rebuilt";
+  EXPECT_EQ(c.warnings.size(), 1u);
+  expect_right_outputs(third);
+}
+
+TEST(CacheHeal, TruncatedKernelLibrary) {
+  expect_healed("kernels.so", [](const std::string &p) { fs::resize_file(p, 1000); });
+}
+
+TEST(CacheHeal, OverwrittenKernelLibraryBytes) {
+  expect_healed("kernels.so", [](const std::string &p) { overwrite(p, 4096, std::string(200, '\x5a')); });
+}
+
+TEST(CacheHeal, ConstantsOfTheSameSizeWithOtherValues) {
+  expect_healed("constants.bin", [](const std::string &p) {
+    const auto size = static_cast<int64_t>(fs::file_size(p));
+    overwrite(p, 0, std::string(static_cast<size_t>(std::min<int64_t>(size, 64)), '\0'));
+    EXPECT_EQ(static_cast<int64_t>(fs::file_size(p)), size);
+  });
+}
+
+TEST(CacheHeal, MissingFile) {
+  expect_healed("constants.bin", [](const std::string &p) { fs::remove(p); });
+}
+
+// A file replaced by a copy of itself (a restored backup: another inode and
+// change time) is checksummed, found whole, and used.
+TEST(CacheHeal, AnIntactCopyIsStillAHit) {
+  Cache c;
+  const CompiledModel first = c.compile();
+  for (const char *file : {"kernels.so", "constants.bin"}) {
+    const std::string p = first.dir + "/" + file, copy = p + ".copy";
+    fs::copy_file(p, copy);
+    fs::rename(copy, p);
+  }
+  const CompiledModel again = c.compile();
+  EXPECT_TRUE(again.cache_hit);
+  EXPECT_TRUE(c.warnings.empty()) << c.warnings[0];
+  expect_right_outputs(again);
+}
+
+TEST(CacheHeal, DamagedStoredKernelIsCompiledAgain) {
+  Cache c;
+  const CompiledModel first = c.compile();
+  int damaged = 0;
+  for (const auto &e : fs::recursive_directory_iterator(c.root))
+    if (e.path().extension() == ".o" && e.path().parent_path().filename().string().rfind("kernels-", 0) == 0) {
+      overwrite(e.path(), 2048, std::string(64, '\x11'));
+      ++damaged;
+    }
+  ASSERT_GE(damaged, 1) << "the kernel store holds the model's kernel";
+  fs::remove_all(first.dir);  // the model is new to the cache again; its kernel is in the store, damaged
+  const CompiledModel again = c.compile();
+  EXPECT_FALSE(again.cache_hit);
+  EXPECT_EQ(again.profile.stored_kernels, 0) << "a damaged stored object must not be linked";
+  expect_right_outputs(again);
+  fs::remove_all(again.dir);
+  const CompiledModel third = c.compile();
+  EXPECT_EQ(third.profile.stored_kernels, third.profile.unique_kernels) << "the store was mended";
+  expect_right_outputs(third);
+}
+
+}  // namespace
+}  // namespace disco
