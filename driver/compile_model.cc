@@ -7,9 +7,11 @@
 #include <atomic>
 #include <filesystem>
 #include <mutex>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -43,15 +45,6 @@ uint64_t compiler_id() {
     return ContentHash().add(ss.str()).value();
   }();
   return id;
-}
-
-void make_dirs(const std::string &path) {
-  for (size_t p = 1; p <= path.size(); ++p) {
-    if (p == path.size() || path[p] == '/') {
-      std::string sub = path.substr(0, p);
-      if (mkdir(sub.c_str(), 0755) != 0 && errno != EEXIST) fail("cannot create directory '", sub, "'");
-    }
-  }
 }
 
 // Uncached compiles live in private folders that nothing reuses; a loaded
@@ -233,6 +226,18 @@ std::string entry_dir(const std::string &root, const std::string &name, const st
   return root + "/" + dir_name(name) + "-" + h.hex();
 }
 
+// A new tmp-* folder in `root` (made if missing); "" with errno set when it cannot be.
+std::string private_folder(const std::string &root) {
+  std::error_code ec;
+  std::filesystem::create_directories(root, ec);
+  if (ec) {
+    errno = ec.value();
+    return "";
+  }
+  std::string tmp = root + "/tmp-XXXXXX";
+  return mkdtemp(tmp.data()) ? tmp : "";
+}
+
 void warn(const CompileOptions &opts, const std::string &message) {
   if (opts.warning) opts.warning(message);
   else std::fprintf(stderr, "disco: warning: %s\n", message.c_str());
@@ -274,14 +279,27 @@ CompiledModel compile_graph(Graph g, const std::string &name, const std::string 
   auto t0 = std::chrono::steady_clock::now();
   if (auto hit = find_cached(name, key, opts)) return std::move(*hit);
   CompiledModel m;
-  const bool cached = opts.use_cache && !opts.keep_objects && !key.empty();
-  const std::string root = cache_root(opts);
+  bool cached = opts.use_cache && !opts.keep_objects && !key.empty();
+  std::string root = cache_root(opts);
   const uint64_t id = compiler_id();
-  m.dir = entry_dir(root, name, key, opts);
   // Build in a private folder, then rename: concurrent compiles never see half a result.
-  make_dirs(root);
-  std::string tmp = root + "/tmp-XXXXXX";
-  DISCO_CHECK(mkdtemp(tmp.data()), "cannot create a folder in '", root, "'");
+  std::string tmp = private_folder(root);
+  if (tmp.empty()) {
+    // An unwritable cache (a read-only home, another user's folder): compile in a
+    // temporary folder of our own, removed at exit, and cache nothing.
+    const int err = errno;
+    std::string scratch = (std::filesystem::temp_directory_path() / "disco-XXXXXX").string();
+    DISCO_CHECK(mkdtemp(scratch.data()), "cannot create a folder in '", root, "' (", std::strerror(err),
+                ") or in the temporary folder");
+    remove_at_exit(scratch);
+    warn(opts, "the compile cache folder '" + root + "' cannot be written (" + std::strerror(err) +
+                   "); compiling in '" + scratch + "' without caching");
+    root = scratch;
+    cached = false;
+    tmp = private_folder(root);
+    DISCO_CHECK(!tmp.empty(), "cannot create a folder in '", root, "'");
+  }
+  m.dir = entry_dir(root, name, key, opts);
   if (opts.progress) opts.progress("inferring shapes");
   try {
     ShapeStore store;

@@ -7,6 +7,7 @@
 // the kernel store (targets/kernel_store.h) is compiled again too.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -150,6 +151,47 @@ TEST(CacheHeal, DamagedStoredKernelIsCompiledAgain) {
   const CompiledModel third = c.compile();
   EXPECT_EQ(third.profile.stored_kernels, third.profile.unique_kernels) << "the store was mended";
   expect_right_outputs(third);
+}
+
+// An unwritable cache folder: the compile goes to a temporary folder with a
+// warning and runs. Checked as a user other than root (root writes anywhere):
+// a child process drops to `nobody` where the test runs as root.
+TEST(CacheHeal, UnwritableCacheFolderCompilesInATemporaryFolder) {
+  const std::string root = fs::temp_directory_path() / ("disco-readonly-cache-" + std::to_string(getpid()));
+  fs::remove_all(root);
+  fs::create_directories(root);
+  fs::permissions(root, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read |
+                            fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec);
+  std::fflush(stdout);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    int rc = 1;
+    if (getuid() == 0 && setuid(65534) != 0) _exit(3);  // nobody
+    if (access(root.c_str(), W_OK) == 0) _exit(4);     // the folder must really be unwritable for us
+    try {
+      std::vector<std::string> warnings;
+      CompileOptions o;
+      o.backends = {"host"};
+      o.cache_dir = root + "/cache";
+      o.warning = [&](const std::string &w) { warnings.push_back(w); };
+      const CompiledModel m = compile_graph(model(), "ro", "key", o);
+      const bool warned = warnings.size() == 1 && warnings[0].find("cannot be written") != std::string::npos &&
+                          warnings[0].find(root + "/cache") != std::string::npos;
+      if (!warned) std::fprintf(stderr, "warnings: %zu %s\n", warnings.size(), warnings.empty() ? "" : warnings[0].c_str());
+      expect_right_outputs(m);
+      rc = warned && !::testing::Test::HasFailure() && m.dir.rfind(root, 0) != 0 ? 0 : 2;
+    } catch (const std::exception &e) {
+      std::fprintf(stderr, "compile failed: %s\n", e.what());
+    }
+    _exit(rc);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  fs::remove_all(root);
+  ASSERT_TRUE(WIFEXITED(status)) << "the compile as another user crashed";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: the compile threw; 2: no warning, a wrong output or a folder in the cache;"
+                                    << " 3: setuid failed; 4: the folder was writable";
 }
 
 }  // namespace
