@@ -5,7 +5,8 @@
 # library target NAME: link it and include "NAME.h" (see driver/aot/README.md for the API).
 # NAME must be a C identifier. TARGET is host (default) or a Halide target string such as
 # x86-64-linux-avx2; BACKENDS lists the backends in priority order (host, onednn, example;
-# default host), and the library links what their runtime glue needs (oneDNN: dnnl, gomp, stdc++). The files go to OUTPUT_DIR (default
+# default host), and the library links what their runtime glue needs (oneDNN: dnnl, gomp, stdc++;
+# vitis_ai: VART and XIR where installed, stdc++; example: stdc++), as NAME.pc says. The files go to OUTPUT_DIR (default
 # ${CMAKE_CURRENT_BINARY_DIR}/disco_models/NAME).
 #
 # The generator is the `disco` target when this project builds it, else DISCO_EXECUTABLE
@@ -46,9 +47,19 @@ function(disco_add_model name)
   # What the backends' runtime glue in NAME.a links (Backend::aot_glue's link_flags).
   set(glue_libs "")
   if("onednn" IN_LIST ARG_BACKENDS)
-    set(glue_libs "dnnl;gomp;stdc++;")
-  elseif("example" IN_LIST ARG_BACKENDS)
-    set(glue_libs "stdc++;")
+    list(APPEND glue_libs dnnl gomp)
+  endif()
+  if("vitis_ai" IN_LIST ARG_BACKENDS)
+    find_library(DISCO_VART_RUNNER_LIBRARY vart-runner)  # built with VART where it is installed
+    if(DISCO_VART_RUNNER_LIBRARY)
+      list(APPEND glue_libs vart-runner xir unilog glog)
+    endif()
+  endif()
+  if(glue_libs OR "example" IN_LIST ARG_BACKENDS OR "vitis_ai" IN_LIST ARG_BACKENDS)
+    list(APPEND glue_libs stdc++)
+  endif()
+  if(glue_libs)
+    string(APPEND glue_libs ";")
   endif()
   set(lib "${ARG_OUTPUT_DIR}/${name}.a")
   set(header "${ARG_OUTPUT_DIR}/${name}.h")
