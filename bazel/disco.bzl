@@ -43,6 +43,17 @@ disco_repository = repository_rule(
     local = True,
 )
 
+# What the backends' runtime glue inside NAME.a links (Backend::aot_glue; NAME.pc lists the same).
+def _glue_linkopts(backends):
+    opts = []
+    if "onednn" in backends:
+        opts += ["-ldnnl", "-lgomp"]
+    if "vitis_ai" in backends:
+        opts += ["-lvart-runner", "-lxir", "-lunilog", "-lglog"]  # a disco built with VART (tools/setup.sh installs it)
+    if opts or "example" in backends:
+        opts.append("-lstdc++")
+    return opts
+
 def disco_model(name, model, target = None, backends = None, sdk = "@disco_sdk", visibility = None, **kwargs):
     """Compiles an ONNX model ahead of time into the cc_library NAME (NAME.h, NAME.a).
 
@@ -50,7 +61,7 @@ def disco_model(name, model, target = None, backends = None, sdk = "@disco_sdk",
       name: the library, the header NAME.h and the prefix of its C functions (NAME_run, ...).
       model: the .onnx file (a label).
       target: a Halide target string such as "x86-64-linux-avx2"; disco's default (the host) when None.
-      backends: backends in order of preference, e.g. ["host"]; disco's default when None.
+      backends: backends in order of preference, e.g. ["onednn", "host"]; host alone when None.
       sdk: the disco_repository that provides the compiler.
       visibility, **kwargs: passed to the cc_library.
     """
@@ -62,7 +73,7 @@ def disco_model(name, model, target = None, backends = None, sdk = "@disco_sdk",
     native.genrule(
         name = name + "_compile",
         srcs = [model],
-        outs = [name + ".a", name + ".h"],
+        outs = [name + ".a", name + ".h", name + ".pc"],
         tools = [sdk + "//:disco"],
         # A private compile cache: Bazel caches the outputs itself.
         cmd = ("cache=$$(mktemp -d) && DISCO_CACHE_DIR=$$cache $(location {sdk}//:disco) compile " +
@@ -75,7 +86,7 @@ def disco_model(name, model, target = None, backends = None, sdk = "@disco_sdk",
         name = name,
         hdrs = [name + ".h"],
         srcs = [name + ".a"],
-        linkopts = ["-lpthread", "-ldl", "-lm"],  # what NAME.h says to link with
+        linkopts = _glue_linkopts(backends or []) + ["-lpthread", "-ldl", "-lm"],  # what NAME.h and NAME.pc say
         visibility = visibility,
         **kwargs
     )
