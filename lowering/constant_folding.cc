@@ -1,4 +1,5 @@
 #include "lowering/constant_folding.h"
+#include "lowering/host_target.h"
 
 #include <cstring>
 #include <optional>
@@ -101,7 +102,7 @@ bool fold_constant_node(Graph &g, size_t index, const ShapeStore &store) {
       static uint8_t empty[16];
       bufs.emplace_back(halide_type(t.dtype), t.num_bytes() ? t.mutable_data() : empty, sizes);
     }
-    Halide::Pipeline(k.outputs).realize(Halide::Realization(bufs), Halide::get_jit_target_from_environment());
+    Halide::Pipeline(k.outputs).realize(Halide::Realization(bufs), usable_jit_target());
     for (size_t i = 0; i < outs.size(); ++i) set_constant(g, outs[i], std::move(results[i]));
     return true;
   } catch (const std::exception &) {

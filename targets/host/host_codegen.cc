@@ -1,4 +1,5 @@
 #include "targets/host/host_codegen.h"
+#include "lowering/host_target.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,7 +12,7 @@
 namespace disco {
 
 Halide::Target parse_target(const std::string &name) {
-  if (name.empty() || name == "host") return Halide::get_host_target();
+  if (name.empty() || name == "host") return usable_host_target();  // lowering/host_target.h
   DISCO_CHECK(Halide::Target::validate_target_string(name), "unknown target '", name,
               "' (use host or a Halide target string such as x86-64-linux-avx2)");
   return Halide::Target(name);

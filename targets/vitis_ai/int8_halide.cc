@@ -9,6 +9,7 @@
 #include <functional>
 #include <mutex>
 
+#include "lowering/host_target.h"
 #include "Halide.h"
 #include "frontend/errors.h"
 #include "targets/vitis_ai/int8_engine.h"
@@ -37,7 +38,7 @@ Halide::Buffer<int8_t> view(const Int8Tensor &t, std::vector<int> dims) {
 struct Jit {
   std::mutex mu;
   Pipeline pipeline;
-  explicit Jit(Func out) : pipeline(out) { pipeline.compile_jit(get_jit_target_from_environment()); }
+  explicit Jit(Func out) : pipeline(out) { pipeline.compile_jit(disco::usable_jit_target()); }
 };
 
 // The activation and output stage shared by conv2d and gemm.

@@ -2,6 +2,7 @@
 // sweep of its documented range, against the double-precision function, on
 // the host's JIT target (FMA) and on plain x86-64 (no FMA); its special
 // values, bit for bit; and that nothing lowers to a call.
+#include "lowering/host_target.h"
 #include "lowering/math_library.h"
 
 #include <gtest/gtest.h>
@@ -27,7 +28,7 @@ using Unary = std::function<Expr(const Expr &)>;
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
 
-Halide::Target host_target() { return Halide::get_jit_target_from_environment(); }
+Halide::Target host_target() { return usable_jit_target(); }
 
 // Plain x86-64: SSE2 only, no FMA, so every multiply-add rounds twice.
 Halide::Target plain_target() {

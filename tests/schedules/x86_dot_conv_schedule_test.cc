@@ -18,6 +18,7 @@
 #include <functional>
 #include <string>
 
+#include "lowering/host_target.h"
 #include "Halide.h"
 #include "driver/compile_model.h"
 #include "frontend/graph_builder.h"
@@ -245,7 +246,7 @@ void check_packed_dot(int64_t n, const std::string &panels) {
 }
 
 TEST(X86DotSchedule, ConstantWeightsPackedInPanelsMatchTheReference) {
-  const int lanes = Halide::get_host_target().has_feature(Halide::Target::AVX512) ? 16 : 8;
+  const int lanes = usable_host_target().has_feature(Halide::Target::AVX512) ? 16 : 8;
   check_packed_dot(6 * lanes, "/panels" + std::to_string(3 * lanes));   // panels of 3 vectors
   check_packed_dot(10 * lanes, "/panels" + std::to_string(2 * lanes));  // of 2 vectors (and tasks across panels)
   check_packed_dot(6 * lanes + 1, "");                                  // not packed: per-task pack
@@ -374,7 +375,7 @@ TEST(X86ConvSchedule, Conv1dAnd3dMatchTheReference) {
 // 40 channels: edge tiles of channels overlap. Fewer than 8 input channels
 // (a stem's 3) keep the width-vectorized kernel.
 TEST(X86ConvSchedule, ChannelsLastWeightsMatchTheReference) {
-  const int64_t wide = Halide::get_host_target().has_feature(Halide::Target::AVX512) ? 32 : 16;
+  const int64_t wide = usable_host_target().has_feature(Halide::Target::AVX512) ? 32 : 16;
   const char *both = "conv, branches: map rows";
   check_conv({"channels-last 3x3 pad 1", 8, 2 * wide + wide / 2, 1, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
              {{9, 37}, {4, 12}, {3, 7}, {2, 3}, {1, 1}}, both);
@@ -441,7 +442,7 @@ void check_conv_transpose(int64_t cin, int64_t cout, int64_t kernel, int64_t str
   Compiled c = compile(b.build());
   ASSERT_EQ(c.schedules.size(), 1u);
   EXPECT_EQ(c.schedules[0].rfind(schedule, 0), 0u) << c.schedules[0];
-  const bool wide = cout >= (Halide::get_host_target().has_feature(Halide::Target::AVX512) ? 32 : 16) && cin >= 8;
+  const bool wide = cout >= (usable_host_target().has_feature(Halide::Target::AVX512) ? 32 : 16) && cin >= 8;
   EXPECT_EQ(packed_constant(c, "/channels_last").empty(), !wide) << "the weight is stored channels-last iff wide";
   Executor exec(c.model.plan, c.model.dir);
   for (auto [n, h, wd] : shapes) {
@@ -471,7 +472,7 @@ void check_conv_transpose(int64_t cin, int64_t cout, int64_t kernel, int64_t str
 }
 
 TEST(X86ConvSchedule, ConvTransposeByOutputPhaseMatchesTheReference) {
-  const int64_t wide = Halide::get_host_target().has_feature(Halide::Target::AVX512) ? 32 : 16;
+  const int64_t wide = usable_host_target().has_feature(Halide::Target::AVX512) ? 32 : 16;
   check_conv_transpose(8, 2 * wide + 3, 2, 2, 0, {{2, 5, 19}, {1, 1, 3}, {1, 4, 1}, {1, 70, 2}},
                        "conv, branches: map rows");
   check_conv_transpose(9, 3 * wide, 3, 3, 0, {{1, 3, 7}, {2, 2, 2}}, "conv, branches: map rows");
@@ -480,7 +481,7 @@ TEST(X86ConvSchedule, ConvTransposeByOutputPhaseMatchesTheReference) {
 }
 
 TEST(X86ConvSchedule, GeneralConvTransposeReadsChannelsLastWeights) {
-  const int64_t wide = Halide::get_host_target().has_feature(Halide::Target::AVX512) ? 32 : 16;
+  const int64_t wide = usable_host_target().has_feature(Halide::Target::AVX512) ? 32 : 16;
   check_conv_transpose(8, wide, 3, 2, 1, {{2, 5, 9}, {1, 2, 1}}, "generic");
 }
 

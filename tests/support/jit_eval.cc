@@ -1,4 +1,5 @@
 #include "tests/support/jit_eval.h"
+#include "lowering/host_target.h"
 
 #include <cmath>
 #include <cstring>
@@ -57,7 +58,7 @@ std::vector<TensorData> jit_eval(Graph g, const std::vector<TensorData> &inputs)
   }
   for (auto &t : outs) bufs.push_back(wrap(t));
   Halide::Pipeline p(k.outputs);
-  p.realize(Halide::Realization(bufs), Halide::get_jit_target_from_environment(), pm);
+  p.realize(Halide::Realization(bufs), usable_jit_target(), pm);
   return outs;
 }
 

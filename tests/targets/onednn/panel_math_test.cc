@@ -3,6 +3,7 @@
 // checked on every CPU, not only on AVX-512 ones: against the exact GELU,
 // and against math::gelu_erf as host kernels compute it; and with the
 // scale() of panel_gemm_avx2.cc, which has no scalef.
+#include "lowering/host_target.h"
 #include "targets/onednn/panel_math.h"
 
 #include <gtest/gtest.h>
@@ -70,7 +71,7 @@ std::vector<float> host_eval(Halide::Expr (*fn)(const Halide::Expr &), const std
   in.set(Halide::Buffer<float>(const_cast<float *>(xs.data()), static_cast<int>(xs.size())));
   std::vector<float> out(xs.size());
   Halide::Buffer<float> outb(out.data(), static_cast<int>(out.size()));
-  f.realize(outb, Halide::get_jit_target_from_environment());
+  f.realize(outb, usable_jit_target());
   return out;
 }
 
