@@ -9,6 +9,7 @@
 
 #include "driver/session.h"
 #include "frontend/graph_builder.h"
+#include "targets/onednn/onednn_kernels.h"
 #include "tests/support/onednn_cases.h"
 #include "tests/support/onednn_references.h"
 #include "tests/support/plan_steps.h"
@@ -77,6 +78,35 @@ void check_se(const Se &se, bool want_binary) {
       expect_near_all(out[1], as, rm, "the host's reader of the " + at);
     }
   }
+}
+
+// The step on its own, X and Y plain (staged into channels_last_desc's layout
+// and back): nhwc for 5 channels, blocked for 16, S per batch and shared, Mul
+// and Add, against a plain loop. It never runs oneDNN's reference kernel: where
+// that is all oneDNN offers (AVX-512 hosts with oneDNN 2.6), its own loop runs.
+TEST(OnednnBinary, TheStepMatchesAPlainLoopInEveryLayoutAndNeverRunsAReferenceKernel) {
+  for (const char *alg : {"mul", "add"})
+    for (int64_t c : {5, 16})
+      for (int64_t sn : {1, 2}) {
+        auto k = make_kernel("onednn.binary", {{"algorithm", alg}, {"post_ops", ""}});
+        const Dims xs{2, c, 3, 7}, ss{sn, c, 1, 1};
+        TensorData x = tensor(xs, 0.5f, 3), sv = tensor(ss, 0.25f, 4), y(DType::F32, xs);
+        std::vector<ExternTensor> ins{view(x), view(sv)}, outs{view(y)};
+        SymbolValues syms;
+        k->run(ExternCall{ins, outs, syms});
+        std::vector<float> want(static_cast<size_t>(x.num_elements()));
+        const auto vx = values(x), vs = values(sv);
+        for (int64_t n = 0; n < 2; ++n)
+          for (int64_t ch = 0; ch < c; ++ch)
+            for (int64_t p = 0; p < 21; ++p) {
+              const size_t i = static_cast<size_t>((n * c + ch) * 21 + p);
+              const float s = vs[static_cast<size_t>((sn == 1 ? 0 : n) * c + ch)];
+              want[i] = std::string(alg) == "mul" ? vx[i] * s : vx[i] + s;
+            }
+        const std::string at = std::string(alg) + ", C " + std::to_string(c) + ", S batch " + std::to_string(sn);
+        expect_near_all(y, xs, want, at);
+        EXPECT_EQ(k->implementation().find("ref"), std::string::npos) << at << ": " << k->implementation();
+      }
 }
 
 TEST(OnednnBinary, SqueezeExcitationMulStaysInTheBlockedLayout) { check_se({"Mul", false, false}, true); }
