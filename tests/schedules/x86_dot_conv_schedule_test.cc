@@ -108,13 +108,15 @@ void run_matmul(Executor &exec, bool transposed, int64_t batch, int64_t m, int64
 }
 
 TEST(X86DotSchedule, MatMulBranchesMatchTheReference) {
-  Compiled c = compile(matmul_graph(false, 50));
+  // N = 100: at least the "rows" branch's width (kWideVectors vectors: 48 with
+  // AVX2, 96 with AVX-512), not a multiple of either, so edge tiles overlap.
+  Compiled c = compile(matmul_graph(false, 100));
   ASSERT_EQ(c.schedules, std::vector<std::string>{"dot, branches: tiles rows"});
   Executor exec(c.model.plan, c.model.dir);
-  run_matmul(exec, false, 2, 37, 19, 50);    // tiles, edge tiles overlapping in m and n
-  run_matmul(exec, false, 1, 130, 300, 50);  // tiles, several tasks of rows and two K blocks
-  run_matmul(exec, false, 3, 2, 7, 50);      // rows
-  run_matmul(exec, false, 1, 1, 1, 50);      // rows, one element of k
+  run_matmul(exec, false, 2, 37, 19, 100);    // tiles, edge tiles overlapping in m and n
+  run_matmul(exec, false, 1, 130, 300, 100);  // tiles, several tasks of rows and two K blocks
+  run_matmul(exec, false, 3, 2, 7, 100);      // rows
+  run_matmul(exec, false, 1, 1, 1, 100);      // rows, one element of k
 }
 
 TEST(X86DotSchedule, NarrowMatMulTakesTheGenericBranch) {
