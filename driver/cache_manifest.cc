@@ -3,7 +3,6 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -11,6 +10,7 @@
 #include <vector>
 
 #include "frontend/errors.h"
+#include "frontend/content_hash.h"
 #include "frontend/file_checksum.h"
 
 namespace disco {
@@ -20,10 +20,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char *kManifest = "manifest.txt";
-
-}  // namespace
-
-namespace {
 
 // What says a file is the one written: its inode and its change time, which
 // every write, truncation or rename onto it moves and no user call can set.
@@ -44,7 +40,7 @@ void write_cache_manifest(const std::string &dir) {
     const auto sum = file_checksum(path);
     struct stat st;
     DISCO_CHECK(sum && ::stat(path.c_str(), &st) == 0, "cannot read '", path, "' to checksum it");
-    text += name + " " + std::to_string(st.st_size) + " " + checksum_hex(*sum) + " " + identity(st) + "\n";
+    text += name + " " + std::to_string(st.st_size) + " " + hex64(*sum) + " " + identity(st) + "\n";
   }
   std::ofstream f(dir + "/" + kManifest, std::ios::binary);
   f << text;
@@ -73,7 +69,7 @@ std::optional<std::string> verify_cache_manifest(const std::string &dir) {
     // warm start most of its 0.1 s). Any other file is checksummed now.
     if (identity(st) == ino + " " + ctime) continue;
     const auto h = file_checksum(path);
-    if (!h || checksum_hex(*h) != sum) return "'" + name + "' does not match its checksum";
+    if (!h || hex64(*h) != sum) return "'" + name + "' does not match its checksum";
   }
   std::error_code ec;
   for (const auto &e : fs::directory_iterator(dir, ec))

@@ -8,6 +8,13 @@
 
 namespace disco {
 
+// 16 hex digits: how cache keys and checksums are written.
+inline std::string hex64(uint64_t v) {
+  char b[17];
+  std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(v));
+  return b;
+}
+
 class ContentHash {
  public:
   ContentHash &add(const void *data, size_t n) {
@@ -17,11 +24,7 @@ class ContentHash {
   }
   ContentHash &add(const std::string &s) { return add(s.data(), s.size()); }
   uint64_t value() const { return h_; }
-  std::string hex() const {  // 16 hex digits
-    char b[17];
-    std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(h_));
-    return b;
-  }
+  std::string hex() const { return hex64(h_); }
 
  private:
   uint64_t h_ = 1469598103934665603ull;

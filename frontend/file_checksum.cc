@@ -1,11 +1,9 @@
 #include "frontend/file_checksum.h"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <vector>
 
@@ -50,12 +48,6 @@ uint64_t checksum_bytes(const uint8_t *p, size_t n) {
   const size_t whole = n / 32 * 32;
   l.feed(p, whole);
   return l.finish(p + whole, n - whole, n);
-}
-
-std::string checksum_hex(uint64_t v) {
-  char b[17];
-  std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(v));
-  return b;
 }
 
 // read() in chunks rather than mmap: the page cache copies at memory speed,

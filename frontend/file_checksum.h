@@ -12,9 +12,7 @@
 namespace disco {
 
 uint64_t checksum_bytes(const uint8_t *data, size_t n);
-// nullopt when the file cannot be opened or mapped.
+// nullopt when the file cannot be opened or read.
 std::optional<uint64_t> file_checksum(const std::string &path);
-// 16 hex digits.
-std::string checksum_hex(uint64_t sum);
 
 }  // namespace disco

@@ -47,7 +47,7 @@ bool KernelStore::fetch(const std::string &name, const std::string &key, const s
   if (eol == std::string::npos || stored.compare(0, 9, "checksum ") != 0 || stored.compare(eol + 1, std::string::npos, key) != 0)
     return false;
   const auto sum = file_checksum(dir_ + "/" + name + ".o");
-  if (!sum || stored.substr(9, eol - 9) != checksum_hex(*sum)) return false;  // damaged: compiled again, and replaced
+  if (!sum || stored.substr(9, eol - 9) != hex64(*sum)) return false;  // damaged: compiled again, and replaced
   if (!place(dir_ + "/" + name + ".o", object_path)) return false;
   utime(dir_.c_str(), nullptr);  // used: the LRU eviction keeps it
   return true;
@@ -57,13 +57,13 @@ void KernelStore::publish(const std::string &name, const std::string &key, const
   std::error_code ec;
   fs::create_directories(dir_, ec);
   if (ec) return;
-  const std::string tmp = dir_ + "/tmp-" + std::to_string(::getpid()) + "-" + name;
-  if (!place(object_path, tmp + ".o")) return;
   const auto sum = file_checksum(object_path);
   if (!sum) return;
+  const std::string tmp = dir_ + "/tmp-" + std::to_string(::getpid()) + "-" + name;
+  if (!place(object_path, tmp + ".o")) return;
   {
     std::ofstream f(tmp + ".key", std::ios::binary);
-    f << "checksum " << checksum_hex(*sum) << "\n" << key;
+    f << "checksum " << hex64(*sum) << "\n" << key;
     if (!f.good()) {
       fs::remove(tmp + ".o", ec);
       fs::remove(tmp + ".key", ec);
