@@ -85,9 +85,10 @@ PlanGlue plan_glue(const Plan &plan, const std::vector<std::unique_ptr<Backend>>
     if (std::find(to.begin(), to.end(), x) == to.end()) to.push_back(x);
   };
   for (const auto &b : backends) {
-    bool used = false;
-    for (const auto &st : plan.steps) used = used || st.extern_call.rfind(b->name() + ".", 0) == 0;
-    if (!used) continue;
+    std::vector<const PlanStep *> steps;  // the backend's own
+    for (const auto &st : plan.steps)
+      if (st.extern_call.rfind(b->name() + ".", 0) == 0) steps.push_back(&st);
+    if (steps.empty()) continue;
     const AotGlue glue = *b->aot_glue();
     g.backends += (g.backends.empty() ? "" : ", ") + b->name();
     if (!glue.install_function.empty()) add(g.install_functions, glue.install_function);
@@ -97,8 +98,8 @@ PlanGlue plan_glue(const Plan &plan, const std::vector<std::unique_ptr<Backend>>
       g.par_for_function = glue.par_for_function;
       g.par_for_threads_function = glue.par_for_threads_function;
     }
-    for (const auto &st : plan.steps) {
-      if (st.extern_call.rfind(b->name() + ".", 0) != 0) continue;
+    for (const PlanStep *stp : steps) {
+      const PlanStep &st = *stp;
       for (const auto &key : glue.file_params) {
         auto it = st.params.find(key);
         if (it == st.params.end()) continue;

@@ -32,6 +32,15 @@ struct Int8Engine {
   void (*resize_nearest)(const Int8Tensor &x, int64_t sh, int64_t sw, Int8Tensor &y);
 };
 
+// The output stage of conv2d and add: the int32 accumulator times pos_mul
+// (>= 0) or neg_mul (< 0), shifted right by `shift` (rounding half up),
+// saturated to [lo, hi]. One derivation from the activation for both engines.
+struct OutputStage {
+  int64_t pos_mul = 1, neg_mul = 1, lo = -128, hi = 127;
+  int shift = 0;
+};
+OutputStage output_stage(Activation act, int shift_to_out, int out_fix);
+
 const Int8Engine &portable_int8_engine();
 // The engine the ops use from now on (process-wide); null: the portable one.
 void set_int8_engine(const Int8Engine *engine);

@@ -50,17 +50,9 @@ struct ActivationParams {
     return saturate_int8(round_shift(v, shift), lo, hi);
   }
   void set(Activation act, int shift_to_out, int out_fix) {
-    int pm = 1, nm = 1, s = shift_to_out, l = -128, h = 127;
-    switch (act.kind) {
-      case ActKind::None: break;
-      case ActKind::Relu: nm = 0, l = 0; break;
-      case ActKind::Relu6:
-        nm = 0, l = 0;
-        h = static_cast<int>(std::min(127.0, std::floor(std::ldexp(6.0, out_fix))));
-        break;
-      case ActKind::Leaky: pm = 256, nm = act.leaky_num, s += 8; break;
-    }
-    pos_mul.set(pm), neg_mul.set(nm), shift.set(s), lo.set(l), hi.set(h);
+    const OutputStage s = output_stage(act, shift_to_out, out_fix);
+    pos_mul.set(static_cast<int>(s.pos_mul)), neg_mul.set(static_cast<int>(s.neg_mul)), shift.set(s.shift);
+    lo.set(static_cast<int>(s.lo)), hi.set(static_cast<int>(s.hi));
   }
 };
 

@@ -46,6 +46,21 @@ int64_t conv_out_extent(int64_t in, int64_t pad_sum, int64_t k, int64_t stride, 
 
 int64_t avg_multiplier(int64_t count) { return ((int64_t{1} << kAvgShift) + count / 2) / count; }
 
+OutputStage output_stage(Activation act, int shift_to_out, int out_fix) {
+  OutputStage s;
+  s.shift = shift_to_out;
+  switch (act.kind) {
+    case ActKind::None: break;
+    case ActKind::Relu: s.neg_mul = 0, s.lo = 0; break;
+    case ActKind::Relu6:
+      s.neg_mul = 0, s.lo = 0;
+      s.hi = static_cast<int64_t>(std::min(127.0, std::floor(std::ldexp(6.0, out_fix))));
+      break;
+    case ActKind::Leaky: s.pos_mul = 256, s.neg_mul = act.leaky_num, s.shift += 8; break;
+  }
+  return s;
+}
+
 namespace {
 
 // (v + 2^(s-1)) >> s for s > 0 (an arithmetic shift: rounds half up), v << -s otherwise; no saturation.
@@ -55,25 +70,14 @@ int64_t round_shift(int64_t v, int s) {
 
 int8_t saturate(int64_t v, int64_t lo, int64_t hi) { return static_cast<int8_t>(v < lo ? lo : v > hi ? hi : v); }
 
-// The activation and output stage of conv2d and add, as ActivationParams in int8_halide.cc.
+// The output stage of conv2d and add (as ActivationParams in int8_halide.cc).
 struct Act {
-  int64_t pos_mul = 1, neg_mul = 1, lo = -128, hi = 127;
-  int shift = 0;
-  Act(Activation act, int shift_to_out, int out_fix) : shift(shift_to_out) {
-    switch (act.kind) {
-      case ActKind::None: break;
-      case ActKind::Relu: neg_mul = 0, lo = 0; break;
-      case ActKind::Relu6:
-        neg_mul = 0, lo = 0;
-        hi = static_cast<int64_t>(std::min(127.0, std::floor(std::ldexp(6.0, out_fix))));
-        break;
-      case ActKind::Leaky: pos_mul = 256, neg_mul = act.leaky_num, shift += 8; break;
-    }
-  }
+  OutputStage s;
+  Act(Activation act, int shift_to_out, int out_fix) : s(output_stage(act, shift_to_out, out_fix)) {}
   // `acc` is the int32 accumulator (wrapped as Halide's int32 arithmetic wraps).
   int8_t apply(int32_t acc) const {
-    const int64_t v = static_cast<int64_t>(acc) * (acc < 0 ? neg_mul : pos_mul);
-    return saturate(round_shift(v, shift), lo, hi);
+    const int64_t v = static_cast<int64_t>(acc) * (acc < 0 ? s.neg_mul : s.pos_mul);
+    return saturate(round_shift(v, s.shift), s.lo, s.hi);
   }
 };
 
