@@ -145,7 +145,10 @@ bool schedule_x86_conv(LoweredKernel &k, const ConvExtents &e, const Halide::Tar
     return true;
   }
   const int cols = kConvVectors * lanes;
-  const int channels = lanes >= 16 ? 2 * kConvChannels : kConvChannels;
+  // Twice the channels with AVX-512's 32 registers, unless the output has
+  // fewer: a 6-channel tile still fills 12 registers there, and beats the
+  // generic branch's guarded tails on the small Convs of 8-11 channels.
+  const int channels = lanes >= 16 && !e.channels.below(2 * kConvChannels) ? 2 * kConvChannels : kConvChannels;
   const int rank = y.dimensions();
 
   // Branches, then the generic one: "tiles" (kConvVectors vectors wide),

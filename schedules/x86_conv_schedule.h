@@ -26,7 +26,7 @@
 namespace disco {
 
 constexpr int kConvVectors = 2;   // vectors of output width per micro-tile
-constexpr int kConvChannels = 6;  // output channels per micro-tile (AVX2; 12 with AVX-512)
+constexpr int kConvChannels = 6;  // output channels per micro-tile (AVX2; 12 with AVX-512 for 12+)
 // Weights stored channels-last: output positions of the width per micro-tile
 // (AVX2; 12 with AVX-512), by kChannelsLastVectors vectors of output
 // channels (two: 16 with AVX2 divides the channel counts networks use; 24
