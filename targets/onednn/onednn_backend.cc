@@ -30,13 +30,17 @@ bool spatial(const OnednnUnit &u) {
 std::vector<int> unit_outputs(const OnednnUnit &u) { return u.outputs.empty() ? std::vector<int>{u.output} : u.outputs; }
 
 // A Concat's result is held blocked only when each input fills whole blocks
-// of it (constant channel counts, multiples of 8).
+// of it (constant channel counts, multiples of the block). The block is the
+// running machine's (channel_block()), so this holds for every block it may be.
 bool concat_fills_blocks(const MatchContext &ctx, const OnednnUnit &u) {
   const Shape *out = ctx.shape_of(u.output);
-  if (!out || !(*out)[1].is_const() || (*out)[1].as_const() % kChannelBlock != 0) return true;  // not blocked
-  for (int v : u.anchor_inputs) {
-    const Shape *s = ctx.shape_of(v);
-    if (!s || !(*s)[1].is_const() || (*s)[1].as_const() % kChannelBlock != 0) return false;
+  if (!out || !(*out)[1].is_const()) return true;  // not blocked
+  for (int64_t block : kChannelBlocks) {
+    if ((*out)[1].as_const() % block != 0) continue;  // not blocked with this block
+    for (int v : u.anchor_inputs) {
+      const Shape *s = ctx.shape_of(v);
+      if (!s || !(*s)[1].is_const() || (*s)[1].as_const() % block != 0) return false;
+    }
   }
   return true;
 }

@@ -73,7 +73,7 @@ BinaryKernel::Entry BinaryKernel::make_entry(const std::vector<int64_t> &x, cons
   // Mul of EfficientNet and MobileNetV3 (measured: the whole model at 15x ONNX
   // Runtime's time). X and Y are channels last in `inner` and S is one value
   // per channel, so a loop over channels does the job at copy speed.
-// (channels_last_desc is nhwc, or nChw8c where the channels fill the blocks.)
+// (channels_last_desc is nhwc, or nChw8c/16c where the channels fill the blocks.)
   if (en.impl.find("ref") != std::string::npos) {
     en.own_loop = true;
     en.impl = "binary disco channels-last loop";
@@ -83,11 +83,11 @@ BinaryKernel::Entry BinaryKernel::make_entry(const std::vector<int64_t> &x, cons
 }
 
 // y = x (*|+) s[n or 0, c], X and Y in channels_last_desc's layout: blocked
-// (N, C / kChannelBlock, positions, kChannelBlock) where `blocked`, else
+// (N, C / block, positions, block) where `blocked`, else
 // (N, positions, C). Each row is `width` channels starting at channel c0.
 void channels_last_loop(const float *x, const float *s, float *y, int64_t batch, int64_t positions, int64_t channels,
                         bool is_blocked, bool s_per_batch, bool mul) {
-  const int64_t width = is_blocked ? kChannelBlock : channels;
+  const int64_t width = is_blocked ? channel_block() : channels;
   const int64_t blocks = channels / width, rows = batch * blocks * positions;
 #pragma omp parallel for schedule(static)
   for (int64_t r = 0; r < rows; ++r) {

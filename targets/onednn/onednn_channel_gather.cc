@@ -5,7 +5,7 @@
 // result, each channel's input and channel ("channel_map").
 //
 // Every tensor is read and written in the layout the plan holds it in
-// (onednn_layout.h): plain, channels last, or blocked by 8 channels. In all
+// (onednn_layout.h): plain, channels last, or blocked by 8 or 16 channels. In all
 // three, element (n, c, p) (p the flattened spatial position) sits at
 // n * image + channel_offset[c] + p * pixel_stride, so one copy loop serves
 // every mix. Where every tensor is plain, each channel is a contiguous run of
@@ -47,7 +47,7 @@ struct Layout {
 Layout layout_of(const std::vector<int64_t> &dims, bool channels_last) {
   int64_t spatial = 1;
   for (size_t d = 2; d < dims.size(); ++d) spatial *= dims[d];
-  const int64_t channels = dims[1];
+  const int64_t channels = dims[1], block = channel_block();
   Layout l;
   l.image = channels * spatial;
   l.channel.resize(static_cast<size_t>(channels));
@@ -55,10 +55,10 @@ Layout layout_of(const std::vector<int64_t> &dims, bool channels_last) {
   l.plain = !channels_last || same_order(dims);
   for (int64_t c = 0; c < channels; ++c) {
     if (l.plain) l.channel[c] = c * spatial;
-    else if (blocked(dims)) l.channel[c] = (c / kChannelBlock) * spatial * kChannelBlock + c % kChannelBlock;
+    else if (blocked(dims)) l.channel[c] = (c / block) * spatial * block + c % block;
     else l.channel[c] = c;
   }
-  l.pixel = l.plain ? 1 : blocked(dims) ? kChannelBlock : channels;
+  l.pixel = l.plain ? 1 : blocked(dims) ? block : channels;
   return l;
 }
 

@@ -71,14 +71,14 @@ ConcatKernel::Entry ConcatKernel::make_entry(const ExternCall &call) {
     const std::vector<int64_t> &dims = call.inputs[i].shape;
     Part p;
     const bool in_blocked = kept(i) && blocked(dims), in_plain = !kept(i) || same_order(dims);
-    if ((in_plain && out_plain) || (in_blocked && out_blocked && first % kChannelBlock == 0)) {
+    if ((in_plain && out_plain) || (in_blocked && out_blocked && first % channel_block() == 0)) {
       p.contiguous = true;
       p.run = dims[1] * spatial;
       p.at = first * spatial;
     } else if (dims[1] > 0) {
       memory::dims offsets(dims.size(), 0);
       offsets[1] = first;
-      check(!out_blocked || first % kChannelBlock == 0, "input ", i, " ", shape_text(dims), " starts at channel ",
+      check(!out_blocked || first % channel_block() == 0, "input ", i, " ", shape_text(dims), " starts at channel ",
             first, ", inside a block of the result's blocked layout");
       const auto &eng = onednn_engine();
       p.src = memory(held_desc(dims, kept(i)), eng, nullptr);

@@ -11,12 +11,13 @@ using dnnl::memory;
 
 dnnl::memory::desc channels_last_desc(const memory::dims &dims) {
   const size_t rank = dims.size();
-  if (blocked(dims))
-    return memory::desc(dims, memory::data_type::f32,
-                        rank == 3   ? memory::format_tag::nCw8c
-                        : rank == 4 ? memory::format_tag::nChw8c
-                                    : memory::format_tag::nCdhw8c);
-  return unblocked_desc(dims);
+  if (!blocked(dims)) return unblocked_desc(dims);
+  using tag = memory::format_tag;
+  const bool wide = channel_block() == 16;
+  return memory::desc(dims, memory::data_type::f32,
+                      rank == 3   ? (wide ? tag::nCw16c : tag::nCw8c)
+                      : rank == 4 ? (wide ? tag::nChw16c : tag::nChw8c)
+                                  : (wide ? tag::nCdhw16c : tag::nCdhw8c));
 }
 
 dnnl::memory::desc held_desc(const memory::dims &dims, bool channels_last) {
@@ -31,8 +32,18 @@ dnnl::memory::desc unblocked_desc(const memory::dims &dims) {
   return memory::desc(dims, memory::data_type::f32, tag);
 }
 
+int64_t channel_block() {
+  // cpu_isa values are bit masks: an ISA includes avx512_core when it has all of its bits.
+  static const int64_t block = [] {
+    const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+    const auto avx512 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
+    return (isa & avx512) == avx512 ? 16 : 8;
+  }();
+  return block;
+}
+
 bool blocked(const memory::dims &dims) {
-  return dims.size() >= 3 && dims.size() <= 5 && dims[1] > 0 && dims[1] % kChannelBlock == 0;
+  return dims.size() >= 3 && dims.size() <= 5 && dims[1] > 0 && dims[1] % channel_block() == 0;
 }
 
 bool same_order(const memory::dims &dims) {

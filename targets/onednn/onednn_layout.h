@@ -3,8 +3,9 @@
 // oneDNN's fast convolutions and poolings want channels last (N, spatial...,
 // C); with plain NC... activations 2.6 picks a gemm-based convolution that is
 // several times slower, worst with a residual post-op. Where the channels
-// come in multiples of 8 they are held blocked instead (N, C/8, spatial...,
-// 8, oneDNN's nChw8c): the same jit:avx2 kernels ran 10-50% faster on it
+// come in multiples of the block (8, or 16 on AVX-512: channel_block()) they
+// are held blocked instead (N, C/8, spatial..., 8, oneDNN's nChw8c, or
+// nChw16c): the same jit:avx2 kernels ran 10-50% faster on nChw8c
 // than on nhwc, most on small maps (14x14, 7x7), and so does ONNX Runtime's
 // NCHWc path. disco's tensors are
 // plain, so each such tensor is staged: reordered into a channels-last buffer
@@ -25,12 +26,21 @@
 
 namespace disco {
 
-// Channels in one block of the blocked layout: one AVX2 vector of floats.
-constexpr int64_t kChannelBlock = 8;
+// Channels in one block of the blocked layout: one vector of floats of the
+// ISA oneDNN runs here, 16 where it runs avx512_core (DNNL_MAX_CPU_ISA
+// counts), else 8. On AVX-512, 8-channel blocks held every convolution to
+// 2.6's jit:avx2 kernels (the conv nets of the zoo sweep at about 1.8x ONNX
+// Runtime's time). Decided at run time, so that plans and AOT libraries do
+// not depend on the machine that compiled them (see kChannelBlocks).
+int64_t channel_block();
 
-// True when `dims` is held blocked (nCw8c, nChw8c, nCdhw8c): rank 3 to 5 and a
-// channel count that is a multiple of kChannelBlock, so that the blocks need
-// no padding and the buffer keeps the plain tensor's size.
+// Every block channel_block() may return: a plan decision that depends on the
+// block holds for each of them (onednn_backend.cc's concat_fills_blocks).
+constexpr int64_t kChannelBlocks[] = {8, 16};
+
+// True when `dims` is held blocked (nCw8c/16c, nChw8c/16c, nCdhw8c/16c): rank
+// 3 to 5 and a channel count that is a multiple of channel_block(), so that
+// the blocks need no padding and the buffer keeps the plain tensor's size.
 bool blocked(const dnnl::memory::dims &dims);
 
 // The staged layout of `dims`: blocked where blocked(dims), else nwc, nhwc or

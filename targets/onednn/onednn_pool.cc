@@ -110,9 +110,9 @@ PoolKernel::Entry PoolKernel::make_entry(const std::vector<int64_t> &x, const st
   en.dst = Staged::make(y, true, channels_last_output_);
   const bool undilated = std::all_of(dilation.begin(), dilation.end(), [](int64_t d) { return d == 0; });
   if (algorithm_ == dnnl::algorithm::pooling_max && sp == 2 && undilated && max_pool_avx2_cpu() &&
-      en.src.inner.get_desc() == memory::desc(x, memory::data_type::f32, memory::format_tag::nChw8c) &&
-      en.dst.inner.get_desc() == memory::desc(y, memory::data_type::f32, memory::format_tag::nChw8c)) {
+      blocked(x) && en.src.inner.get_desc() == channels_last_desc(x) && en.dst.inner.get_desc() == channels_last_desc(y)) {
     en.own = true;
+    en.pool.block = channel_block();
     en.pool.ih = x[2], en.pool.iw = x[3], en.pool.oh = y[2], en.pool.ow = y[3];
     en.pool.kh = kernel[0], en.pool.kw = kernel[1], en.pool.sh = strides[0], en.pool.sw = strides[1];
     en.pool.pad_top = pad_l[0], en.pool.pad_left = pad_l[1];
@@ -160,15 +160,15 @@ void PoolKernel::run(const ExternCall &call) {
     BlockedMaxPool p = en->pool;
     p.x = static_cast<const float *>(en->src.inner.get_data_handle());
     p.y = static_cast<float *>(en->dst.inner.get_data_handle());
-    const int64_t rows = y.shape[0] * (y.shape[1] / 8) * p.oh;
+    const int64_t rows = y.shape[0] * (y.shape[1] / p.block) * p.oh;
     const int team = static_cast<int>(std::min<int64_t>(omp_get_max_threads(), rows));
     if (team <= 1) {
-      max_pool_blocked8_avx2(p, 0, rows);
+      max_pool_blocked_avx2(p, 0, rows);
     } else {
 #pragma omp parallel num_threads(team)
       {
         const int t = omp_get_thread_num(), nt = omp_get_num_threads();
-        max_pool_blocked8_avx2(p, rows * t / nt, rows * (t + 1) / nt);
+        max_pool_blocked_avx2(p, rows * t / nt, rows * (t + 1) / nt);
       }
     }
   } else {

@@ -350,7 +350,7 @@ std::vector<float> max_pooled(const std::vector<float> &x, const Dims &xs, Dims 
 
 // GlobalAveragePool over [n, c, h, w].
 TEST(OnednnNoReferenceCode, ConvolutionsAndPoolingsOnTheBlockedLayout) {
-  // Values of 8k channels pass between oneDNN steps blocked (nChw8c): the
+  // Values of 8k channels (16k on AVX-512) pass between oneDNN steps blocked (nChw8c, nChw16c): the
   // first convolution's 3 plain channels in and 16 blocked out, a pooling, a
   // residual sum post-op, a grouped and a depthwise convolution, two readers
   // of one blocked value, and a squeeze-excitation's 16 -> 4 -> 16 at one
