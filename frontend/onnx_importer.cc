@@ -5,6 +5,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "frontend/checked_size.h"
 #include "frontend/errors.h"
 #include "frontend/file_util.h"
 #include "onnx/onnx_pb.h"
@@ -19,61 +20,105 @@ std::string dir_of(const std::string &path) {
 }
 
 template <typename Src, typename Dst>
-void copy_elements(const Src &src, TensorData &t, const std::string &name) {
-  DISCO_CHECK(static_cast<int64_t>(src.size()) == t.num_elements(), "tensor '", name, "' has ", src.size(),
-              " elements, its shape needs ", t.num_elements());
+void copy_elements(const Src &src, TensorData &t) {
   Dst *out = t.mutable_as<Dst>();
   for (int i = 0; i < src.size(); ++i) out[i] = static_cast<Dst>(src.Get(i));
 }
 
-TensorData read_tensor(const onnx::TensorProto &p, const std::string &base_dir) {
+// How many elements the typed field that holds `t`'s values has (-1: no such field).
+int64_t typed_count(const onnx::TensorProto &p, DType t) {
+  switch (t) {
+    case DType::F32: return p.float_data_size();
+    case DType::F64: return p.double_data_size();
+    case DType::I64: return p.int64_data_size();
+    case DType::U64:
+    case DType::U32: return p.uint64_data_size();
+    case DType::I32:
+    case DType::I16:
+    case DType::U16:
+    case DType::F16:
+    case DType::BF16:
+    case DType::I8:
+    case DType::U8:
+    case DType::Bool: return p.int32_data_size();
+    default: return -1;
+  }
+}
+
+// An external_data offset or length: a non-negative decimal number.
+int64_t external_number(const std::string &text, const std::string &key, const std::string &what) {
+  const auto v = parse_count(text);
+  DISCO_CHECK(v, what, ": external data ", key, " '", text, "' is not a byte count");
+  return *v;
+}
+
+// `kind` and the name make `what`, which names the tensor in messages
+// ("initializer tensor 'w'"). Its size is computed with overflow checks and
+// compared with the data present (and, for external data, the memory limit)
+// before anything is allocated: a header cannot make disco allocate more than
+// the file holds.
+TensorData read_tensor(const onnx::TensorProto &p, const std::string &base_dir, const std::string &kind) {
   const std::string name = p.name().empty() ? "<unnamed>" : p.name();
+  const std::string what = kind + " '" + name + "'";
   std::vector<int64_t> dims(p.dims().begin(), p.dims().end());
-  for (auto d : dims) DISCO_CHECK(d >= 0, "tensor '", name, "' has a negative dim");
-  TensorData t(dtype_from_onnx(p.data_type()), dims);
-  const size_t nbytes = t.num_bytes();
+  const DType dtype = dtype_from_onnx(p.data_type());
+  const int64_t count = checked_elements(dims, what);
+  const int64_t needed = checked_bytes(dims, dtype, what);
+  const auto nbytes = static_cast<size_t>(needed);
   if (p.data_location() == onnx::TensorProto::EXTERNAL) {
     std::string location;
     int64_t offset = 0, length = -1;
     for (const auto &kv : p.external_data()) {
       if (kv.key() == "location") location = kv.value();
-      if (kv.key() == "offset") offset = std::stoll(kv.value());
-      if (kv.key() == "length") length = std::stoll(kv.value());
+      if (kv.key() == "offset") offset = external_number(kv.value(), "offset", what);
+      if (kv.key() == "length") length = external_number(kv.value(), "length", what);
     }
-    DISCO_CHECK(!location.empty(), "tensor '", name, "': external data without a location");
-    DISCO_CHECK(location.find("..") == std::string::npos && location[0] != '/', "tensor '", name,
-                "': external data location '", location, "' must stay inside the model's folder");
-    std::ifstream f(base_dir + "/" + location, std::ios::binary);
-    DISCO_CHECK(f.good(), "tensor '", name, "': cannot open external data file '", base_dir, "/", location, "'");
-    DISCO_CHECK(length < 0 || static_cast<size_t>(length) == nbytes, "tensor '", name, "': external length ",
-                length, " does not match its shape (", nbytes, " bytes)");
+    DISCO_CHECK(!location.empty(), what, ": external data without a location");
+    DISCO_CHECK(location.find("..") == std::string::npos && location[0] != '/', what,
+                ": external data location '", location, "' must stay inside the model's folder");
+    const std::string file = base_dir + "/" + location;
+    std::ifstream f(file, std::ios::binary | std::ios::ate);
+    DISCO_CHECK(f.good(), what, ": cannot open external data file '", file, "'");
+    DISCO_CHECK(length < 0 || length == needed, what, ": external length ", length, " does not match its shape ",
+                dims_text(dims), " (", needed, " bytes)");
+    const auto file_size = static_cast<int64_t>(f.tellg());
+    DISCO_CHECK(offset <= file_size && needed <= file_size - offset, what, " of shape ", dims_text(dims), " needs ",
+                bytes_text(needed), " from offset ", offset, " of external data file '", location, "', which has ",
+                file_size, " bytes");
+    memory_limit().check_bytes(what, dims, needed);
+    TensorData t(dtype, dims);
     f.seekg(offset);
     f.read(reinterpret_cast<char *>(t.mutable_data()), static_cast<std::streamsize>(nbytes));
-    DISCO_CHECK(static_cast<size_t>(f.gcount()) == nbytes, "tensor '", name, "': external data file '",
-                location, "' is too short");
+    DISCO_CHECK(static_cast<size_t>(f.gcount()) == nbytes, what, ": external data file '", location,
+                "' is too short");
     return t;
   }
   if (p.has_raw_data()) {
-    DISCO_CHECK(p.raw_data().size() == nbytes, "tensor '", name, "' has ", p.raw_data().size(),
-                " bytes of raw data, its shape needs ", nbytes);
+    DISCO_CHECK(p.raw_data().size() == nbytes, what, " has ", p.raw_data().size(), " bytes of raw data, its shape ",
+                dims_text(dims), " needs ", needed);
+    TensorData t(dtype, dims);
     std::memcpy(t.mutable_data(), p.raw_data().data(), nbytes);
     return t;
   }
+  const int64_t given = typed_count(p, dtype);
+  DISCO_CHECK(given >= 0, what, ": unsupported dtype");
+  DISCO_CHECK(given == count, what, " has ", given, " elements, its shape ", dims_text(dims), " needs ", count);
+  TensorData t(dtype, dims);
   switch (t.dtype) {
-    case DType::F32: copy_elements<decltype(p.float_data()), float>(p.float_data(), t, name); break;
-    case DType::F64: copy_elements<decltype(p.double_data()), double>(p.double_data(), t, name); break;
-    case DType::I64: copy_elements<decltype(p.int64_data()), int64_t>(p.int64_data(), t, name); break;
-    case DType::U64: copy_elements<decltype(p.uint64_data()), uint64_t>(p.uint64_data(), t, name); break;
-    case DType::U32: copy_elements<decltype(p.uint64_data()), uint32_t>(p.uint64_data(), t, name); break;
-    case DType::I32: copy_elements<decltype(p.int32_data()), int32_t>(p.int32_data(), t, name); break;
-    case DType::I16: copy_elements<decltype(p.int32_data()), int16_t>(p.int32_data(), t, name); break;
+    case DType::F32: copy_elements<decltype(p.float_data()), float>(p.float_data(), t); break;
+    case DType::F64: copy_elements<decltype(p.double_data()), double>(p.double_data(), t); break;
+    case DType::I64: copy_elements<decltype(p.int64_data()), int64_t>(p.int64_data(), t); break;
+    case DType::U64: copy_elements<decltype(p.uint64_data()), uint64_t>(p.uint64_data(), t); break;
+    case DType::U32: copy_elements<decltype(p.uint64_data()), uint32_t>(p.uint64_data(), t); break;
+    case DType::I32: copy_elements<decltype(p.int32_data()), int32_t>(p.int32_data(), t); break;
+    case DType::I16: copy_elements<decltype(p.int32_data()), int16_t>(p.int32_data(), t); break;
     case DType::U16:
     case DType::F16:
-    case DType::BF16: copy_elements<decltype(p.int32_data()), uint16_t>(p.int32_data(), t, name); break;
-    case DType::I8: copy_elements<decltype(p.int32_data()), int8_t>(p.int32_data(), t, name); break;
+    case DType::BF16: copy_elements<decltype(p.int32_data()), uint16_t>(p.int32_data(), t); break;
+    case DType::I8: copy_elements<decltype(p.int32_data()), int8_t>(p.int32_data(), t); break;
     case DType::U8:
-    case DType::Bool: copy_elements<decltype(p.int32_data()), uint8_t>(p.int32_data(), t, name); break;
-    default: fail("tensor '", name, "': unsupported dtype");
+    case DType::Bool: copy_elements<decltype(p.int32_data()), uint8_t>(p.int32_data(), t); break;
+    default: fail(what, ": unsupported dtype");
   }
   return t;
 }
@@ -88,7 +133,7 @@ Attribute read_attribute(const onnx::AttributeProto &a, const std::map<std::stri
     case onnx::AttributeProto::FLOAT: r.kind = Attribute::Float; r.f = a.f(); break;
     case onnx::AttributeProto::INT: r.kind = Attribute::Int; r.i = a.i(); break;
     case onnx::AttributeProto::STRING: r.kind = Attribute::String; r.s = a.s(); break;
-    case onnx::AttributeProto::TENSOR: r.kind = Attribute::Tensor; r.t = read_tensor(a.t(), base_dir); break;
+    case onnx::AttributeProto::TENSOR: r.kind = Attribute::Tensor; r.t = read_tensor(a.t(), base_dir, where + ": attribute '" + a.name() + "' tensor"); break;
     case onnx::AttributeProto::GRAPH:
       r.kind = Attribute::GraphAttr;
       r.g = std::make_shared<Graph>(read_graph(a.g(), opsets, base_dir, true));
@@ -123,7 +168,7 @@ Graph read_graph(const onnx::GraphProto &gp, const std::map<std::string, int> &o
   g.opsets = opsets;
   for (const auto &init : gp.initializer()) {
     int id = g.add_value(init.name());
-    g.value(id).constant = read_tensor(init, base_dir);
+    g.value(id).constant = read_tensor(init, base_dir, "initializer tensor");
     g.value(id).dtype = g.value(id).constant->dtype;
     std::vector<Dim> shape;
     for (auto d : g.value(id).constant->shape) shape.emplace_back(d);
@@ -217,7 +262,7 @@ TensorData load_onnx_tensor_file(const std::string &path) {
   onnx::TensorProto t;
   const std::string bytes = read_file(path);
   DISCO_CHECK(t.ParseFromString(bytes), "'", path, "' is not a serialized ONNX TensorProto");
-  return read_tensor(t, dir_of(path));
+  return read_tensor(t, dir_of(path), "tensor file '" + path + "': tensor");
 }
 
 }  // namespace disco

@@ -2,12 +2,14 @@
 
 #include <cstring>
 
+#include "frontend/checked_size.h"
 #include "frontend/errors.h"
 
 namespace disco {
 
 TensorData::TensorData(DType t, std::vector<int64_t> s) : dtype(t), shape(std::move(s)) {
-  bytes->assign(static_cast<size_t>(num_elements()) * dtype_size(t), 0);
+  // Checked: a wrapped product would allocate a buffer smaller than the shape says.
+  bytes->assign(static_cast<size_t>(checked_bytes(shape, t, "a tensor")), 0);
 }
 
 int64_t TensorData::num_elements() const {

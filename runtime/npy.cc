@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "frontend/checked_size.h"
 #include "frontend/errors.h"
 
 namespace disco {
@@ -30,7 +31,7 @@ std::string field(const std::string &header, const std::string &key, const std::
 
 }  // namespace
 
-TensorData read_npy(const std::string &path) {
+TensorData read_npy(const std::string &path, const MemoryLimit &limit) {
   std::ifstream f(path, std::ios::binary);
   DISCO_CHECK(f.good(), "cannot open '", path, "'");
   char magic[8];
@@ -71,9 +72,25 @@ TensorData read_npy(const std::string &path) {
   std::stringstream ss(shp.substr(open + 1, close - open - 1));
   std::string item;
   while (std::getline(ss, item, ',')) {
-    if (item.find_first_not_of(" ") == std::string::npos) continue;
-    shape.push_back(std::stoll(item));
+    const size_t b = item.find_first_not_of(" "), e = item.find_last_not_of(" ");
+    if (b == std::string::npos) continue;
+    const std::string dim = item.substr(b, e - b + 1);
+    const auto v = parse_count(dim);
+    DISCO_CHECK(v, "'", path, "': .npy shape dim ", shape.size(), " is '", dim,
+                "', not a non-negative integer below 2^63");
+    shape.push_back(*v);
   }
+  const std::string what = "'" + path + "'";
+  const int64_t needed = checked_bytes(shape, dtype, what);
+  // The data must be in the file before its buffer is allocated: a header
+  // cannot make disco allocate more than the file holds.
+  const std::streamoff data_start = f.tellg();
+  f.seekg(0, std::ios::end);
+  const int64_t have = static_cast<int64_t>(f.tellg() - data_start);
+  f.seekg(data_start);
+  DISCO_CHECK(have >= needed, what, " is truncated: its shape ", dims_text(shape), " needs ", bytes_text(needed),
+              " of data, the file has ", have, " bytes");
+  limit.check_bytes(what, shape, needed);
   TensorData t(dtype, shape);
   f.read(reinterpret_cast<char *>(t.mutable_data()), static_cast<std::streamsize>(t.num_bytes()));
   DISCO_CHECK(static_cast<size_t>(f.gcount()) == t.num_bytes(), "'", path, "' is truncated: expected ",

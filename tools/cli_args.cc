@@ -1,5 +1,7 @@
 #include "tools/cli_args.h"
 
+#include "frontend/checked_size.h"
+
 namespace disco {
 
 CliArgs::CliArgs(int argc, char **argv, int first, const std::set<std::string> &flags,
@@ -73,7 +75,8 @@ std::pair<std::string, std::string> split_assignment(const std::string &text, co
   return {text.substr(0, eq), text.substr(eq + 1)};
 }
 
-std::vector<int64_t> parse_shape(const std::string &text) {
+std::vector<int64_t> parse_shape(const std::string &text, const std::string &option) {
+  const std::string where = option.empty() ? "" : option + ": ";
   std::vector<int64_t> dims;
   if (text == "scalar") return dims;
   size_t start = 0;
@@ -81,8 +84,12 @@ std::vector<int64_t> parse_shape(const std::string &text) {
     size_t x = text.find('x', start);
     std::string part = text.substr(start, x == std::string::npos ? std::string::npos : x - start);
     if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos)
-      throw UsageError("bad shape '" + text + "' (expected e.g. 2x128x768)");
-    dims.push_back(std::stoll(part));
+      throw UsageError(where + "bad shape '" + text + "' (expected e.g. 2x128x768)");
+    const auto dim = parse_count(part);
+    if (!dim)
+      throw UsageError(where + "shape '" + text + "' dim " + std::to_string(dims.size()) + " is " + part +
+                       ", above 2^63-1");
+    dims.push_back(*dim);
     if (x == std::string::npos) break;
     start = x + 1;
   }

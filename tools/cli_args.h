@@ -35,7 +35,9 @@ class CliArgs {
 
 // "x=2x128x768" -> {"x", "2x128x768"}; throws UsageError naming the option.
 std::pair<std::string, std::string> split_assignment(const std::string &text, const std::string &option);
-std::vector<int64_t> parse_shape(const std::string &text);  // "2x128x768"
+// "2x128x768"; throws UsageError naming `option` (e.g. "--shape x") and the dim
+// on a malformed dim or one above 2^63-1.
+std::vector<int64_t> parse_shape(const std::string &text, const std::string &option = "");
 // "onednn,host" -> {"onednn", "host"}; throws UsageError on an empty name.
 std::vector<std::string> parse_backend_list(const std::string &text);
 
