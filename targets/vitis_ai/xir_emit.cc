@@ -6,10 +6,14 @@
 #include "targets/vitis_ai/xir_emit.h"
 
 #include <cstring>
+#include <fstream>
 #include <set>
 #include <sstream>
 
+#include <google/protobuf/descriptor.h>
 #include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/message.h>
 #include <xir/attrs/attrs.hpp>
 #include <xir/graph/graph.hpp>
 #include <xir/graph/subgraph.hpp>
@@ -321,23 +325,46 @@ std::string validate_for_xir(const XirRegion &r) {
   return "";
 }
 
+namespace {
+
+// The graph's serialized bytes, the same for the same graph. XIR writes each
+// op's attrs as protobuf maps, whose order differs from run to run, and two
+// compiles must give the same bytes (AOT libraries install these files beside
+// NAME.a). Re-serialized here through XIR's own message type (serial_v2.Graph,
+// from the generated pool libxir registers) on a stream of our own that is
+// set deterministic: protobuf's process-wide switch is left alone.
+std::string deterministic_bytes(const xir::Graph &g) {
+  std::string bytes;
+  g.serialize_to_string(&bytes);
+  namespace pb = google::protobuf;
+  const pb::Descriptor *type = pb::DescriptorPool::generated_pool()->FindMessageTypeByName("serial_v2.Graph");
+  DISCO_CHECK(type, "vitis_ai: libxir registers no serial_v2.Graph message type");
+  std::unique_ptr<pb::Message> m(pb::MessageFactory::generated_factory()->GetPrototype(type)->New());
+  DISCO_CHECK(m->ParseFromString(bytes), "vitis_ai: XIR's serialized graph ", g.get_name(), " does not parse back");
+  std::string out;
+  {
+    pb::io::StringOutputStream stream(&out);
+    pb::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    DISCO_CHECK(m->SerializeToCodedStream(&coded), "vitis_ai: cannot serialize graph ", g.get_name());
+  }
+  return out;
+}
+
+void write_file(const std::string &path, const std::string &bytes) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  f.close();
+  DISCO_CHECK(f.good(), "vitis_ai: cannot write ", path);
+}
+
+}  // namespace
+
 void emit_xmodel(const XirRegion &r, const std::string &path) {
   const std::string why = validate_for_xir(r);
   DISCO_CHECK(why.empty(), "vitis_ai: region ", r.name, " cannot be written as XIR: ", why);
   std::unique_ptr<xir::Graph> g = XirBuilder(r).build();
-  // XIR writes protobuf maps (each op's attrs), whose order differs from run
-  // to run unless protobuf serializes deterministically: two compiles must
-  // give the same bytes (AOT libraries install these files beside NAME.a).
-  static const bool deterministic = (google::protobuf::internal::MapTestForceDeterministic(), true);
-  (void)deterministic;
-  g->serialize(path);
+  write_file(path, deterministic_bytes(*g));
 }
 
 }  // namespace disco::vitis_ai
-
-// protobuf keeps the process-wide switch private and names this function its
-// friend for projects that want it ("Other projects may use friend to allow
-// them to call this", io/coded_stream.h); libprotobuf does not define it.
-namespace google::protobuf::internal {
-void MapTestForceDeterministic() { io::CodedOutputStream::SetDefaultSerializationDeterministic(); }
-}  // namespace google::protobuf::internal
