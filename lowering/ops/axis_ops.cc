@@ -75,7 +75,8 @@ void infer_hardmax(InferContext &c) {
 
 void lower_hardmax(LowerContext &c) {
   const HTensor &x = c.in(0);
-  auto [first, last] = hardmax_axes(c, x.rank());
+  const auto axes = hardmax_axes(c, x.rank());
+  const int64_t first = axes.first, last = axes.second;  // not a structured binding: clang 14 lambdas cannot capture one
   // The row-major position of the reduced indices within the block.
   auto linear = [&](const std::vector<Expr> &red) {
     Expr l = 0;
