@@ -7,6 +7,21 @@
 
 namespace disco {
 
+namespace {
+// Coefficients from a model's shapes (15 * 2^63-1 in a fuzzed Reshape) must
+// not overflow silently (undefined behaviour, then nonsense dims).
+int64_t coeff_add(int64_t a, int64_t b) {
+  int64_t r;
+  DISCO_CHECK(!__builtin_add_overflow(a, b, &r), "a dim's arithmetic overflows 64 bits: ", a, " + ", b);
+  return r;
+}
+int64_t coeff_mul(int64_t a, int64_t b) {
+  int64_t r;
+  DISCO_CHECK(!__builtin_mul_overflow(a, b, &r), "a dim's arithmetic overflows 64 bits: ", a, " * ", b);
+  return r;
+}
+}  // namespace
+
 struct Dim::Poly {
   std::vector<Term> terms;  // canonical order, no zero coefficients
   std::string key;
@@ -78,7 +93,7 @@ Dim Dim::from_terms(std::vector<Term> terms) {
     if (it == acc.end())
       acc.emplace(k, std::move(t));
     else
-      it->second.coeff += t.coeff;
+      it->second.coeff = coeff_add(it->second.coeff, t.coeff);
   }
   auto p = std::make_shared<Poly>();
   Term constant{0, {}};
@@ -97,19 +112,22 @@ Dim Dim::from_terms(std::vector<Term> terms) {
   if (p->terms.empty()) os << "0";
   for (size_t i = 0; i < p->terms.size(); ++i) {
     const auto &t = p->terms[i];
-    int64_t c = t.coeff;
-    if (i) {
+    // Magnitudes as unsigned: -INT64_MIN is not an int64_t.
+    const int64_t c = t.coeff;
+    const uint64_t mag = c < 0 ? 0 - static_cast<uint64_t>(c) : static_cast<uint64_t>(c);
+    const bool signed_here = i || (c < 0 && !t.atoms.empty());
+    if (i)
       os << (c < 0 ? " - " : " + ");
-      c = c < 0 ? -c : c;
-    } else if (c < 0 && !t.atoms.empty()) {
+    else if (signed_here)
       os << "-";
-      c = -c;
-    }
     if (t.atoms.empty()) {
-      os << c;
+      if (signed_here)
+        os << mag;
+      else
+        os << c;
       continue;
     }
-    if (c != 1) os << c << "*";
+    if (mag != 1) os << mag << "*";
     os << mono_key(t.atoms);
   }
   p->key = os.str();
@@ -153,7 +171,7 @@ Dim operator+(const Dim &a, const Dim &b) {
 Dim operator-(const Dim &a, const Dim &b) {
   auto t = a.terms();
   for (auto x : b.terms()) {
-    x.coeff = -x.coeff;
+    x.coeff = coeff_mul(x.coeff, -1);
     t.push_back(std::move(x));
   }
   return Dim::from_terms(std::move(t));
@@ -161,7 +179,7 @@ Dim operator-(const Dim &a, const Dim &b) {
 Dim operator*(const Dim &a, const Dim &b) {
   std::vector<Dim::Term> t;
   for (const auto &x : a.terms())
-    for (const auto &y : b.terms()) t.push_back({x.coeff * y.coeff, merge_monos(x.atoms, y.atoms)});
+    for (const auto &y : b.terms()) t.push_back({coeff_mul(x.coeff, y.coeff), merge_monos(x.atoms, y.atoms)});
   return Dim::from_terms(std::move(t));
 }
 

@@ -199,6 +199,10 @@ std::vector<Node> expand_scan(Graph &g, const Node &n, const ShapeStore &store) 
   DISCO_CHECK(!v8 || n.inputs[0] < 0, n.where(), ": sequence_lens is not supported");
   const int64_t states = static_cast<int64_t>(ins.size()) - num_scan;
   DISCO_CHECK(states >= 0, n.where(), ": num_scan_inputs exceeds the inputs");
+  // Found by fuzz/fuzz_onnx_import: with no scan input, ins.at(states) threw std::out_of_range.
+  DISCO_CHECK(num_scan >= 1 && ins[static_cast<size_t>(states)] >= 0, n.where(), ": Scan needs a scan input");
+  DISCO_CHECK(n.outputs.size() >= static_cast<size_t>(states), n.where(), ": ", states,
+              " state inputs but only ", n.outputs.size(), " outputs");
   const size_t scan_outs = n.outputs.size() - static_cast<size_t>(states);
   auto ints_or = [&](const char *name, int64_t count, int64_t dflt) {
     auto v = a.get_ints_opt(name).value_or(std::vector<int64_t>(static_cast<size_t>(count), dflt));
@@ -213,6 +217,8 @@ std::vector<Node> expand_scan(Graph &g, const Node &n, const ShapeStore &store) 
   DISCO_CHECK(first.shape, n.where(), ": scan input has no shape");
   const int64_t rank = static_cast<int64_t>(first.shape->size());
   const int64_t axis = (in_axes[0] < 0 ? in_axes[0] + rank : in_axes[0]) + offset;
+  DISCO_CHECK(axis >= offset && axis < rank, n.where(), ": scan_input_axes[0] = ", in_axes[0],
+              " is outside the scan input's ", rank - offset, " sequence dims");
   Dim len = store.canonical((*first.shape).at(static_cast<size_t>(axis)));
   DISCO_CHECK(len.is_const(), n.where(), ": the sequence length ", len.str(),
               " is symbolic; Scan is unrolled, so it must be a constant");

@@ -1,5 +1,7 @@
 #include "runtime/plan.h"
 
+#include <cerrno>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -8,6 +10,18 @@
 namespace disco {
 
 namespace {
+
+// A damaged or hostile plan file (a compile cache entry is only a folder of
+// files) must give a disco::Error, never std::stoll's std:: exceptions
+// (found by fuzz/fuzz_plan_cache).
+int64_t parse_int(const std::string &w, const char *what) {
+  errno = 0;
+  char *end = nullptr;
+  const long long v = std::strtoll(w.c_str(), &end, 10);
+  DISCO_CHECK(!w.empty() && end == w.c_str() + w.size() && errno != ERANGE, what, ": '", w,
+              "' is not a 64-bit integer");
+  return v;
+}
 
 // Tokens are separated by spaces; strings are written as <length>:<bytes>.
 class Writer {
@@ -50,25 +64,33 @@ class Reader {
     DISCO_CHECK(b != p_, "plan file: unexpected end");
     return t_.substr(b, p_ - b);
   }
-  int64_t num() { return std::stoll(word()); }
+  int64_t num() { return parse_int(word(), "plan file"); }
+  // A number of items that follow: each takes at least a byte of the file,
+  // so a bigger count is damage, not a reason to allocate it.
+  size_t count() {
+    const int64_t n = num();
+    DISCO_CHECK(n >= 0 && static_cast<uint64_t>(n) <= t_.size() - p_, "plan file: a count of ", n,
+                " items where ", t_.size() - p_, " bytes are left");
+    return static_cast<size_t>(n);
+  }
   std::string str() {
     skip();
     size_t colon = t_.find(':', p_);
     DISCO_CHECK(colon != std::string::npos, "plan file: bad string");
-    size_t n = std::stoull(t_.substr(p_, colon - p_));
-    DISCO_CHECK(colon + 1 + n <= t_.size(), "plan file: truncated string");
+    const int64_t n = parse_int(t_.substr(p_, colon - p_), "plan file: string length");
+    DISCO_CHECK(n >= 0 && static_cast<uint64_t>(n) <= t_.size() - colon - 1, "plan file: truncated string");
     std::string s = t_.substr(colon + 1, n);
     p_ = colon + 1 + n;
     return s;
   }
   Dim dim() { return parse_dim(str()); }
   Shape shape() {
-    Shape s(static_cast<size_t>(num()));
+    Shape s(count());
     for (auto &d : s) d = dim();
     return s;
   }
   std::vector<int> ints() {
-    std::vector<int> v(static_cast<size_t>(num()));
+    std::vector<int> v(count());
     for (auto &x : v) x = static_cast<int>(num());
     return v;
   }
@@ -121,15 +143,15 @@ struct DimParser {
     if (peek() == '-') ++p;
     while (std::isdigit(static_cast<unsigned char>(peek()))) ++p;
     DISCO_CHECK(p > b, "bad serialized dim '", s, "'");
-    return std::stoll(s.substr(b, p - b));
+    return parse_int(s.substr(b, p - b), "serialized dim");
   }
   Dim atom() {
     char k = peek();
     ++p;
     if (k == 'S') {
-      size_t n = static_cast<size_t>(integer());
+      const int64_t n = integer();
       eat(':');
-      DISCO_CHECK(p + n <= s.size(), "bad serialized dim '", s, "'");
+      DISCO_CHECK(n >= 0 && static_cast<uint64_t>(n) <= s.size() - p, "bad serialized dim '", s, "'");
       std::string name = s.substr(p, n);
       p += n;
       return Dim::symbol(name);
@@ -143,7 +165,10 @@ struct DimParser {
     }
     fail("bad serialized dim '", s, "'");
   }
+  int depth = 0;
   Dim dim() {
+    // Plans nest a few levels; a deeper one is damage, and would overflow the stack.
+    DISCO_CHECK(++depth <= 64, "serialized dim nested more than 64 deep");
     eat('(');
     Dim sum(0);
     while (peek() == '[') {
@@ -154,6 +179,7 @@ struct DimParser {
       sum = sum + term;
     }
     eat(')');
+    --depth;
     return sum;
   }
 };
@@ -220,17 +246,17 @@ Plan Plan::load(const std::string &path) {
   p.library = r.str();
   p.constants = r.str();
   r.expect("inputs");
-  p.inputs.resize(static_cast<size_t>(r.num()));
+  p.inputs.resize(r.count());
   for (auto &in : p.inputs) {
     in.name = r.str();
     in.dtype = static_cast<DType>(r.num());
     in.shape = r.shape();
   }
   r.expect("outputs");
-  p.output_names.resize(static_cast<size_t>(r.num()));
+  p.output_names.resize(r.count());
   for (auto &o : p.output_names) o = r.str();
   r.expect("checks");
-  size_t nc = static_cast<size_t>(r.num());
+  size_t nc = r.count();
   for (size_t i = 0; i < nc; ++i) {
     RuntimeCheck c{static_cast<RuntimeCheck::Kind>(r.num()), Dim(0), Dim(0), ""};
     c.a = r.dim();
@@ -239,7 +265,7 @@ Plan Plan::load(const std::string &path) {
     p.checks.push_back(c);
   }
   r.expect("buffers");
-  p.buffers.resize(static_cast<size_t>(r.num()));
+  p.buffers.resize(r.count());
   for (auto &b : p.buffers) {
     b.kind = static_cast<PlanBuffer::Kind>(r.num());
     b.name = r.str();
@@ -249,13 +275,13 @@ Plan Plan::load(const std::string &path) {
     b.offset = r.num();
   }
   r.expect("steps");
-  p.steps.resize(static_cast<size_t>(r.num()));
+  p.steps.resize(r.count());
   for (auto &s : p.steps) {
     s.kernel = r.str();
     s.label = r.str();
     s.inputs = r.ints();
     s.outputs = r.ints();
-    s.symbols.resize(static_cast<size_t>(r.num()));
+    s.symbols.resize(r.count());
     for (auto &sym : s.symbols) sym = r.str();
     s.host_op = r.str();
     for (int64_t k = r.num(); k > 0; --k) {

@@ -94,6 +94,7 @@ void define_complex_output(LowerContext &c, Func f, int rank) {
 }
 
 void require_complex_layout(InferContext &c, int i, const std::string &name) {
+  if (c.rank(i) == 0) c.fail(name, " must have a last dim of 1 (real) or 2 (complex); it is a scalar");
   Dim last = c.store().canonical(c.shape(i).back());
   if (last.is_const() && last.as_const() != 1 && last.as_const() != 2)
     c.fail(name, "'s last dim must be 1 (real) or 2 (complex), got ", last.as_const());

@@ -1,0 +1,64 @@
+// ONNX models that fuzz/fuzz_onnx_import found crashing import or shape
+// inference. Each must be a disco::Error naming the node and input at fault.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include <cstdint>
+
+#include "frontend/dim.h"
+#include "frontend/errors.h"
+#include "frontend/file_util.h"
+#include "frontend/onnx_importer.h"
+#include "lowering/infer_context.h"
+#include "lowering/shape_store.h"
+
+namespace disco {
+namespace {
+
+// Import and shape inference of a reproducer; the disco::Error's message, or "".
+std::string infer_error(const std::string &name) {
+  const std::string path = DISCO_SOURCE_DIR "/fuzz/regressions/" + name;
+  try {
+    Graph g = load_onnx_bytes(read_file(path), DISCO_SOURCE_DIR "/fuzz/regressions", path);
+    ShapeStore store;
+    infer_shapes(g, store);
+  } catch (const Error &e) {
+    return e.what();
+  }
+  return "";
+}
+
+// A DFT whose input is a scalar: shape().back() of an empty shape (UBSan:
+// "applying non-zero offset to null pointer"), then a read of garbage.
+TEST(OnnxImportFuzz, ADftOfAScalarIsAnErrorNotAnOutOfBoundsRead) {
+  const std::string msg = infer_error("onnx-dft-scalar-input.onnx");
+  EXPECT_NE(msg.find("DFT"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("it is a scalar"), std::string::npos) << msg;
+}
+
+// Scan with num_scan_inputs = 0: ins.at(states) threw std::out_of_range.
+TEST(OnnxImportFuzz, AScanWithoutScanInputsIsADiscoError) {
+  for (const char *name : {"onnx-scan-without-scan-input.onnx", "onnx-scan-without-scan-input-2.onnx"}) {
+    const std::string msg = infer_error(name);
+    EXPECT_NE(msg.find("Scan needs a scan input"), std::string::npos) << name << ": " << msg;
+  }
+}
+
+// A Reshape whose dims multiply past 2^63: signed overflow in Dim's
+// operator* (UBSan), then a nonsense shape.
+TEST(OnnxImportFuzz, AReshapeWhoseDimsOverflowIsADiscoError) {
+  const std::string msg = infer_error("onnx-reshape-dim-product-overflows.onnx");
+  EXPECT_NE(msg.find("overflows 64 bits"), std::string::npos) << msg;
+}
+
+TEST(OnnxImportFuzz, DimArithmeticChecksItsCoefficients) {
+  const Dim n = Dim::symbol("n");
+  EXPECT_THROW(Dim(15) * Dim(INT64_MAX), Error);
+  EXPECT_THROW(n * Dim(INT64_MAX) + n, Error);            // coefficients merged in from_terms
+  EXPECT_THROW(Dim(0) - n * Dim(INT64_MIN), Error);       // -INT64_MIN
+  EXPECT_EQ((n * Dim(INT64_MAX / 2) + n * Dim(INT64_MAX / 2)).str(), (n * Dim(INT64_MAX - 1)).str());
+}
+
+}  // namespace
+}  // namespace disco
