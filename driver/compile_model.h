@@ -40,6 +40,11 @@ struct CompileOptions {
   // gives the same objects (targets/kernel_jobs.h).
   int compile_workers = 0;
   std::function<void(const std::string &)> progress;  // one line per stage and kernel
+  // The most bytes one value of a run may take (and the intermediate values
+  // together); 0: $DISCO_MAX_MEMORY, else the physical memory
+  // (frontend/checked_size.h). Checked at compile time for constant shapes and
+  // by the executor before each allocation; not part of the cache key.
+  int64_t max_memory = 0;
   // Problems disco recovers from (a damaged cache entry compiled again); empty: a line on stderr.
   std::function<void(const std::string &)> warning;
 };

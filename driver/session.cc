@@ -70,6 +70,7 @@ void Session::make_variant(CompiledModel compiled, Variant &v) {
   v.compiled.profile.import_s = import_seconds_;
   install_backend_runtimes();
   v.exec = std::make_unique<Executor>(v.compiled.plan, v.compiled.dir);
+  v.exec->set_memory_limit(memory_limit(opts_.max_memory));
   if (threads_ > 0) v.exec->set_num_threads(threads_);
   if (profiling_) v.exec->set_profiling(true);
 }

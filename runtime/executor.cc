@@ -180,12 +180,13 @@ Executor::Executor(Plan plan, const std::string &dir, bool allow_child) : plan_(
   }
   for (const auto &b : plan_.buffers) {
     if (b.kind != PlanBuffer::Constant) continue;
-    int64_t n = dtype_size(b.dtype);
+    std::vector<int64_t> shape;
     for (const auto &d : b.shape) {
       DISCO_CHECK(d.is_const(), "constant '", b.name, "' has a symbolic shape");
-      n *= d.as_const();
+      shape.push_back(d.as_const());
     }
-    DISCO_CHECK(b.offset >= 0 && b.offset + n <= static_cast<int64_t>(constants_.size()), "constant '", b.name,
+    const int64_t n = checked_bytes(shape, b.dtype, "constant '" + b.name + "'");
+    DISCO_CHECK(b.offset >= 0 && n <= static_cast<int64_t>(constants_.size()) - b.offset, "constant '", b.name,
                 "' lies outside the constants file");
   }
   for (const auto &s : plan_.steps) {
@@ -225,18 +226,33 @@ Executor::Executor(Plan plan, const std::string &dir, bool allow_child) : plan_(
     if (plan_.buffers[i].kind == PlanBuffer::Constant) scratch_->buf_shapes[i] = eval_shape(plan_.buffers[i].shape, {});
 }
 
+int64_t Executor::checked_buffer_bytes(int id, const std::vector<int64_t> &shape) const {
+  const PlanBuffer &b = plan_.buffers[id];
+  // The fast path allocates nothing; the message is built only on failure.
+  int64_t bytes = dtype_size(b.dtype);
+  bool ok = true;
+  for (int64_t d : shape) ok = ok && d >= 0 && !__builtin_mul_overflow(bytes, d, &bytes);
+  if (!ok || bytes > limit_.bytes) limit_.check("value '" + b.name + "'", shape, b.dtype);
+  return bytes;
+}
+
 bool Executor::plan_arena() {
   std::vector<int64_t> bytes(plan_.buffers.size(), 0);
+  std::vector<int64_t> shape;
   for (const auto &l : lifetimes_) {
-    int64_t n = dtype_size(plan_.buffers[l.buffer].dtype);
+    shape.clear();
     for (const SlotDim &d : buffer_shapes_[l.buffer]) {
       if (!d.bound_in(symbols_)) return false;  // bound by a host op during the run
-      n *= std::max<int64_t>(d.eval(symbols_), 0);
+      shape.push_back(std::max<int64_t>(d.eval(symbols_), 0));
     }
-    bytes[l.buffer] = n;
+    bytes[l.buffer] = checked_buffer_bytes(l.buffer, shape);
   }
   if (bytes != arena_bytes_) {
-    layout_ = place_buffers(lifetimes_, bytes, plan_.buffers.size());
+    const ArenaLayout layout = place_buffers(lifetimes_, bytes, plan_.buffers.size());
+    if (layout.size > limit_.bytes)
+      fail("model '", plan_.name, "': its intermediate values need ", bytes_text(layout.size),
+           " at once, above the memory limit of ", bytes_text(limit_.bytes), " (", limit_.source, ")");
+    layout_ = layout;
     arena_bytes_ = bytes;
     if (arena_.size() < static_cast<size_t>(layout_.size)) arena_.resize(layout_.size);
   }
@@ -287,7 +303,19 @@ void Executor::run(const std::vector<TensorData> &inputs, std::vector<TensorData
               " inputs, got ", inputs.size());
   RunScratch &sc = *scratch_;
   symbols_.clear();
-  for (size_t i = 0; i < inputs.size(); ++i) binder_.bind_input(i, inputs[i].shape, inputs[i].dtype, symbols_);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    // A tensor whose bytes do not cover its shape would let kernels read past them.
+    const TensorData &t = inputs[i];
+    int64_t need = dtype_size(t.dtype);
+    bool ok = true;
+    for (int64_t d : t.shape) ok = ok && d >= 0 && !__builtin_mul_overflow(need, d, &need);
+    if (!ok || need != static_cast<int64_t>(t.num_bytes())) {
+      const std::string what = "input '" + plan_.inputs[i].name + "'";
+      fail(what, " of shape ", dims_text(t.shape), " holds ", t.num_bytes(), " bytes, its shape needs ",
+           checked_bytes(t.shape, t.dtype, what));
+    }
+    binder_.bind_input(i, t.shape, t.dtype, symbols_);
+  }
   binder_.verify_checks(symbols_);
   // Shapes repeat from run to run: the arena's sizes are evaluated once per set of symbols.
   if (arena_symbols_ != symbols_.values()) {
@@ -328,9 +356,11 @@ void Executor::run(const std::vector<TensorData> &inputs, std::vector<TensorData
   // Sizes are evaluated when a buffer is first written: host ops bind symbols on the way.
   auto allocate = [&](int id, const std::vector<int64_t> &shape) -> uint8_t * {
     const PlanBuffer &b = plan_.buffers[id];
+    // Before anything is allocated: the memory limit, then the kernels' 32-bit dims.
+    const auto bytes = static_cast<size_t>(checked_buffer_bytes(id, shape));
     for (size_t d = 0; d < shape.size(); ++d)
-      DISCO_CHECK(shape[d] >= 0 && shape[d] < (int64_t(1) << 31), "buffer '", b.name, "' dim ", d, " = ",
-                  b.shape[d].str(), " evaluates to ", shape[d]);
+      DISCO_CHECK(shape[d] < (int64_t(1) << 31), "value '", b.name, "' of shape ", dims_text(shape), ": dim ", d,
+                  " (", b.shape[d].str(), ") is ", shape[d], ", above the 2147483647 that a kernel's buffer dim can hold");
     buf_shapes[id] = shape;
     ready[id] = true;
     if (b.kind == PlanBuffer::Output) {
@@ -343,9 +373,6 @@ void Executor::run(const std::vector<TensorData> &inputs, std::vector<TensorData
       bufs[id].set(arena_.data() + layout_.offset[id], b.dtype, shape);
       return arena_.data() + layout_.offset[id];
     }
-    int64_t n = 1;
-    for (auto d : shape) n *= d;
-    size_t bytes = static_cast<size_t>(n) * dtype_size(b.dtype);
     if (temps_[id].size() < bytes) temps_[id].resize(bytes);
     bufs[id].set(temps_[id].data(), b.dtype, shape);
     return temps_[id].data();

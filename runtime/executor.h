@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "frontend/checked_size.h"
 #include "frontend/tensor_data.h"
 #include "runtime/memory_plan.h"
 #include "runtime/plan.h"
@@ -49,8 +50,14 @@ class Executor {
   // The last run's symbols by name (built when asked: runs bind by slot).
   const SymbolValues &last_symbols() const;
   void set_num_threads(int n);
+  // Every buffer a run allocates (and the arena of intermediate values) is
+  // checked against this before it is allocated; the default is
+  // memory_limit(): $DISCO_MAX_MEMORY, else the physical memory.
+  void set_memory_limit(MemoryLimit limit) { limit_ = std::move(limit); }
 
  private:
+  // Fails with the memory limit's message unless a `shape` buffer of value `id` fits; returns its bytes.
+  int64_t checked_buffer_bytes(int id, const std::vector<int64_t> &shape) const;
   template <typename Bufs, typename Shapes, typename Alloc>
   void run_host_step(const PlanStep &step, Bufs &bufs, Shapes &shapes, Alloc &allocate);
 
@@ -83,6 +90,7 @@ class Executor {
   std::unique_ptr<RunScratch> scratch_;
   bool profiling_ = false;
   std::vector<double> step_ms_;
+  MemoryLimit limit_ = memory_limit();
 };
 
 }  // namespace disco

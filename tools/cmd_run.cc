@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <map>
 
+#include "frontend/checked_size.h"
 #include "frontend/errors.h"
 #include "frontend/random_tensor.h"
 #include "frontend/tensor_compare.h"
@@ -97,7 +98,7 @@ int cmd_run(int argc, char **argv) {
   }
   for (const auto &a : args.all("shape")) {
     auto [n, v] = split_assignment(a, "shape");
-    parse_shape(v);
+    parse_shape(v, "--shape " + n);
     given[n].push_back({false, v});
   }
   std::map<std::string, std::vector<std::string>> expects;
@@ -113,7 +114,7 @@ int cmd_run(int argc, char **argv) {
   select_gpu_target(opts, !args.all("targets").empty());  // opencl, cuda: GPU backend and Halide target
   for (const auto &text : args.all("static")) {
     auto [name, dims] = split_assignment(text, "--static");
-    opts.static_shapes[name] = parse_shape(dims);
+    opts.static_shapes[name] = parse_shape(dims, "--static " + name);
   }
   for (const auto &text : args.all("hint")) {
     auto [sym, value] = split_assignment(text, "--hint");
@@ -173,6 +174,7 @@ int cmd_run(int argc, char **argv) {
     if (v.size() != 1 && v.size() != runs) throw UsageError("--expect for '" + n + "' does not match the run count");
   }
 
+  const MemoryLimit limit = memory_limit(opts.max_memory);
   std::vector<std::vector<TensorData>> results;
   bool all_ok = true;
   for (size_t r = 0; r < runs; ++r) {
@@ -184,7 +186,14 @@ int cmd_run(int argc, char **argv) {
         fail("input '", spec.name, "' ", shape_str(spec.shape), " is not given; use --input ", spec.name,
              "=FILE.npy or --shape ", spec.name, "=...");
       const auto &[is_file, text] = it->second[it->second.size() == 1 ? 0 : r];
-      inputs.push_back(is_file ? read_npy(text) : random_tensor(spec.dtype, parse_shape(text), 1234 + i));
+      // Checked against the memory limit before the data is read or made.
+      if (is_file) {
+        inputs.push_back(read_npy(text, limit));
+      } else {
+        const std::vector<int64_t> shape = parse_shape(text, "--shape " + spec.name);
+        limit.check("input '" + spec.name + "'", shape, spec.dtype);
+        inputs.push_back(random_tensor(spec.dtype, shape, 1234 + i));
+      }
     }
     std::vector<double> times;
     std::vector<TensorData> outs;
