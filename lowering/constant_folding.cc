@@ -12,8 +12,6 @@ namespace disco {
 
 namespace {
 
-constexpr int64_t kMaxFoldedElements = 1 << 16;
-
 bool qualifies(const Graph &g, const Node &n, const ShapeStore &store) {
   const OpDef *def = OpRegistry::global().find(n.domain, n.op_type, n.opset);
   if (!def || !def->lower || def->kind == OpKind::Host) return false;

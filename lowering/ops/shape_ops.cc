@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "lowering/constant_folding.h"
 #include "lowering/infer_context.h"
 #include "lowering/lower_context.h"
 #include "lowering/op_registry.h"
@@ -101,15 +102,30 @@ void lower_constant_of_shape(LowerContext &c) {
   c.define_output(0, v, constant_expr(value, 0, halide_type(value.dtype)));
 }
 
-// Fills a Range whose inputs are constants: ONNX's count is
-// max(ceil((limit - start) / delta), 0).
-TensorData range_constant(InferContext &c) {
-  DType t = c.dtype(0);
+// The element count of a Range whose inputs are constants: ONNX's
+// max(ceil((limit - start) / delta), 0), without overflow.
+int64_t range_count(InferContext &c) {
   const TensorData &s = *c.constant(0), &l = *c.constant(1), &d = *c.constant(2);
+  if (dtype_is_float(c.dtype(0))) {
+    const double delta = d.float_at(0);
+    if (delta == 0) c.fail("delta is 0");
+    const double n = std::max(std::ceil((l.float_at(0) - s.float_at(0)) / delta), 0.0);
+    if (!(n < 0x1p62)) c.fail("the range has ", n, " elements, more than 2^62");
+    return static_cast<int64_t>(n);
+  }
+  const __int128 start = s.int_at(0), delta = d.int_at(0), span = static_cast<__int128>(l.int_at(0)) - start;
+  if (delta == 0) c.fail("delta is 0");
+  const __int128 n = delta > 0 ? (span > 0 ? (span + delta - 1) / delta : 0) : (span < 0 ? (-span - delta - 1) / -delta : 0);
+  if (n > INT64_MAX) c.fail("the range has more than 2^63 elements");
+  return static_cast<int64_t>(n);
+}
+
+// Fills a Range of `n` elements whose inputs are constants.
+TensorData range_constant(InferContext &c, int64_t n) {
+  DType t = c.dtype(0);
+  const TensorData &s = *c.constant(0), &d = *c.constant(2);
   if (dtype_is_float(t)) {
     double start = s.float_at(0), delta = d.float_at(0);
-    if (delta == 0) c.fail("delta is 0");
-    auto n = static_cast<int64_t>(std::max(std::ceil((l.float_at(0) - start) / delta), 0.0));
     TensorData out(t, {n});
     for (int64_t i = 0; i < n; ++i) {
       double x = start + static_cast<double>(i) * delta;
@@ -119,9 +135,7 @@ TensorData range_constant(InferContext &c) {
     }
     return out;
   }
-  int64_t start = s.int_at(0), delta = d.int_at(0), span = l.int_at(0) - start;
-  if (delta == 0) c.fail("delta is 0");
-  int64_t n = std::max<int64_t>(delta > 0 ? floor_div_int(span + delta - 1, delta) : floor_div_int(-span - delta - 1, -delta), 0);
+  int64_t start = s.int_at(0), delta = d.int_at(0);
   std::vector<int64_t> vals;
   for (int64_t i = 0; i < n; ++i) vals.push_back(start + i * delta);
   TensorData i64 = TensorData::from_int64(vals, {n});
@@ -142,7 +156,18 @@ void infer_range(InferContext &c) {
     if (c.dtype(i) != c.dtype(0)) c.fail("start, limit and delta must share a dtype");
   for (int i = 0; i < 3; ++i)
     if (num_elements(c.shape(i)) != Dim(1)) c.fail("input ", i, " must be a scalar");
-  if (c.constant(0) && c.constant(1) && c.constant(2)) return c.set_constant(0, range_constant(c));
+  if (c.constant(0) && c.constant(1) && c.constant(2)) {
+    const int64_t n = range_count(c);
+    // Larger ranges are left to the kernel: folding Range(0, 2^40, 1) filled
+    // 8 TiB at compile time. The memory limit then speaks for the output.
+    const bool is_float = dtype_is_float(c.dtype(0));
+    if (is_float ? n <= kMaxFoldedBytes / static_cast<int64_t>(dtype_size(c.dtype(0))) : n <= kMaxFoldedElements)
+      return c.set_constant(0, range_constant(c, n));
+    if (is_float)
+      c.fail("a float Range of ", n, " elements is above the constant-folding bound of ", kMaxFoldedBytes >> 20,
+             " MiB (kMaxFoldedBytes in lowering/constant_folding.h), and float Ranges are only folded");
+    return c.set_output(0, c.dtype(0), {Dim(n)});
+  }
   static const char *kNames[] = {"start", "limit", "delta"};
   if (dtype_is_float(c.dtype(0)))  // float ranges are folded, so every input must be known
     for (int i = 0; i < 3; ++i)
