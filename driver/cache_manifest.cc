@@ -57,11 +57,14 @@ std::optional<std::string> verify_cache_manifest(const std::string &dir) {
     std::istringstream in(line);
     std::string name, sum, ino, ctime;
     uint64_t size = 0;
-    if (!(in >> name >> size >> sum >> ino >> ctime)) return std::string(kManifest) + " is damaged";
+    // A name with a '/' reaches outside the entry, and a file that is not a regular one (such
+    // as /dev/zero, seen while writing fuzz/fuzz_plan_cache) would be read without end.
+    if (!(in >> name >> size >> sum >> ino >> ctime) || name.find('/') != std::string::npos)
+      return std::string(kManifest) + " is damaged";
     listed[name] = true;
     const std::string path = dir + "/" + name;
     struct stat st;
-    if (::stat(path.c_str(), &st) != 0) return "'" + name + "' is missing";
+    if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return "'" + name + "' is missing";
     if (static_cast<uint64_t>(st.st_size) != size)
       return "'" + name + "' has " + std::to_string(st.st_size) + " bytes, not " + std::to_string(size);
     // The same file, untouched since the manifest was written: its bytes are
