@@ -14,6 +14,8 @@ installing clang-14 and libfuzzer-14-dev when missing.
 Corpus: /tmp/disco-fuzz/TARGET/corpus (kept between runs, seeded from
 ../shared/models, the ONNX node tests and the compile cache); findings:
 /tmp/disco-fuzz/TARGET/artifacts. Exit status 1 when a run found something.
+LIBFUZZER_ARGS go to the target, e.g. -fork=1 -ignore_crashes=1 -ignore_timeouts=1
+-ignore_ooms=1 to go on past findings (each is still saved and reported).
 Environment: DISCO_FUZZ_DIR (default /tmp/disco-fuzz), DISCO_FUZZ_JOBS (-j, default 2),
 DISCO_FUZZ_ALLOW_STD=1 (go on past non-disco exceptions, see fuzz/fuzz_guard.h).
 USAGE
@@ -92,6 +94,8 @@ echo "fuzz: $TARGET for ${SECONDS_TO_RUN}s, corpus $CORPUS ($(ls "$CORPUS" | wc 
 LOG="$WORK/last.log"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+MARK="$WORK/.run-start"
+touch "$MARK"
 set +e
 "$BUILD/fuzz/$TARGET" "$CORPUS" -max_total_time="$SECONDS_TO_RUN" -timeout=25 -rss_limit_mb=4096 \
   -malloc_limit_mb=2048 -artifact_prefix="$ART/" -print_final_stats=1 "$@" >"$LOG" 2>&1
@@ -102,9 +106,13 @@ set -e
 last=$(grep -E '^#[0-9]+' "$LOG" | tail -1 || true)
 echo "fuzz: $TARGET exit $rc; last status: ${last:-none}"
 grep -E '^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)' "$LOG" | sed 's/^/fuzz:   /' || true
-if [ $rc -ne 0 ]; then
+# With -fork=N -ignore_crashes=1 libFuzzer goes on past findings and exits 0:
+# what it wrote into the artifacts folder during this run is what it found.
+new=$(find "$ART" -type f -newer "$MARK" | sort)
+if [ $rc -ne 0 ] || [ -n "$new" ]; then
   echo "fuzz: FINDING (log $LOG):"
-  grep -E 'ERROR: |fuzz finding|SUMMARY|Test unit written|runtime error' "$LOG" | head -20
+  grep -E 'ERROR: |fuzz finding|SUMMARY|Test unit written|runtime error' "$LOG" | sort -u | head -20
+  [ -n "$new" ] && echo "fuzz: inputs written: $new"
   exit 1
 fi
 echo "fuzz: no findings"
