@@ -1,5 +1,6 @@
 #include "runtime/npy.h"
 
+#include <cctype>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -76,8 +77,12 @@ TensorData read_npy(const std::string &path, const MemoryLimit &limit) {
     if (b == std::string::npos) continue;
     const std::string dim = item.substr(b, e - b + 1);
     const auto v = parse_count(dim);
-    DISCO_CHECK(v, "'", path, "': .npy shape dim ", shape.size(), " is '", dim,
-                "', not a non-negative integer below 2^63");
+    if (!v) {
+      std::string shown;  // the message stays one printable line
+      for (char ch : dim.substr(0, 40)) shown += std::isprint(static_cast<unsigned char>(ch)) ? ch : '?';
+      fail("'", path, "': .npy shape dim ", shape.size(), " is '", shown, dim.size() > 40 ? "...'" : "'",
+           ", not a non-negative integer below 2^63");
+    }
     shape.push_back(*v);
   }
   const std::string what = "'" + path + "'";
