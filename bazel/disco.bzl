@@ -44,7 +44,7 @@ disco_repository = repository_rule(
 )
 
 # What the backends' runtime glue inside NAME.a links (Backend::aot_glue; NAME.pc lists the same).
-def _glue_linkopts(backends):
+def _glue_linkopts(backends, target):
     opts = []
     if "onednn" in backends:
         opts += ["-ldnnl", "-lgomp"]
@@ -52,6 +52,9 @@ def _glue_linkopts(backends):
         opts += ["-lvart-runner", "-lxir", "-lunilog", "-lglog"]  # a disco built with VART (tools/setup.sh installs it)
     if opts or "example" in backends:
         opts.append("-lstdc++")
+    # The host's kernels run their parallel loops on OpenMP on CPU targets.
+    if "-lgomp" not in opts and not (target and ("cuda" in target or "opencl" in target)):
+        opts.append("-lgomp")
     return opts
 
 def disco_model(name, model, target = None, backends = None, sdk = "@disco_sdk", visibility = None, **kwargs):
@@ -86,7 +89,7 @@ def disco_model(name, model, target = None, backends = None, sdk = "@disco_sdk",
         name = name,
         hdrs = [name + ".h"],
         srcs = [name + ".a"],
-        linkopts = _glue_linkopts(backends or []) + ["-lpthread", "-ldl", "-lm"],  # what NAME.h and NAME.pc say
+        linkopts = _glue_linkopts(backends or [], target) + ["-lpthread", "-ldl", "-lm"],  # what NAME.h and NAME.pc say
         visibility = visibility,
         **kwargs
     )

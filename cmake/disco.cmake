@@ -5,7 +5,8 @@
 # library target NAME: link it and include "NAME.h" (see driver/aot/README.md for the API).
 # NAME must be a C identifier. TARGET is host (default) or a Halide target string such as
 # x86-64-linux-avx2; BACKENDS lists the backends in priority order (host, onednn, example;
-# default host), and the library links what their runtime glue needs (oneDNN: dnnl, gomp, stdc++;
+# default host), and the library links what their runtime glue needs (host on a CPU target: gomp;
+# oneDNN: dnnl, gomp, stdc++;
 # vitis_ai: VART and XIR where installed, stdc++; example: stdc++), as NAME.pc says. The files go to OUTPUT_DIR (default
 # ${CMAKE_CURRENT_BINARY_DIR}/disco_models/NAME).
 #
@@ -57,6 +58,11 @@ function(disco_add_model name)
   endif()
   if(glue_libs OR "example" IN_LIST ARG_BACKENDS OR "vitis_ai" IN_LIST ARG_BACKENDS)
     list(APPEND glue_libs stdc++)
+  endif()
+  # The host's kernels run their parallel loops on OpenMP on CPU targets.
+  if(NOT ARG_TARGET MATCHES "cuda|opencl")
+    list(APPEND glue_libs gomp)
+    list(REMOVE_DUPLICATES glue_libs)
   endif()
   if(glue_libs)
     string(APPEND glue_libs ";")

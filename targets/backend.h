@@ -118,8 +118,8 @@ struct Declined {
 // the C function that registers its extern kernels (runtime/extern_c_abi.h
 // then runs them), the static libraries that hold that glue (their members go
 // into NAME.a), and the system libraries a program links beside NAME.a.
-// Backends whose steps are Halide kernels alone (host, the GPU backends) need
-// nothing. A backend whose steps name files it wrote into the compile folder
+// The host backend's steps are the Halide kernels of a CPU target: its glue is
+// the OpenMP loop they run their parallel loops on. The GPU backends need nothing. A backend whose steps name files it wrote into the compile folder
 // (PlanBuilder::dir(); vitis_ai's NAME.rN.xmodel) lists those params in
 // file_params: disco compile installs each named file beside NAME.a.
 struct AotGlue {

@@ -77,9 +77,10 @@ std::string size_text(int64_t bytes) {
   return b;
 }
 
-// The glue of the backends whose extern steps ("onednn.matmul": backend
-// onednn) the plan has, in the backends' order, each archive and flag once.
-PlanGlue plan_glue(const Plan &plan, const std::vector<std::unique_ptr<Backend>> &backends) {
+// The glue of the backends whose steps the plan has (extern steps such as
+// "onednn.matmul": backend onednn; the host's are the Halide kernels of a CPU
+// target), in the backends' order, each archive and flag once.
+PlanGlue plan_glue(const Plan &plan, const std::vector<std::unique_ptr<Backend>> &backends, bool cpu) {
   PlanGlue g;
   auto add = [](std::vector<std::string> &to, const std::string &x) {
     if (std::find(to.begin(), to.end(), x) == to.end()) to.push_back(x);
@@ -87,7 +88,8 @@ PlanGlue plan_glue(const Plan &plan, const std::vector<std::unique_ptr<Backend>>
   for (const auto &b : backends) {
     std::vector<const PlanStep *> steps;  // the backend's own
     for (const auto &st : plan.steps)
-      if (st.extern_call.rfind(b->name() + ".", 0) == 0) steps.push_back(&st);
+      if (st.extern_call.rfind(b->name() + ".", 0) == 0 || (cpu && b->name() == "host" && !st.kernel.empty()))
+        steps.push_back(&st);
     if (steps.empty()) continue;
     const AotGlue glue = *b->aot_glue();
     g.backends += (g.backends.empty() ? "" : ", ") + b->name();
@@ -186,7 +188,7 @@ AotResult compile_aot(const AotOptions &opts) {
   CompiledModel m = compile_graph(std::move(src.graph), opts.name, src.key, co);
   m.profile.import_s = src.seconds;
   check_plan_supported(m.plan);
-  const PlanGlue glue = plan_glue(m.plan, backends);
+  const PlanGlue glue = plan_glue(m.plan, backends, gpu.empty());
   progress("compile profile:");
   const std::string phases = m.profile.describe("  ");
   for (size_t at = 0, end; at < phases.size(); at = end + 1) {

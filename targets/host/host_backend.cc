@@ -77,7 +77,18 @@ void compile_group(const FusionGroup &gr, PlanBuilder &b, const GroupScheduler &
 class HostBackend : public Backend {
  public:
   std::string name() const override { return "host"; }
-  std::optional<AotGlue> aot_glue() const override { return AotGlue{}; }  // Halide kernels alone
+  // Halide kernels alone, their parallel loops on OpenMP as in disco run
+  // (runtime/openmp_par_for.h): Halide's own pool was up to 1.12x disco run's
+  // time at 2 threads (benchmarks/results/aot-vs-jit-2026-12-02.md), and a
+  // library with oneDNN regions shares the one pool.
+  std::optional<AotGlue> aot_glue() const override {
+    AotGlue g;
+    g.archives = {DISCO_HOST_GLUE_ARCHIVE};
+    g.link_flags = {"-lgomp"};
+    g.par_for_function = "disco_openmp_do_par_for";
+    g.par_for_threads_function = "disco_openmp_set_par_for_threads";
+    return g;
+  }
   std::vector<SupportRule> rules() const override {
     return {{"lowerable", {}, [](const MatchContext &ctx, int node) {
                const Node &n = ctx.node(node);

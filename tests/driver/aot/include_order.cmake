@@ -1,8 +1,12 @@
 # Compiles include_order.c as C and as C++ in each include order of NAME.h and
 # HalideRuntime.h (and with the header's own types), links each with the library
-# alone and runs it.
+# and the flags its NAME.pc names (Libs, after the archive), and runs it.
 # -D CC=... CXX=... HALIDE_INCLUDE=dir-of-HalideRuntime.h LIB_DIR=dir-of-NAME.h LIB=NAME.a SOURCE=... OUT=...
 file(MAKE_DIRECTORY "${OUT}")
+get_filename_component(name "${LIB}" NAME_WE)
+file(STRINGS "${LIB_DIR}/${name}.pc" libs REGEX "^Libs: ")
+string(REGEX REPLACE "^Libs: [^ ]+ " "" libs "${libs}")
+separate_arguments(libs UNIX_COMMAND "${libs}")
 foreach(lang c c++)
   if(lang STREQUAL "c")
     set(compiler "${CC}")
@@ -14,7 +18,7 @@ foreach(lang c c++)
   foreach(mode HALIDE_FIRST DISCO_FIRST OWN_TYPES)
     set(bin "${OUT}/${mode}_${lang}")
     execute_process(COMMAND "${compiler}" -x ${lang} ${std} -Wall -Wextra -Werror -D${mode} -I "${HALIDE_INCLUDE}"
-                            -I "${LIB_DIR}" "${SOURCE}" -x none "${LIB}" -lpthread -ldl -lm -o "${bin}"
+                            -I "${LIB_DIR}" "${SOURCE}" -x none "${LIB}" ${libs} -o "${bin}"
                     RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
     if(NOT rc EQUAL 0)
       message(FATAL_ERROR "${lang} with ${mode} does not compile:\n${out}${err}")
