@@ -48,6 +48,8 @@ def _glue_linkopts(backends, target):
     opts = []
     if "onednn" in backends:
         opts += ["-ldnnl", "-lgomp"]
+    if "cublas" in backends:
+        opts.append("-lgomp")  # the glue dlopens CUDA and cuBLAS
     if "vitis_ai" in backends:
         opts += ["-lvart-runner", "-lxir", "-lunilog", "-lglog"]  # a disco built with VART (tools/setup.sh installs it)
     if opts or "example" in backends:

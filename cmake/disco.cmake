@@ -6,7 +6,7 @@
 # NAME must be a C identifier. TARGET is host (default) or a Halide target string such as
 # x86-64-linux-avx2; BACKENDS lists the backends in priority order (host, onednn, example;
 # default host), and the library links what their runtime glue needs (host on a CPU target: gomp;
-# oneDNN: dnnl, gomp, stdc++;
+# oneDNN: dnnl, gomp, stdc++; cuBLAS: gomp, stdc++ (CUDA and cuBLAS are loaded at run time);
 # vitis_ai: VART and XIR where installed, stdc++; example: stdc++), as NAME.pc says. The files go to OUTPUT_DIR (default
 # ${CMAKE_CURRENT_BINARY_DIR}/disco_models/NAME).
 #
@@ -55,6 +55,9 @@ function(disco_add_model name)
     if(DISCO_VART_RUNNER_LIBRARY)
       list(APPEND glue_libs vart-runner xir unilog glog)
     endif()
+  endif()
+  if("cublas" IN_LIST ARG_BACKENDS)
+    list(APPEND glue_libs gomp)  # the glue dlopens CUDA and cuBLAS
   endif()
   if(glue_libs OR "example" IN_LIST ARG_BACKENDS OR "vitis_ai" IN_LIST ARG_BACKENDS)
     list(APPEND glue_libs stdc++)

@@ -72,7 +72,7 @@ void emit_extern_decls(std::ostream &o, const Plan &plan, const ExternLayout &l,
   o << "}\n\n";
 }
 
-void emit_extern_call(std::ostream &o, const Plan &plan, size_t i, const ExternLayout &l) {
+void emit_extern_call(std::ostream &o, const Plan &plan, size_t i, const ExternLayout &l, bool gpu) {
   const PlanStep &st = plan.steps[i];
   const int k = extern_index(plan).at(i);
   auto tensor = [&](int b) -> std::string {
@@ -82,17 +82,33 @@ void emit_extern_call(std::ostream &o, const Plan &plan, size_t i, const ExternL
            std::to_string(pb.shape.size()) + ", sh + " + std::to_string(l.extents_at[b]) + ", " +
            (pb.kind == PlanBuffer::Constant ? "1" : "0") + "}";
   };
-  o << "    char why[1024];\n    const disco_extern_tensor ti[" << std::max<size_t>(st.inputs.size(), 1) << "] = {";
+  // A failure: the message, then out (GPU: through the device clean-up).
+  auto fail = [&](const std::string &args) {
+    return gpu ? "{ disco_rc = disco_fail(" + args + "); goto disco_device_done; }" : "return disco_fail(" + args + ");";
+  };
+  o << "    char why[1024];\n";
+  if (gpu)
+    for (int b : st.inputs) {
+      if (b < 0 || plan.buffers[b].kind == PlanBuffer::Constant) continue;
+      o << "    if ((hb[" << b << "].flags & 2) && halide_copy_to_host(NULL, &hb[" << b << "]) != 0)\n      "
+        << fail("\"copying %s from the GPU for step %s failed: %s\", " + c_string("'" + plan.buffers[b].name + "'") +
+                ", " + c_string(st.extern_call) + ", disco_aot_halide_message()")
+        << "\n";
+    }
+  o << "    const disco_extern_tensor ti[" << std::max<size_t>(st.inputs.size(), 1) << "] = {";
   for (size_t j = 0; j < st.inputs.size(); ++j) o << (j ? ", " : "") << tensor(st.inputs[j]);
   if (st.inputs.empty()) o << "{NULL, 0, 0, NULL, 0}";
   o << "};\n    const disco_extern_tensor to[" << std::max<size_t>(st.outputs.size(), 1) << "] = {";
   for (size_t j = 0; j < st.outputs.size(); ++j) o << (j ? ", " : "") << tensor(st.outputs[j]);
   if (st.outputs.empty()) o << "{NULL, 0, 0, NULL, 0}";
-  o << "};\n    if (!g_extern[" << k << "]) return disco_fail(\"%s\", g_extern_failure);\n"
+  o << "};\n    if (!g_extern[" << k << "]) " << fail("\"%s\", g_extern_failure") << "\n"
     << "    if (disco_extern_run(g_extern[" << k << "], " << st.inputs.size() << ", ti, " << st.outputs.size()
     << ", to, " << l.slots.size() << ", k_symbol_names, s, __atomic_load_n(&g_extern_threads, __ATOMIC_RELAXED), why,\n                         sizeof why) != 0)\n"
-    << "      return disco_fail(\"step %s (%s) failed: %s\", " << c_string(st.extern_call) << ", "
-    << c_string(label_of(st)) << ", why);\n";
+    << "      " << fail("\"step %s (%s) failed: %s\", " + c_string(st.extern_call) + ", " + c_string(label_of(st)) + ", why")
+    << "\n";
+  if (gpu)
+    for (int b : st.outputs)
+      o << "    hb[" << b << "].flags = 1; /* written on the host: the next kernel copies it to the GPU */\n";
 }
 
 }  // namespace disco::aot

@@ -30,6 +30,11 @@ void emit_extern_decls(std::ostream &o, const Plan &plan, const ExternLayout &l,
 
 // The body of step `i` (an extern step): fills the tensors, runs it, and on a
 // failure `return`s disco_fail's -1 with the step's label and the message.
-void emit_extern_call(std::ostream &o, const Plan &plan, size_t i, const ExternLayout &l);
+// `gpu`: the driver of a GPU library, whose kernels leave their results on the
+// device: inputs a kernel wrote there come back to the host first, outputs are
+// marked written on the host (the next kernel copies them up), and a failure
+// sets `disco_rc` and jumps to `disco_device_done`, which frees the device
+// allocations.
+void emit_extern_call(std::ostream &o, const Plan &plan, size_t i, const ExternLayout &l, bool gpu = false);
 
 }  // namespace disco::aot

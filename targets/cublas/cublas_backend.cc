@@ -40,6 +40,16 @@ class CublasBackend : public Backend {
   std::vector<SupportRule> rules() const override { return cublas_rules(); }
   // A lone GEMM is worth the hand-over: it is the bulk of the work.
   int min_region_nodes() const override { return 1; }
+  // The runtime glue (cublas_aot_glue.cc): the kernel dlopens the CUDA driver
+  // and cuBLAS at its first run, so a library links only libdl and C++'s
+  // runtime (and OpenMP, which disco_runtime's members may use).
+  std::optional<AotGlue> aot_glue() const override {
+    AotGlue g;
+    g.install_function = "disco_install_cublas_glue";
+    for (const char *a : {DISCO_CUBLAS_GLUE_ARCHIVES}) g.archives.push_back(a);
+    g.link_flags = {"-lgomp", "-lstdc++"};
+    return g;
+  }
   // Units come sorted by anchor, in graph order, and only a unit's anchor and
   // its constant or Gemm-C operands read from outside it, so this order writes
   // every value before a step reads it.

@@ -45,7 +45,7 @@ TEST(AotCodegen, RejectsHostOpsNamingTheStep) {
 
 // A library backend's step (issue #22): made once through runtime/extern_c_abi.h
 // after the backends' install functions, called with the buffers' pointers,
-// extents and every symbol; the thread count reaches it.
+// extents and every symbol; the thread count reaches it. Also in GPU libraries.
 TEST(AotCodegen, ExternStepsCallTheGlue) {
   Plan p = small_plan();
   p.steps[0].kernel.clear();
@@ -67,8 +67,19 @@ TEST(AotCodegen, ExternStepsCallTheGlue) {
         "extern void disco_openmp_set_par_for_threads(int);", "  if (n >= 0) disco_openmp_set_par_for_threads(n);\n"})
     EXPECT_NE(d.find(want), std::string::npos) << want;
   EXPECT_EQ(d.find("_argv"), std::string::npos) << "no Halide kernel to declare";
-  const std::string e = error_message([&] { driver_source(p, "m", "m.h", "cuda"); });
-  EXPECT_NE(e.find("GPU targets hold Halide kernels only"), std::string::npos) << e;
+  // In a GPU library (cuBLAS steps beside CUDA kernels): an input a kernel left
+  // on the device comes back first, the result is marked written on the host,
+  // and failures leave through the device clean-up.
+  const std::string g = driver_source(p, "m", "m.h", "cuda", {"disco_install_cublas_glue"});
+  const size_t copy = g.find("if ((hb[0].flags & 2) && halide_copy_to_host(NULL, &hb[0]) != 0)"),
+               run = g.find("disco_extern_run(g_extern[0]"), dirty = g.find("hb[1].flags = 1;");
+  ASSERT_NE(copy, std::string::npos) << g;
+  ASSERT_NE(run, std::string::npos) << g;
+  ASSERT_NE(dirty, std::string::npos) << g;
+  EXPECT_LT(copy, run);
+  EXPECT_LT(run, dirty);
+  EXPECT_NE(g.find("{ disco_rc = disco_fail(\"step %s (%s) failed: %s\""), std::string::npos) << g;
+  EXPECT_EQ(g.find("return disco_fail(\"step %s"), std::string::npos) << "a GPU driver frees device memory on failure";
 }
 
 TEST(AotCodegen, SizesMustFollowFromInputShapes) {
