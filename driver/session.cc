@@ -69,10 +69,24 @@ void Session::make_variant(CompiledModel compiled, Variant &v) {
   v.compiled = std::move(compiled);
   v.compiled.profile.import_s = import_seconds_;
   install_backend_runtimes();
-  v.exec = std::make_unique<Executor>(v.compiled.plan, v.compiled.dir);
-  v.exec->set_memory_limit(memory_limit(opts_.max_memory));
-  if (threads_ > 0) v.exec->set_num_threads(threads_);
-  if (profiling_) v.exec->set_profiling(true);
+  auto exec = std::make_unique<Executor>(v.compiled.plan, v.compiled.dir);
+  exec->set_memory_limit(memory_limit(opts_.max_memory));
+  if (threads_ > 0) exec->set_num_threads(threads_);
+  if (profiling_) exec->set_profiling(true);
+  v.idle.push_back(exec.get());
+  v.last = exec.get();
+  v.execs.push_back(std::move(exec));
+}
+
+Executor *Session::take_executor(Variant &v) {
+  if (v.idle.empty()) {
+    // All busy with other threads' runs: another with its own run state (clone() shares the weights).
+    v.execs.push_back(v.execs.front()->clone());
+    return v.execs.back().get();
+  }
+  Executor *e = v.idle.back();
+  v.idle.pop_back();
+  return e;
 }
 
 Session::~Session() = default;
@@ -165,43 +179,75 @@ std::vector<TensorData> Session::run(const std::vector<TensorData> &inputs) {
 }
 
 void Session::set_profiling(bool on) {
+  std::lock_guard<std::mutex> lock(*mu_);
   profiling_ = on;
-  for (auto &[k, v] : variants_) v->exec->set_profiling(on);
+  for (auto &[k, v] : variants_)
+    for (auto &e : v->execs) e->set_profiling(on);
 }
 
 std::vector<Executor::StepTime> Session::profile() const {
+  std::lock_guard<std::mutex> lock(*mu_);
   DISCO_CHECK(last_, "model '", name_, "' has not run yet");
-  return last_->exec->profile();
+  // Summed over the compile's executors: runs from several threads each used one.
+  std::vector<Executor::StepTime> out = last_->execs.front()->profile();
+  for (size_t i = 1; i < last_->execs.size(); ++i) {
+    const std::vector<Executor::StepTime> more = last_->execs[i]->profile();
+    for (size_t s = 0; s < out.size() && s < more.size(); ++s) out[s].ms += more[s].ms;
+  }
+  return out;
 }
 
 void Session::run(const std::vector<TensorData> &inputs, std::vector<TensorData> &outputs) {
   DISCO_CHECK(inputs.size() == inputs_.size(), "model '", name_, "' takes ", inputs_.size(), " inputs, got ",
               inputs.size());
-  size_t before = value_inputs_.size();
-  Variant *v = &variant_for(inputs);
-  // A compile at run time can discover more value inputs; the key must cover them.
-  if (value_inputs_.size() != before) v = &variant_for(inputs);
-  last_ = v;
-  if (value_inputs_.empty()) return v->exec->run(inputs, outputs);
+  Variant *v = nullptr;
+  Executor *exec = nullptr;
+  std::set<size_t> value_inputs;
+  {
+    std::lock_guard<std::mutex> lock(*mu_);
+    size_t before = value_inputs_.size();
+    v = &variant_for(inputs);
+    // A compile at run time can discover more value inputs; the key must cover them.
+    if (value_inputs_.size() != before) v = &variant_for(inputs);
+    last_ = v;
+    exec = take_executor(*v);
+    v->last = exec;
+    value_inputs = value_inputs_;
+  }
+  // The executor goes back to the pool however the run ends.
+  struct GiveBack {
+    std::mutex &mu;
+    Variant &v;
+    Executor *exec;
+    ~GiveBack() {
+      std::lock_guard<std::mutex> lock(mu);
+      v.idle.push_back(exec);
+    }
+  } give_back{*mu_, *v, exec};
+  if (value_inputs.empty()) return exec->run(inputs, outputs);
   std::vector<TensorData> rest;
   for (size_t i = 0; i < inputs.size(); ++i)
-    if (!value_inputs_.count(i)) rest.push_back(inputs[i]);
-  v->exec->run(rest, outputs);
+    if (!value_inputs.count(i)) rest.push_back(inputs[i]);
+  exec->run(rest, outputs);
 }
 
 const CompiledModel &Session::last_compile() const {
+  std::lock_guard<std::mutex> lock(*mu_);
   DISCO_CHECK(last_, "model '", name_, "' compiles on its first run (some inputs' values are compiled in)");
   return last_->compiled;
 }
 
 const SymbolValues &Session::last_symbols() const {
+  std::lock_guard<std::mutex> lock(*mu_);
   DISCO_CHECK(last_, "model '", name_, "' has not run yet");
-  return last_->exec->last_symbols();
+  return last_->last->last_symbols();
 }
 
 void Session::set_num_threads(int n) {
+  std::lock_guard<std::mutex> lock(*mu_);
   threads_ = n;
-  for (auto &[k, v] : variants_) v->exec->set_num_threads(n);
+  for (auto &[k, v] : variants_)
+    for (auto &e : v->execs) e->set_num_threads(n);
 }
 
 }  // namespace disco

@@ -7,9 +7,22 @@
 // time, with those inputs' values as constants, once for each distinct set of
 // values (each compile is cached like any other). Everything else stays
 // symbolic, so one compile still serves every shape of the other inputs.
+//
+// Threads: run() may be called from several threads at once on one session.
+// Each compile keeps a pool of executors (runtime/executor.h); a run takes an
+// idle one, or clones one when all are busy, so concurrent runs have their own
+// scratch, arena of intermediates and extern kernel objects (oneDNN's
+// primitives cached per shape) and share the kernel library and the weights,
+// which nothing writes. A pool grows to the largest number of runs that were
+// in flight at once and keeps them. Finding or compiling the run's compile is
+// done under a lock, so compiles at run time happen one at a time. The other
+// methods (set_num_threads, set_profiling, profile, last_compile,
+// last_symbols) are meant for when no run is in flight; last_* and profile()
+// then describe the last run to start and its compile's runs.
 #pragma once
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -50,8 +63,12 @@ class Session {
  private:
   struct Variant {
     CompiledModel compiled;
-    std::unique_ptr<Executor> exec;
+    std::vector<std::unique_ptr<Executor>> execs;  // every executor made; the first made with the compile
+    std::vector<Executor *> idle;  // those not running now
+    Executor *last = nullptr;  // the one that served the last run to start
   };
+  // Returns an idle executor of `v`, cloning one if none is idle. Called under mu_.
+  Executor *take_executor(Variant &v);
   Variant &variant_for(const std::vector<TensorData> &inputs);
   std::unique_ptr<Variant> compile_variant(const std::vector<TensorData> *values);
   // A session over a model file whose compile the cache held (from_onnx): the
@@ -73,6 +90,8 @@ class Session {
   double import_seconds_ = 0;  // parsing the ONNX file (from_onnx), reported in each compile's profile
   int threads_ = 0;
   bool profiling_ = false;
+  // Guards variants_, their pools, value_inputs_, last_ and compiles_ (a pointer: sessions move).
+  std::unique_ptr<std::mutex> mu_ = std::make_unique<std::mutex>();
 };
 
 }  // namespace disco

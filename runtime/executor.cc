@@ -168,16 +168,32 @@ struct DeviceBufferScope {
   }
 };
 
-Executor::Executor(Plan plan, const std::string &dir, bool allow_child) : plan_(std::move(plan)) {
+Executor::Executor(Plan plan, const std::string &dir, bool allow_child) : plan_(std::move(plan)), dir_(dir) {
   if (allow_child && plan_needs_child_process(plan_, dir)) {
     child_ = std::make_unique<ChildExecutor>(plan_, dir);
     return;
   }
-  if (!plan_.library.empty()) lib_ = std::make_unique<KernelLibrary>(dir + "/" + plan_.library);
+  if (!plan_.library.empty()) lib_ = std::make_shared<KernelLibrary>(dir + "/" + plan_.library);
   if (!plan_.constants.empty()) {
     const std::string bytes = read_file(dir + "/" + plan_.constants);
-    constants_.assign(bytes.begin(), bytes.end());
+    constants_->assign(bytes.begin(), bytes.end());
   }
+  init();
+}
+
+Executor::Executor(const Executor &from, CloneTag)
+    : plan_(from.plan_), dir_(from.dir_), lib_(from.lib_), constants_(from.constants_), limit_(from.limit_) {
+  if (from.child_)
+    child_ = std::make_unique<ChildExecutor>(plan_, dir_);
+  else
+    init();
+  if (from.threads_ > 0) set_num_threads(from.threads_);
+  if (from.profiling_) set_profiling(true);
+}
+
+std::unique_ptr<Executor> Executor::clone() const { return std::unique_ptr<Executor>(new Executor(*this, CloneTag{})); }
+
+void Executor::init() {
   for (const auto &b : plan_.buffers) {
     if (b.kind != PlanBuffer::Constant) continue;
     std::vector<int64_t> shape;
@@ -186,7 +202,7 @@ Executor::Executor(Plan plan, const std::string &dir, bool allow_child) : plan_(
       shape.push_back(d.as_const());
     }
     const int64_t n = checked_bytes(shape, b.dtype, "constant '" + b.name + "'");
-    DISCO_CHECK(b.offset >= 0 && n <= static_cast<int64_t>(constants_.size()) - b.offset, "constant '", b.name,
+    DISCO_CHECK(b.offset >= 0 && n <= static_cast<int64_t>(constants_->size()) - b.offset, "constant '", b.name,
                 "' lies outside the constants file");
   }
   for (const auto &s : plan_.steps) {
@@ -267,6 +283,7 @@ const SymbolValues &Executor::last_symbols() const {
 }
 
 void Executor::set_num_threads(int n) {
+  threads_ = n;
   if (child_) return child_->set_num_threads(n);
   set_openmp_par_for_threads(n);
   if (lib_) lib_->set_num_threads(n);
@@ -341,7 +358,7 @@ void Executor::run(const std::vector<TensorData> &inputs, std::vector<TensorData
   for (size_t i = 0; i < plan_.buffers.size(); ++i) {
     const PlanBuffer &b = plan_.buffers[i];
     if (b.kind == PlanBuffer::Constant) {
-      bufs[i].set(constants_.data() + b.offset, b.dtype, buf_shapes[i]);
+      bufs[i].set(constants_->data() + b.offset, b.dtype, buf_shapes[i]);
       mark_host_written(static_cast<int>(i));
       ready[i] = true;
       continue;

@@ -32,6 +32,14 @@ class Executor {
   Executor(Plan plan, const std::string &dir, bool allow_child = true);
   ~Executor();
 
+  // An executor is used by one thread at a time: a run writes its scratch,
+  // arena, symbols and extern kernels' per-shape state. clone() makes another
+  // for another thread. It shares this one's plan, kernel library and
+  // constants (read-only after loading) and has its own run state and extern
+  // kernel objects; it copies the thread count, memory limit and profiling
+  // switch. A plan run in a child process gets its own child process.
+  std::unique_ptr<Executor> clone() const;
+
   // Inputs in the plan's input order. Throws disco::Error naming the input
   // and dim on a shape or dtype mismatch, before any kernel runs.
   std::vector<TensorData> run(const std::vector<TensorData> &inputs);
@@ -56,17 +64,22 @@ class Executor {
   void set_memory_limit(MemoryLimit limit) { limit_ = std::move(limit); }
 
  private:
+  struct CloneTag {};
+  Executor(const Executor &from, CloneTag);
+  // Everything after the library and constants are loaded: per-step kernels, symbols, scratch.
+  void init();
   // Fails with the memory limit's message unless a `shape` buffer of value `id` fits; returns its bytes.
   int64_t checked_buffer_bytes(int id, const std::vector<int64_t> &shape) const;
   template <typename Bufs, typename Shapes, typename Alloc>
   void run_host_step(const PlanStep &step, Bufs &bufs, Shapes &shapes, Alloc &allocate);
 
   Plan plan_;
+  std::string dir_;
   std::unique_ptr<ChildExecutor> child_;
-  std::unique_ptr<KernelLibrary> lib_;
+  std::shared_ptr<KernelLibrary> lib_;  // shared with clones
   std::vector<int (*)(void **)> kernels_;
   std::vector<std::unique_ptr<ExternKernel>> externs_;  // per step; null for other steps
-  AlignedBytes constants_;
+  std::shared_ptr<AlignedBytes> constants_ = std::make_shared<AlignedBytes>();  // shared with clones; never written after loading
   // Temps live in one arena placed by lifetime (runtime/memory_plan.h), kept
   // across runs: fresh pages are slow to touch. When a temp's size depends on
   // a host op's output (known only mid-run), each temp gets its own storage.
@@ -89,6 +102,7 @@ class Executor {
   // a small model's run allocates nothing once its shapes repeat.
   std::unique_ptr<RunScratch> scratch_;
   bool profiling_ = false;
+  int threads_ = 0;  // set_num_threads' last value, for clones
   std::vector<double> step_ms_;
   MemoryLimit limit_ = memory_limit();
 };
