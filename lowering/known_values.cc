@@ -9,9 +9,22 @@
 
 namespace disco {
 
+namespace {
+
+// Integer constants are read as dims only up to this many elements. Dims serve
+// shapes and shape arithmetic (a shape, Slice starts, Pad's pads: a few
+// elements per axis, and Halide has far fewer than 32 axes); shape inference
+// folds elementwise ops over them symbolically, one Dim each. A large integer
+// tensor is data, not a shape: a 2^20-element int64 initializer feeding an Add
+// was turned into a million Dims first. Above this its consumers get no value
+// and the op is left to its kernel.
+constexpr int64_t kMaxDimsValueElements = 64;
+
+}  // namespace
+
 std::optional<std::vector<Dim>> dims_value(const Value &v) {
   if (v.sym_value) return v.sym_value;
-  if (v.constant && !dtype_is_float(v.constant->dtype)) {
+  if (v.constant && !dtype_is_float(v.constant->dtype) && v.constant->num_elements() <= kMaxDimsValueElements) {
     std::vector<Dim> out;
     for (auto x : v.constant->to_int64()) out.emplace_back(x);
     return out;
@@ -27,6 +40,9 @@ std::optional<std::vector<double>> floats_value(const Value &v) {
 }
 
 std::optional<std::vector<int64_t>> ints_value(const Value &v, const ShapeStore &store) {
+  // A constant's integers at any size, without making Dims: Gather checks
+  // constant indices against their axis, however many there are.
+  if (!v.sym_value && v.constant && !dtype_is_float(v.constant->dtype)) return v.constant->to_int64();
   auto d = dims_value(v);
   if (!d) return std::nullopt;
   std::vector<int64_t> out;

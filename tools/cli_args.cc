@@ -68,6 +68,14 @@ double CliArgs::get_double(const std::string &name, double dflt) const {
   }
 }
 
+int64_t CliArgs::get_byte_size(const std::string &name, int64_t dflt) const {
+  std::string v = get(name, "");
+  if (v.empty()) return dflt;
+  auto bytes = parse_byte_size(v);
+  if (!bytes) throw UsageError("--" + name + " needs a size in bytes (e.g. 8G, 512M, 1048576), got '" + v + "'");
+  return *bytes;
+}
+
 std::pair<std::string, std::string> split_assignment(const std::string &text, const std::string &option) {
   auto eq = text.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())

@@ -2,6 +2,7 @@
 // and repeatable --name VALUE / --name=VALUE options, with usage errors that
 // say which option is wrong.
 #pragma once
+#include <cstdint>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -25,6 +26,8 @@ class CliArgs {
   std::string get(const std::string &name, const std::string &dflt) const;
   int get_int(const std::string &name, int dflt) const;
   double get_double(const std::string &name, double dflt) const;
+  // A size in bytes ("8G", "512M", "64K", "1048576"), as DISCO_MAX_MEMORY takes.
+  int64_t get_byte_size(const std::string &name, int64_t dflt) const;
   const std::vector<std::string> &positional() const { return positional_; }
 
  private:

@@ -2,6 +2,8 @@
 #include <cstdio>
 
 #include "driver/backend_registry.h"
+#include "frontend/checked_size.h"
+#include "frontend/errors.h"
 #include "frontend/onnx_importer.h"
 #include "lowering/graph_rewrites.h"
 #include "lowering/infer_context.h"
@@ -15,11 +17,14 @@ namespace disco {
 namespace {
 
 const char *kInspectHelp =
-    "usage: disco inspect MODEL.onnx [--fusion] [--targets B1,B2,...]\n"
+    "usage: disco inspect MODEL.onnx [--fusion] [--targets B1,B2,...] [--max-memory SIZE]\n"
     "\n"
     "Prints the model's inputs and outputs, every value with its dtype and symbolic\n"
     "shape (folded shape values too), and the shape constraints that were collected.\n"
+    "Values whose shape is known and above the memory limit, which a run refuses, are listed.\n"
     "\n"
+    "  --max-memory SIZE    the memory limit a run would have, e.g. 8G (default: $DISCO_MAX_MEMORY,\n"
+    "                       else the physical memory)\n"
     "  --fusion             also print the kernels: each fusion group with its kind (loop, input,\n"
     "                       stitch, dot, ...) and member nodes, and the kernel count with and\n"
     "                       without fusion; with --targets, as partitioned for those backends\n"
@@ -73,12 +78,13 @@ void print_fusion(const Graph &g, const ShapeStore &store, const std::string &ta
 }  // namespace
 
 int cmd_inspect(int argc, char **argv) {
-  CliArgs args(argc, argv, 2, {"help", "fusion"}, {"targets"});
+  CliArgs args(argc, argv, 2, {"help", "fusion"}, {"targets", "max-memory"});
   if (args.flag("help")) {
     std::fputs(kInspectHelp, stdout);
     return 0;
   }
   if (args.positional().size() != 1) throw UsageError("expected exactly one MODEL");
+  const MemoryLimit limit = memory_limit(args.get_byte_size("max-memory", 0));
   Graph g = load_onnx_file(args.positional()[0]);
   ShapeStore store;
   infer_shapes(g, store);
@@ -95,6 +101,28 @@ int cmd_inspect(int argc, char **argv) {
       std::printf("  %-28s ", (n.op_type + " " + n.name).c_str());
       print_value(g, o, "");
     }
+  }
+  // What a run would refuse: inspect allocates no values, so it reports them instead (compile_graph
+  // makes the same check and fails on the first).
+  std::vector<std::string> above;
+  for (const auto &n : g.nodes)
+    for (int o : n.outputs) {
+      if (o < 0) continue;
+      const Value &v = g.value(o);
+      if (!v.shape) continue;
+      std::vector<int64_t> shape;
+      for (const Dim &d : *v.shape)
+        if (Dim c = store.canonical(d); c.is_const()) shape.push_back(c.as_const());
+      if (shape.size() != v.shape->size()) continue;
+      try {
+        limit.check("value '" + v.name + "'", shape, v.dtype);
+      } catch (const Error &e) {
+        above.push_back(e.what());
+      }
+    }
+  if (!above.empty()) {
+    std::printf("above the memory limit (a run refuses these):\n");
+    for (const auto &line : above) std::printf("  %s\n", line.c_str());
   }
   std::printf("constraints:\n");
   for (const auto &line : store.describe()) std::printf("  %s\n", line.c_str());

@@ -42,6 +42,9 @@ const char *kRunHelp =
     "                          specialized for it, and keep the generic one\n"
     "  --calibrate FILE.npy    a calibration sample for vitis_ai (repeatable; INPUT=FILE.npy for several inputs)\n"
     "  --compile-jobs N        Halide kernels compiled at once (default: one per core)\n"
+    "  --max-memory SIZE       the most one value (and the intermediate values together) may take, e.g. 8G;\n"
+    "                          checked before anything is allocated (default: $DISCO_MAX_MEMORY, else the\n"
+    "                          physical memory)\n"
     "  --no-cache              compile even if the compile cache has this model\n"
     "  --verbose               print compile progress, each compile phase's time, cache use and the compile count\n"
     "  --profile               print the time of each step (kernel or library call), summed over the runs\n";
@@ -78,7 +81,7 @@ void make_dir(const std::string &d) {
 
 int cmd_run(int argc, char **argv) {
   CliArgs args(argc, argv, 2, {"help", "no-cache", "verbose", "profile"},
-               {"input", "shape", "output-dir", "expect", "rtol", "atol", "repeat", "threads", "target", "targets", "static", "hint", "calibrate", "compile-jobs"});
+               {"input", "shape", "output-dir", "expect", "rtol", "atol", "repeat", "threads", "target", "targets", "static", "hint", "calibrate", "compile-jobs", "max-memory"});
   if (args.flag("help")) {
     std::fputs(kRunHelp, stdout);
     return 0;
@@ -125,6 +128,7 @@ int cmd_run(int argc, char **argv) {
   }
   opts.use_cache = !args.flag("no-cache");
   opts.compile_workers = args.get_int("compile-jobs", 0);
+  opts.max_memory = args.get_byte_size("max-memory", 0);
   if (opts.compile_workers < 0) throw UsageError("--compile-jobs must be 0 (one per core) or more");
   if (verbose) opts.progress = [](const std::string &s) { std::printf("  %s\n", s.c_str()); std::fflush(stdout); };
   Session session = Session::from_onnx(model, opts);

@@ -6,6 +6,8 @@
 // precision; complex values are [..., 2] (real, imaginary) tensors.
 #include <cmath>
 
+#include "frontend/checked_size.h"
+#include "lowering/constant_folding.h"
 #include "lowering/infer_context.h"
 #include "lowering/lower_context.h"
 #include "lowering/math_library.h"
@@ -246,7 +248,17 @@ void infer_mel(InferContext &c) {
   if (mel_bins < 1 || dft_length < 1 || sample_rate < 1)
     c.fail("num_mel_bins, dft_length and sample_rate must be positive");
   DType t = output_datatype(c);
+  if (t != DType::F32 && t != DType::F64)
+    c.fail("output_datatype ", dtype_name(t), " is not supported (float32 and float64 are)");
   int64_t spec_bins = dft_length / 2 + 1;
+  // The matrix is made here, at compile time, and MelWeightMatrix has no kernel to leave it to:
+  // bounded like every folded constant (lowering/constant_folding.h), so that a small model
+  // cannot make the compiler fill gigabytes. Built in doubles first, so counted at 8 bytes.
+  int64_t bytes = 0;
+  if (__builtin_mul_overflow(spec_bins, mel_bins, &bytes) || __builtin_mul_overflow(bytes, int64_t(8), &bytes) ||
+      bytes > kMaxFoldedBytes)
+    c.fail("its matrix of ", spec_bins, " x ", mel_bins, " (dft_length / 2 + 1 by num_mel_bins) is made at compile "
+           "time and would take more than ", bytes_text(kMaxFoldedBytes), ", the bound on constants made at compile time");
   auto to_mel = [](double hz) { return 2595.0 * std::log10(1.0 + hz / 700.0); };
   double lo = to_mel(lower), step = (to_mel(upper) - lo) / static_cast<double>(mel_bins + 2);
   std::vector<int64_t> edge(mel_bins + 2);
@@ -274,10 +286,8 @@ void infer_mel(InferContext &c) {
   for (size_t i = 0; i < m.size(); ++i) {
     if (t == DType::F64)
       out.mutable_as<double>()[i] = m[i];
-    else if (t == DType::F32)
-      out.mutable_as<float>()[i] = static_cast<float>(m[i]);
     else
-      c.fail("output_datatype ", dtype_name(t), " is not supported (float32 and float64 are)");
+      out.mutable_as<float>()[i] = static_cast<float>(m[i]);
   }
   c.set_constant(0, std::move(out));
 }

@@ -284,6 +284,68 @@ TEST(Limits, AWideDimUnderTheLimitIsRefusedNamingTheDim) {
   expect_has(msg, {"(Expand)", "dim 0 is 2147483648, above the 2147483647"});
 }
 
+TEST(Limits, ALargeIntegerInitializerFeedingAnAddCompilesAndRuns) {
+  // 2^20 int64 (8 MiB) + 1: shape inference read every element as a symbolic dim
+  // (known_values' dims_value), minutes of compile; now the Add is left to its kernel.
+  constexpr int64_t n = int64_t(1) << 20;
+  std::vector<int64_t> values(n);
+  for (int64_t i = 0; i < n; ++i) values[i] = i * 3 - 7;
+  auto graph = [&] {
+    GraphBuilder b;
+    auto c = b.constant("c", testing::i64({n}, values));
+    b.output(b.op("Add", {c, b.constant("one", testing::i64({}, {1}))}));
+    return b.build();
+  };
+  // Shape inference gives the sum no value as dims, and does not fold it (above kMaxFoldedElements).
+  Graph g = graph();
+  ShapeStore store;
+  infer_shapes(g, store);
+  const Value &sum = g.value(g.outputs[0]);
+  EXPECT_FALSE(sum.sym_value.has_value());
+  EXPECT_FALSE(sum.constant.has_value());
+  Session s(graph(), "big_add", "", limited(0));
+  auto out = s.run({});
+  ASSERT_EQ(out[0].shape, std::vector<int64_t>{n});
+  ASSERT_EQ(out[0].dtype, DType::I64);
+  for (int64_t i = 0; i < n; ++i) ASSERT_EQ(out[0].as<int64_t>()[i], i * 3 - 6) << i;
+}
+
+TEST(Limits, AMelWeightMatrixAboveTheFoldBoundIsRefusedNamingTheNode) {
+  // MelWeightMatrix is made at compile time and has no kernel; 2^20 mel bins by 2^19 + 1 DFT bins
+  // were 4 TiB of doubles to fill.
+  auto mel = [](int64_t mel_bins, int64_t dft_length) {
+    GraphBuilder b;
+    auto m = b.op("MelWeightMatrix", {b.constant("bins", testing::i64({}, {mel_bins})),
+                                      b.constant("dft", testing::i64({}, {dft_length})),
+                                      b.constant("rate", testing::i64({}, {16000})),
+                                      b.constant("lo", testing::f32({}, {0.0f})),
+                                      b.constant("hi", testing::f32({}, {8000.0f}))});
+    b.output(b.op("Relu", {m}));
+    return b.build();
+  };
+  std::string msg = error_message([&] {
+    Graph g = mel(int64_t(1) << 20, int64_t(1) << 20);
+    ShapeStore store;
+    infer_shapes(g, store);
+  });
+  expect_has(msg, {"MelWeightMatrix", "its matrix of 524289 x 1048576", "more than 16 MiB",
+                   "the bound on constants made at compile time"});
+  // A count that overflows 64 bits is refused the same way.
+  msg = error_message([&] {
+    Graph g = mel(kTwo40 * 1024, kTwo40);
+    ShapeStore store;
+    infer_shapes(g, store);
+  });
+  expect_has(msg, {"MelWeightMatrix", "more than 16 MiB"});
+  // 257 x 64 (an ordinary one) is still made.
+  Graph g = mel(64, 512);
+  ShapeStore store;
+  infer_shapes(g, store);
+  const Value &m = g.value(g.nodes[0].outputs[0]);
+  ASSERT_TRUE(m.constant.has_value());
+  EXPECT_EQ(m.constant->shape, (std::vector<int64_t>{257, 64}));
+}
+
 // ---- the executor, before each allocation ----------------------------------------
 
 Graph relu_add_graph() {
@@ -358,6 +420,41 @@ TEST(LimitsCli, A48GiBRandomInputIsRefusedBeforeItIsMade) {
                            write_model(add_model()) + " --no-cache --shape x=1x1x768");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   expect_has(r.output, {"DISCO_MAX_MEMORY='lots' is not a size in bytes"});
+}
+
+TEST(LimitsCli, MaxMemoryFlagSetsTheLimitOfRunAndInspect) {
+  const std::string model = write_model(add_model());
+  // 64 x 64 x 768 float32 is 12 MiB: refused under --max-memory 8M, naming the option as the limit's source.
+  auto r = disco_cli("run " + model + " --no-cache --max-memory 8M --shape x=64x64x768");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  expect_has(r.output, {"input 'x' of shape [64, 64, 768] needs 12 MiB, above the memory limit of 8 MiB (set by the "
+                        "max_memory option)"});
+  // The flag wins over DISCO_MAX_MEMORY; 16M lets it run.
+  r = testing::run_command("DISCO_MAX_MEMORY=1K " + std::string(DISCO_BINARY) + " run " + model +
+                           " --no-cache --max-memory 16M --shape x=64x64x768");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  r = disco_cli("run " + model + " --no-cache --max-memory lots --shape x=1x1x768");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  expect_has(r.output, {"--max-memory", "'lots'"});
+  // inspect lists the values a run would refuse: ConstantOfShape [1024, 1024, 4] float32 is 16 MiB.
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto *g = m.mutable_graph();
+  g->set_name("g");
+  auto *shape = testing::add_initializer(g, "shape", onnx::TensorProto::INT64, {3});
+  for (int64_t d : {1024, 1024, 4}) shape->add_int64_data(d);
+  testing::add_node(g, "ConstantOfShape", {"shape"}, {"y"}, "cos");
+  g->add_output()->set_name("y");
+  const std::string cos = write_model(m);
+  r = disco_cli("inspect " + cos + " --max-memory 1M");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  expect_has(r.output, {"above the memory limit (a run refuses these):\n  value 'y' of shape [1024, 1024, 4] needs 16 "
+                        "MiB, above the memory limit of 1 MiB (set by the max_memory option)"});
+  r = disco_cli("inspect " + cos + " --max-memory 1G");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("above the memory limit"), std::string::npos) << r.output;
+  EXPECT_EQ(disco_cli("inspect " + cos + " --max-memory 0").exit_code, 2);
 }
 
 TEST(LimitsCli, NpyInputsWithHostileShapesGiveOneLine) {
