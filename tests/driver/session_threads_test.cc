@@ -151,5 +151,36 @@ TEST(SessionThreads, AFailedRunGivesItsExecutorBackAndOthersGoOn) {
   EXPECT_EQ(right.load(), 30);
 }
 
+TEST(SessionThreads, CompilesAtRunTimeForValueInputsHappenOnceEach) {
+  // Reshape's target is a graph input: the session compiles once per target value, at run time,
+  // under its lock, while other threads run the compiles they already have.
+  GraphBuilder g;
+  auto x = g.input("x", DType::F32, {Dim::symbol("n"), 6});
+  auto target = g.input("target", DType::I64, {2});
+  g.output(g.op("Relu", {g.op("Reshape", {x, target})}));
+  Session s(g.build(), "threads_values", "", options());
+  std::vector<std::string> errors(6);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 6; ++t)
+    threads.emplace_back([&, t] {
+      try {
+        for (int i = 0; i < 6; ++i) {
+          const int64_t n = 1 + (t + 2 * i) % 5, cols = (t + i) % 2 ? 3 : 2;
+          TensorData in = testing::random_f32({n, 6}, 77 * t + i);
+          auto out = s.run({in, testing::i64({2}, {-1, cols})});
+          if (out[0].shape != std::vector<int64_t>{n * 6 / cols, cols}) throw std::runtime_error("wrong shape");
+          for (int64_t e = 0; e < n * 6; ++e)
+            if (out[0].as<float>()[e] != std::max(in.as<float>()[e], 0.0f))
+              throw std::runtime_error("element " + std::to_string(e) + " differs");
+        }
+      } catch (const std::exception &e) {
+        errors[t] = e.what();
+      }
+    });
+  for (auto &th : threads) th.join();
+  for (int t = 0; t < 6; ++t) EXPECT_EQ(errors[t], "") << "thread " << t;
+  EXPECT_EQ(s.compiles(), 2) << "one compile per target value";
+}
+
 }  // namespace
 }  // namespace disco
