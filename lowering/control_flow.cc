@@ -126,6 +126,9 @@ const Graph &body(const Node &n, const std::string &attr) {
 }
 
 bool known_bool(const Graph &g, const Node &n, int input, const ShapeStore &store, const std::string &what) {
+  // Found by fuzz/fuzz_onnx_import: an If without inputs threw std::out_of_range from at().
+  DISCO_CHECK(static_cast<size_t>(input) < n.inputs.size() && n.inputs[static_cast<size_t>(input)] >= 0, n.where(),
+              ": ", what, " (input ", input, ") is missing");
   auto v = ints_value(g.value(n.inputs.at(input)), store);
   if (!v) value_required(g, n, input, what);
   DISCO_CHECK(v->size() == 1, n.where(), ": ", what, " must hold one element");
@@ -228,6 +231,10 @@ std::vector<Node> expand_scan(Graph &g, const Node &n, const ShapeStore &store) 
     DISCO_CHECK(bd.is_const(), n.where(), ": the batch size must be a constant");
     batches = bd.as_const();
   }
+  // Found by fuzz/fuzz_onnx_import: a body with too few outputs was read past its end.
+  DISCO_CHECK(b.outputs.size() >= static_cast<size_t>(states) + scan_outs, n.where(), ": the body has ",
+              b.outputs.size(), " outputs; ", states, " states and ", scan_outs, " scan outputs need ",
+              static_cast<size_t>(states) + scan_outs);
   Splicer s(g, n);
   std::vector<std::vector<int>> final_states(static_cast<size_t>(states)), outs_per_batch(scan_outs);
   for (int64_t bi = 0; bi < batches; ++bi) {
