@@ -18,7 +18,9 @@
 // done under a lock, so compiles at run time happen one at a time. The other
 // methods (set_num_threads, set_profiling, profile, last_compile,
 // last_symbols) are meant for when no run is in flight; last_* and profile()
-// then describe the last run to start and its compile's runs.
+// then describe the last run to start and its compile's runs. Each run's
+// parallel loops use an OpenMP team of its calling thread (set_num_threads
+// bounds each team, not their sum).
 #pragma once
 #include <map>
 #include <memory>
