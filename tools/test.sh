@@ -8,7 +8,8 @@ ctest --output-on-failure -j "$(nproc)" "$@"
 cd ..
 # Fuzz smoke (issue #23): each libFuzzer target for 30 s under ASan+UBSan, in
 # build-fuzz/ (clang-14; only the 7 libraries the targets link: about 8 minutes
-# cold on 2 cores, seconds with ccache). DISCO_FUZZ_SMOKE=0 skips it.
+# cold on 2 cores, seconds with ccache), seed 1 so that a run is repeatable.
+# DISCO_FUZZ_SMOKE=0 skips it.
 if [ "${DISCO_FUZZ_SMOKE:-1}" != 0 ]; then
-  for t in fuzz_onnx_import fuzz_npy fuzz_plan_cache; do DISCO_FUZZ_JOBS="$(nproc)" tools/fuzz.sh "$t" 30; done
+  for t in fuzz_onnx_import fuzz_npy fuzz_plan_cache; do DISCO_FUZZ_JOBS="$(nproc)" tools/fuzz.sh "$t" 30 -seed=1; done
 fi
