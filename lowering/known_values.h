@@ -34,14 +34,16 @@ std::vector<Dim> required_dims(const Graph &g, const Node &node, int input, cons
 std::vector<int64_t> required_ints(const Graph &g, const Node &node, int input, const std::string &what,
                                    const ShapeStore &store);
 
-// The elements of an integer value as dims; nullopt when not known.
+// The elements of an integer value as dims; nullopt when not known, and for
+// constants of more than 64 elements (data, not a shape: known_values.cc).
 std::optional<std::vector<Dim>> dims_value(const Value &v);
 
 // The elements of a constant value of any numeric dtype as doubles (float
 // inputs such as Resize's scales); nullopt when not a constant.
 std::optional<std::vector<double>> floats_value(const Value &v);
 
-// Like dims_value, but every element must be a constant under `store`.
+// Like dims_value, but every element must be a constant under `store`; a
+// constant of any size (Gather's indices are checked against their axis).
 std::optional<std::vector<int64_t>> ints_value(const Value &v, const ShapeStore &store);
 
 // Opset-aware: reads input `input` of `node` if present (newer opsets), else
