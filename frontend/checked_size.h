@@ -54,6 +54,20 @@ inline int64_t checked_elements(const std::vector<int64_t> &shape, const std::st
   return n;
 }
 
+// The byte size of a `t` tensor of `shape`; nothing exactly where
+// checked_bytes fails (a negative dim, a count or size above 2^63-1: the same
+// products in the same order). The executor's per-run fast path: no message
+// is built unless it fails, and then checked_bytes says why.
+inline std::optional<int64_t> tensor_bytes(const std::vector<int64_t> &shape, DType t) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    if (d < 0) return std::nullopt;
+  for (int64_t d : shape)
+    if (__builtin_mul_overflow(n, d, &n)) return std::nullopt;
+  if (__builtin_mul_overflow(n, static_cast<int64_t>(dtype_size(t)), &n)) return std::nullopt;
+  return n;
+}
+
 // The byte size of a `t` tensor of `shape`, checked like checked_elements.
 inline int64_t checked_bytes(const std::vector<int64_t> &shape, DType t, const std::string &what) {
   int64_t n = checked_elements(shape, what), bytes = 0;

@@ -245,11 +245,9 @@ void Executor::init() {
 int64_t Executor::checked_buffer_bytes(int id, const std::vector<int64_t> &shape) const {
   const PlanBuffer &b = plan_.buffers[id];
   // The fast path allocates nothing; the message is built only on failure.
-  int64_t bytes = dtype_size(b.dtype);
-  bool ok = true;
-  for (int64_t d : shape) ok = ok && d >= 0 && !__builtin_mul_overflow(bytes, d, &bytes);
-  if (!ok || bytes > limit_.bytes) limit_.check("value '" + b.name + "'", shape, b.dtype);
-  return bytes;
+  const std::optional<int64_t> bytes = tensor_bytes(shape, b.dtype);
+  if (!bytes || *bytes > limit_.bytes) limit_.check("value '" + b.name + "'", shape, b.dtype);  // fails
+  return *bytes;
 }
 
 bool Executor::plan_arena() {
@@ -323,10 +321,8 @@ void Executor::run(const std::vector<TensorData> &inputs, std::vector<TensorData
   for (size_t i = 0; i < inputs.size(); ++i) {
     // A tensor whose bytes do not cover its shape would let kernels read past them.
     const TensorData &t = inputs[i];
-    int64_t need = dtype_size(t.dtype);
-    bool ok = true;
-    for (int64_t d : t.shape) ok = ok && d >= 0 && !__builtin_mul_overflow(need, d, &need);
-    if (!ok || need != static_cast<int64_t>(t.num_bytes())) {
+    const std::optional<int64_t> need = tensor_bytes(t.shape, t.dtype);
+    if (!need || *need != static_cast<int64_t>(t.num_bytes())) {
       const std::string what = "input '" + plan_.inputs[i].name + "'";
       fail(what, " of shape ", dims_text(t.shape), " holds ", t.num_bytes(), " bytes, its shape needs ",
            checked_bytes(t.shape, t.dtype, what));
