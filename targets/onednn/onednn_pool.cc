@@ -109,8 +109,9 @@ PoolKernel::Entry PoolKernel::make_entry(const std::vector<int64_t> &x, const st
   en.src = Staged::make(x, false, channels_last_input_);
   en.dst = Staged::make(y, true, channels_last_output_);
   const bool undilated = std::all_of(dilation.begin(), dilation.end(), [](int64_t d) { return d == 0; });
-  if (algorithm_ == dnnl::algorithm::pooling_max && sp == 2 && undilated && max_pool_avx2_cpu() &&
-      blocked(x) && en.src.inner.get_desc() == channels_last_desc(x) && en.dst.inner.get_desc() == channels_last_desc(y)) {
+  // The primitive's side of X and Y is channels_last_desc (Staged::make), so
+  // both are blocked exactly when X's channels (Y's too) fill the blocks.
+  if (algorithm_ == dnnl::algorithm::pooling_max && sp == 2 && undilated && max_pool_avx2_cpu() && blocked(x)) {
     en.own = true;
     en.pool.block = channel_block();
     en.pool.ih = x[2], en.pool.iw = x[3], en.pool.oh = y[2], en.pool.ow = y[3];
