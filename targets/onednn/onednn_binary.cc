@@ -72,8 +72,8 @@ BinaryKernel::Entry BinaryKernel::make_entry(const std::vector<int64_t> &x, cons
   // On AVX-512 hosts oneDNN 2.6 had only ref:any for every squeeze-excitation
   // Mul of EfficientNet and MobileNetV3 (measured: the whole model at 15x ONNX
   // Runtime's time). X and Y are channels last in `inner` and S is one value
-  // per channel, so a loop over channels does the job at copy speed.
-// (channels_last_desc is nhwc, or nChw8c/16c where the channels fill the blocks.)
+  // per channel, so a loop over channels does the job at copy speed
+  // (channels_last_desc is nhwc, or nChw8c/16c where the channels fill the blocks).
   if (en.impl.find("ref") != std::string::npos) {
     en.own_loop = true;
     en.impl = "binary disco channels-last loop";
