@@ -15,4 +15,11 @@ std::string read_file(const std::string &path) {
   return ss.str();
 }
 
+void write_file(const std::string &path, const std::string &bytes) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  f.close();
+  DISCO_CHECK(f.good(), "cannot write '", path, "'");
+}
+
 }  // namespace disco

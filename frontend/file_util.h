@@ -7,4 +7,8 @@ namespace disco {
 // The whole file as bytes; throws naming the path when it cannot be opened.
 std::string read_file(const std::string &path);
 
+// Writes `bytes` as the whole file (replacing it); throws naming the path when
+// it cannot be written, the close included.
+void write_file(const std::string &path, const std::string &bytes);
+
 }  // namespace disco

@@ -6,10 +6,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include "frontend/errors.h"
+#include "frontend/file_util.h"
 #include "driver/aot/c_text.h"
 #include "driver/aot/driver_gen.h"
 #include "driver/aot/header_gen.h"
@@ -52,12 +52,6 @@ void run_tool(const std::vector<std::string> &argv, const std::string &dir) {
   for (const auto &a : argv) line += (line.empty() ? "" : " ") + a;
   DISCO_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "'", line, "' failed",
               WIFEXITED(status) && WEXITSTATUS(status) == 127 ? " (is it installed?)" : "");
-}
-
-void write_text(const std::string &path, const std::string &text) {
-  std::ofstream f(path, std::ios::binary);
-  f << text;
-  DISCO_CHECK(f.good(), "cannot write '", path, "'");
 }
 
 // Into place through a temporary name, so that readers never see half a file.
@@ -200,15 +194,15 @@ AotResult compile_aot(const AotOptions &opts) {
   const std::string &dir = m.dir;  // private to this compile, removed at exit
   const std::string header = opts.name + ".h";
   HeaderInfo info{opts.name, fs::path(opts.model).filename().string(), target, link_flags(glue.link_flags)};
-  write_text(dir + "/" + header, header_source(m.plan, info));
-  write_text(dir + "/" + opts.name + ".pc", pkg_config_source(opts.name, info.model, target, info.link_flags));
+  write_file(dir + "/" + header, header_source(m.plan, info));
+  write_file(dir + "/" + opts.name + ".pc", pkg_config_source(opts.name, info.model, target, info.link_flags));
   progress("generating the driver (" + std::to_string(m.plan.steps.size()) + " steps)");
-  write_text(dir + "/" + opts.name + "_driver.c", driver_source(m.plan, opts.name, header, gpu, glue.install_functions, glue.par_for_threads_function));
+  write_file(dir + "/" + opts.name + "_driver.c", driver_source(m.plan, opts.name, header, gpu, glue.install_functions, glue.par_for_threads_function));
   progress("compiling the driver");
   run_tool({"cc", "-std=gnu11", "-O2", "-fPIC", "-c", opts.name + "_driver.c", "-o", opts.name + "_driver.o"}, dir);
   std::vector<std::string> members = {opts.name + "_driver.o"};
   if (!m.plan.constants.empty()) {
-    write_text(dir + "/" + opts.name + "_constants.S", constants_asm(opts.name, m.plan.constants));
+    write_file(dir + "/" + opts.name + "_constants.S", constants_asm(opts.name, m.plan.constants));
     run_tool({"cc", "-c", opts.name + "_constants.S", "-o", opts.name + "_constants.o"}, dir);
     members.push_back(opts.name + "_constants.o");
   }

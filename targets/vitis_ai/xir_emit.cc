@@ -6,7 +6,6 @@
 #include "targets/vitis_ai/xir_emit.h"
 
 #include <cstring>
-#include <fstream>
 #include <set>
 #include <sstream>
 
@@ -21,6 +20,7 @@
 #include <xir/tensor/tensor.hpp>
 
 #include "frontend/errors.h"
+#include "frontend/file_util.h"
 #include "targets/vitis_ai/region_builder.h"
 
 namespace disco::vitis_ai {
@@ -349,13 +349,6 @@ std::string deterministic_bytes(const xir::Graph &g) {
     DISCO_CHECK(m->SerializeToCodedStream(&coded), "vitis_ai: cannot serialize graph ", g.get_name());
   }
   return out;
-}
-
-void write_file(const std::string &path, const std::string &bytes) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  f.close();
-  DISCO_CHECK(f.good(), "vitis_ai: cannot write ", path);
 }
 
 }  // namespace
