@@ -69,8 +69,8 @@ std::vector<std::pair<std::string, Halide::Param<int32_t>>> SymbolParams::used()
 }
 
 LowerContext::LowerContext(const Graph &g, const Node &node, const ShapeStore &store, const OpDef &def,
-                           SymbolParams &syms, std::vector<std::optional<HTensor>> inputs)
-    : NodeContext(g, node, store, def), syms_(syms), inputs_(std::move(inputs)) {
+                           SymbolParams &syms, std::vector<std::optional<HTensor>> inputs, int f32_lanes)
+    : NodeContext(g, node, store, def), syms_(syms), inputs_(std::move(inputs)), f32_lanes_(f32_lanes) {
   outputs_.resize(node.outputs.size());
   for (size_t i = 0; i < node.outputs.size(); ++i) {
     if (node.outputs[i] < 0) continue;
@@ -83,6 +83,11 @@ LowerContext::LowerContext(const Graph &g, const Node &node, const ShapeStore &s
 const HTensor &LowerContext::in(int i) const {
   if (!has_input(i) || !inputs_.at(i)) fail("input ", i, " is missing");
   return *inputs_[i];
+}
+
+int LowerContext::f32_lanes() const {
+  note("lanes=" + std::to_string(f32_lanes_));
+  return f32_lanes_;
 }
 
 bool LowerContext::input_bound_allows(int i, const std::function<bool(std::optional<double>)> &decide) const {

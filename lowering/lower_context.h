@@ -120,9 +120,14 @@ struct Stage {
 class LowerContext : public NodeContext {
  public:
   LowerContext(const Graph &g, const Node &node, const ShapeStore &store, const OpDef &def, SymbolParams &syms,
-               std::vector<std::optional<HTensor>> inputs);
+               std::vector<std::optional<HTensor>> inputs, int f32_lanes = 8);
 
   const HTensor &in(int i) const;  // throws naming the node if missing
+  // The float32 lanes of the target's vector registers (8: AVX2 or unknown,
+  // 16: AVX-512). Lowerings are target-neutral except where the order of a
+  // sum is sized to the register file (the recurrence's FMA chains); the
+  // read is noted for the kernel's key.
+  int f32_lanes() const;
   // decide(max |v| over input i's elements, when the graph bounds it;
   // lowering/value_bounds.h). The decision, not the bound, is noted for the
   // kernel's key: kernels that decide alike are the same code.
@@ -160,6 +165,7 @@ class LowerContext : public NodeContext {
  private:
   SymbolParams &syms_;
   std::vector<std::optional<HTensor>> inputs_;
+  int f32_lanes_;
   std::vector<HTensor> outputs_;
   std::vector<Stage> stages_;
   std::vector<Dim> maybe_broadcast_;

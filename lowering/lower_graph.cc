@@ -63,7 +63,7 @@ HTensor folded_tensor(const Value &v, SymbolParams &syms, const ShapeStore &stor
 }  // namespace
 
 LoweredKernel lower_nodes(const Graph &g, const ShapeStore &store, const std::vector<int> &nodes,
-                          const std::vector<int> &outputs, bool constants_as_inputs) {
+                          const std::vector<int> &outputs, bool constants_as_inputs, int f32_lanes) {
   LoweredKernel k;
   std::set<int> produced;
   for (int n : nodes)
@@ -113,7 +113,7 @@ LoweredKernel lower_nodes(const Graph &g, const ShapeStore &store, const std::ve
     }
     std::vector<std::optional<HTensor>> ins;
     for (int in : node.inputs) ins.push_back(in >= 0 ? std::optional<HTensor>(tensor_for(in)) : std::nullopt);
-    LowerContext ctx(g, node, store, *def, k.syms, std::move(ins));
+    LowerContext ctx(g, node, store, *def, k.syms, std::move(ins), f32_lanes);
     k.value_notes += "|";  // one section per node, in order
     ctx.record_reads(&k.value_notes);
     def->lower(ctx);

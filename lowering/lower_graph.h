@@ -28,8 +28,9 @@ struct LoweredKernel {
 // from outside (the plan stores them once); otherwise they are embedded in
 // the pipeline. Ahead-of-time kernels take them as inputs: Halide 14 assumes
 // an embedded buffer is aligned to the vector width, and does not align it
-// that far in the object file for AVX-512.
+// that far in the object file for AVX-512. `f32_lanes` is the target's
+// float32 vector width (LowerContext::f32_lanes).
 LoweredKernel lower_nodes(const Graph &g, const ShapeStore &store, const std::vector<int> &nodes,
-                          const std::vector<int> &outputs, bool constants_as_inputs = false);
+                          const std::vector<int> &outputs, bool constants_as_inputs = false, int f32_lanes = 8);
 
 }  // namespace disco

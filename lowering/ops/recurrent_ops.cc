@@ -467,30 +467,38 @@ void lower_recurrent(LowerContext &c) {
   const Expr jr = jflat, k = r[1], loop = r[3];
   step = r[4];
   // sum + the chunk's terms of phase `ph`.
-  // From a tile of batch rows on (the template's specialization), one chain
-  // of FMAs per accumulator: the tile has 8 accumulators. Below that a
-  // statement holds a row's 2 vectors, so the chunk's terms are summed in
-  // kSumChains interleaved chains added at the end (FMA latency, not
-  // throughput, bounded one chain per vector). Each specialization folds
-  // the select to its form.
+  // From a tile of batch rows on (the template's specialization), the tile
+  // of Lj x Lb lanes is 8 AVX2 vectors, one chain of FMAs each; on AVX-512
+  // it is 4 vectors, so each vector's terms go in 2 chains to keep 8 FMAs
+  // in flight (FMA latency, not throughput, bounds one chain per vector;
+  // 2 chains: 0.83x the taggers' time on Zen 4,
+  // benchmarks/results/recurrent-2026-12-03.md). Below a tile a statement
+  // holds a row's vectors, so the chunk's terms are summed in kSumChains
+  // interleaved chains added at the end. Each specialization folds the
+  // select to its form.
   constexpr int kSumChains = 4;
+  const int tile_chains = Lj * Lb / c.f32_lanes() >= 8 ? 1 : 2;
   auto chunk_sum = [&](Expr sum, const Phase &ph) {
     std::vector<Expr> terms;
     for (int kk = 0; kk < chunk; ++kk) {
       Expr kx = k * chunk + kk;
       terms.push_back(f(Rt(d, ph.gate, kx, jw(jr))) * ph.source(kx));
     }
-    Expr one = sum;
-    for (const Expr &t : terms) one += t;
-    if (chunk < 2 * kSumChains) return one;
-    std::vector<Expr> chains(kSumChains);
-    for (int kk = 0; kk < chunk; ++kk) {
-      Expr &c = chains[kk % kSumChains];
-      c = c.defined() ? c + terms[kk] : terms[kk];
-    }
-    Expr many = sum;
-    for (const Expr &c : chains) many += c;
-    return Halide::select(B >= Lb, one, many);
+    // sum + the terms in n interleaved chains, the first starting from sum.
+    auto chained = [&](int n) {
+      std::vector<Expr> chains(n);
+      chains[0] = sum;
+      for (int kk = 0; kk < chunk; ++kk) {
+        Expr &c = chains[kk % n];
+        c = c.defined() ? c + terms[kk] : terms[kk];
+      }
+      Expr all = chains[0];
+      for (int i = 1; i < n; ++i) all += chains[i];
+      return all;
+    };
+    Expr tile = chained(chunk >= 2 * tile_chains ? tile_chains : 1);
+    if (chunk < 2 * kSumChains) return tile;
+    return Halide::select(B >= Lb, tile, chained(kSumChains));
   };
   Expr every_k = Halide::cast(Halide::Bool(), false), row;
   for (int l = 0; l < L; ++l) {

@@ -48,7 +48,8 @@ void compile_group(const FusionGroup &gr, PlanBuilder &b, const GroupScheduler &
   }
   const Halide::Target target = parse_target(b.target());
   const auto t0 = std::chrono::steady_clock::now();
-  LoweredKernel k = lower_nodes(g, b.store(), gr.nodes, gr.outputs, /*constants_as_inputs=*/true);
+  LoweredKernel k = lower_nodes(g, b.store(), gr.nodes, gr.outputs, /*constants_as_inputs=*/true,
+                                vector_lanes(Halide::Float(32), target));
   const ScheduleReport sched = schedule(k, gr.kind, b.store(), target);
   b.profile().lower_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   for (int vid : k.input_values) step.inputs.push_back(b.input_buffer(vid));
