@@ -2,13 +2,75 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "frontend/errors.h"
+#include "lowering/infer_context.h"
 #include "lowering/known_values.h"
+#include "lowering/lower_context.h"
 
 namespace disco {
 
 namespace {
+
+bool produced_in(const Graph &sub, int sid) {
+  for (const auto &n : sub.nodes)
+    for (int o : n.outputs)
+      if (o == sid) return true;
+  return false;
+}
+
+// The names `g` defines itself: its inputs, constants and node outputs.
+std::set<std::string> defined_names(const Graph &g) {
+  std::set<std::string> out;
+  for (int id : g.inputs) out.insert(g.value(id).name);
+  for (const auto &v : g.values)
+    if (v.constant) out.insert(v.name);
+  for (const auto &n : g.nodes)
+    for (int o : n.outputs)
+      if (o >= 0) out.insert(g.value(o).name);
+  return out;
+}
+
+// The names `g`, and the graphs nested in its nodes at any depth, read from
+// the scopes that enclose `g`.
+void free_names(const Graph &g, std::set<std::string> &out) {
+  const std::set<std::string> own = defined_names(g);
+  for (const auto &v : g.values)
+    if (!own.count(v.name)) out.insert(v.name);
+  for (const auto &n : g.nodes)
+    for (const auto &[k, a] : n.attrs)
+      if (a.kind == Attribute::GraphAttr && a.g) {
+        std::set<std::string> inner;
+        free_names(*a.g, inner);
+        for (const auto &name : inner)
+          if (!own.count(name)) out.insert(name);
+      }
+}
+
+// Renames the values that `g` and its nested graphs read from enclosing
+// scopes (`renames`: old name -> new name). Nested graphs are copied, so the
+// node that `g` came from keeps its own. A name `g` defines hides the outer one.
+void rename_free_names(Graph &g, const std::map<std::string, std::string> &renames, const std::string &where) {
+  const std::set<std::string> own = defined_names(g);
+  for (auto &v : g.values) {
+    if (own.count(v.name)) continue;
+    auto it = renames.find(v.name);
+    if (it == renames.end()) continue;
+    DISCO_CHECK(!own.count(it->second), where, ": the body reads '", v.name, "' from an enclosing graph, whose copy '",
+                it->second, "' a nested body defines itself");
+    v.name = it->second;
+  }
+  std::map<std::string, std::string> inner = renames;
+  for (const auto &name : own) inner.erase(name);
+  if (inner.empty()) return;
+  for (auto &n : g.nodes)
+    for (auto &[k, a] : n.attrs)
+      if (a.kind == Attribute::GraphAttr && a.g) {
+        a.g = std::make_shared<Graph>(*a.g);
+        rename_free_names(*a.g, inner, where);
+      }
+}
 
 // Builds the replacement nodes of one control-flow node, with fresh value names.
 class Splicer {
@@ -47,6 +109,19 @@ class Splicer {
         if (in >= 0) in = outer(in);
       for (auto &out : n.outputs)
         if (out >= 0) out = outer(out);
+      // A nested body (an If, Loop or Scan inside this one) may read this
+      // body's values, which get new names here: its copy reads those.
+      for (auto &[k, a] : n.attrs) {
+        if (a.kind != Attribute::GraphAttr || !a.g) continue;
+        std::set<std::string> names;
+        free_names(*a.g, names);
+        std::map<std::string, std::string> renames;
+        for (const auto &name : names)
+          if (int sid = sub.find_value(name); sid >= 0) renames[name] = g_.value(outer(sid)).name;
+        if (renames.empty()) continue;
+        a.g = std::make_shared<Graph>(*a.g);
+        rename_free_names(*a.g, renames, n.where());
+      }
       out_.push_back(std::move(n));
     }
     std::vector<int> outs;
@@ -58,9 +133,11 @@ class Splicer {
     return g_.add_constant(fresh(node_.name + "/", name), std::move(t));
   }
 
-  int add(const std::string &op, std::vector<int> inputs, Attributes attrs, int output = -1) {
+  int add(const std::string &op, std::vector<int> inputs, Attributes attrs, int output = -1,
+          const std::string &domain = "") {
     Node n;
     n.op_type = op;
+    n.domain = domain;
     n.name = node_.name + "/" + op + std::to_string(out_.size());
     n.opset = opset_;
     n.inputs = std::move(inputs);
@@ -100,12 +177,6 @@ class Splicer {
   std::vector<Node> take_nodes() { return std::move(out_); }
 
  private:
-  static bool produced_in(const Graph &sub, int sid) {
-    for (const auto &n : sub.nodes)
-      for (int o : n.outputs)
-        if (o == sid) return true;
-    return false;
-  }
   std::string fresh(const std::string &prefix, const std::string &name) {
     std::string base = prefix + name, n = base;
     for (int k = 1; g_.find_value(n) >= 0; ++k) n = base + "#" + std::to_string(k);
@@ -135,8 +206,36 @@ bool known_bool(const Graph &g, const Node &n, int input, const ShapeStore &stor
   return v->at(0) != 0;
 }
 
+// Both branches, and per output an IfSelect (domain "disco") that picks one
+// by the condition at run time: one compile serves both values. Its shape
+// rule requires the branches' shapes to agree (infer_if_select).
+std::vector<Node> expand_if_at_run_time(Graph &g, const Node &n, const ValueRequired &why) {
+  Splicer s(g, n);
+  auto then_outs = s.inline_graph(body(n, "then_branch"), {}, n.name + "/then/");
+  auto else_outs = s.inline_graph(body(n, "else_branch"), {}, n.name + "/else/");
+  DISCO_CHECK(then_outs.size() == n.outputs.size() && else_outs.size() == n.outputs.size(), n.where(),
+              ": the branches have ", then_outs.size(), " and ", else_outs.size(), " outputs, the node ",
+              n.outputs.size());
+  Attribute from, msg, node_name;
+  from.kind = Attribute::Ints;
+  from.ints.assign(why.from_inputs.begin(), why.from_inputs.end());
+  msg.kind = node_name.kind = Attribute::String;
+  msg.s = why.what();
+  node_name.s = n.name;
+  for (size_t i = 0; i < n.outputs.size(); ++i)
+    if (n.outputs[i] >= 0)
+      s.add("IfSelect", {n.inputs[0], then_outs[i], else_outs[i]},
+            {{"cond_inputs", from}, {"cond_message", msg}, {"if_node", node_name}}, n.outputs[i], "disco");
+  return s.take_nodes();
+}
+
 std::vector<Node> expand_if(Graph &g, const Node &n, const ShapeStore &store) {
-  bool cond = known_bool(g, n, 0, store, "the condition");
+  bool cond;
+  try {
+    cond = known_bool(g, n, 0, store, "the condition");
+  } catch (const ValueRequired &e) {
+    return expand_if_at_run_time(g, n, e);
+  }
   Splicer s(g, n);
   auto outs = s.inline_graph(body(n, cond ? "then_branch" : "else_branch"), {}, n.name + (cond ? "/then/" : "/else/"));
   DISCO_CHECK(outs.size() == n.outputs.size(), n.where(), ": the branch has ", outs.size(), " outputs, the node ",
@@ -144,6 +243,41 @@ std::vector<Node> expand_if(Graph &g, const Node &n, const ShapeStore &store) {
   for (size_t i = 0; i < outs.size(); ++i)
     if (n.outputs[i] >= 0) s.identity(outs[i], n.outputs[i]);
   return s.take_nodes();
+}
+
+// out = cond ? then : else, for a one-element condition and two tensors of
+// one shape. When the shapes differ and the condition comes from graph
+// inputs, ValueRequired makes the Session compile their values in (one
+// compile per value, each taking one branch); otherwise an error naming the If.
+void infer_if_select(InferContext &c) {
+  const std::string if_node = c.attrs().get_string("if_node", c.node().name);
+  for (const Dim &d : c.shape(0))
+    if (!c.store().canonical(d).is_const(1))
+      fail("node '", if_node, "' (If): the condition must hold one element, its shape is ", shape_str(c.shape(0)));
+  if (c.dtype(1) != c.dtype(2))
+    fail("node '", if_node, "' (If): output ", c.node().name, " is ", dtype_name(c.dtype(1)), " in the then branch and ",
+         dtype_name(c.dtype(2)), " in the else branch");
+  const Shape a = c.store().canonical(c.shape(1)), b = c.store().canonical(c.shape(2));
+  if (a != b) {
+    const std::string differ = "the branches give output '" + c.node().name + "' the shapes " + shape_str(a) +
+                               " and " + shape_str(b);
+    auto from = c.attrs().get_ints("cond_inputs");
+    if (!from.empty())
+      throw ValueRequired(c.node().inputs[0], std::vector<int>(from.begin(), from.end()),
+                          c.attrs().get_string("cond_message", "") + "; " + differ);
+    fail("node '", if_node, "' (If): ", differ,
+         ", and the condition is computed from the data at run time, so disco cannot tell which shape it has");
+  }
+  c.set_output(0, c.dtype(1), a);
+}
+
+void lower_if_select(LowerContext &c) {
+  auto v = c.vars(static_cast<int>(c.out_shape(0).size()));
+  auto oi = c.exprs(v);
+  const HTensor &cond = c.in(0);
+  Halide::Expr k = cond.at(std::vector<Halide::Expr>(static_cast<size_t>(cond.rank()), 0));
+  if (!k.type().is_bool()) k = k != Halide::cast(k.type(), 0);
+  c.define_output(0, v, Halide::select(k, c.in(1).at(oi), c.in(2).at(oi)));
 }
 
 // The body's condition output is its condition input, through Identity nodes.
@@ -281,6 +415,10 @@ std::vector<Node> expand_scan(Graph &g, const Node &n, const ShapeStore &store) 
 }
 
 }  // namespace
+
+void register_control_flow_ops(OpRegistry &r) {
+  r.add(OpDef("disco", "IfSelect", 1, kAnyLaterOpset, OpKind::Elementwise, infer_if_select, lower_if_select));
+}
 
 bool is_control_flow(const Node &n) {
   return n.domain.empty() && (n.op_type == "If" || n.op_type == "Loop" || n.op_type == "Scan");

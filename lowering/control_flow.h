@@ -1,12 +1,20 @@
 // Control flow (If, Loop, Scan) by expansion. disco compiles straight-line
 // kernels, so a control-flow node is replaced, during shape inference, by the
 // nodes it amounts to once its decisions are known at compile time:
-//  - If: the taken branch, when the condition is known (a constant, a folded
-//    shape fact, or a graph input whose value the Session compiles in);
+//  - If: the taken branch, when the condition is known (a constant or a
+//    folded shape fact); otherwise both branches, and per output an IfSelect
+//    (domain "disco") that picks one at run time, so one compile serves both
+//    values. Branches whose shapes differ fall back to compiling the
+//    condition's graph inputs in (a Session compiles once per value), or fail
+//    naming the If when the condition comes from data;
 //  - Loop: the body unrolled, when the trip count and condition are known and
 //    the body passes its condition through unchanged;
 //  - Scan: the body unrolled over a sequence length that is a constant.
 // Otherwise the node fails naming what had to be known.
+// Bodies read the values of every enclosing graph by name, at any depth (an If
+// in a Loop body in an If branch): when a body is inlined, the nested bodies
+// of its nodes are copied with the names they read from it renamed to the
+// inlined copies'.
 #pragma once
 #include <cstddef>
 

@@ -36,6 +36,7 @@ const OpRegistry &OpRegistry::global() {
     register_conv_transpose_ops(reg);
     register_spectral_ops(reg);
     register_recurrent_ops(reg);
+    register_control_flow_ops(reg);
     return reg;
   }();
   return r;

@@ -102,5 +102,6 @@ void register_quantized_conv_ops(OpRegistry &r);
 void register_conv_transpose_ops(OpRegistry &r);
 void register_spectral_ops(OpRegistry &r);
 void register_recurrent_ops(OpRegistry &r);
+void register_control_flow_ops(OpRegistry &r);  // lowering/control_flow.cc: IfSelect
 
 }  // namespace disco

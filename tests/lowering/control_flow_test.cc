@@ -1,0 +1,340 @@
+// Control flow (lowering/control_flow.h) end to end through a Session: bodies
+// that read values of every enclosing graph (If in If, If in a Loop in an If,
+// If in a Scan in an If), a branch chosen at run time by an input flag with one
+// compile for both values, recurrent ops inside branches, and branches whose
+// shapes differ. The models are ONNX protobufs built here; their inputs,
+// weights and expected outputs come from numpy
+// (tests/lowering/control_flow_references.py, run at test time).
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "driver/session.h"
+#include "frontend/onnx_importer.h"
+#include "frontend/tensor_compare.h"
+#include "onnx/onnx_pb.h"
+#include "runtime/npy.h"
+#include "tests/support/error_message.h"
+#include "tests/support/jit_eval.h"
+
+namespace disco {
+namespace {
+
+// Writes the numpy inputs and references once per test process, into a
+// folder removed when the process ends.
+struct ReferenceDir {
+  std::string path;
+  ReferenceDir() {
+    path = (std::filesystem::temp_directory_path() / ("disco-control-flow-" + std::to_string(getpid()))).string();
+    std::filesystem::create_directories(path);
+    const std::string cmd = "/usr/bin/python3 " + std::string(DISCO_SOURCE_DIR) +
+                            "/tests/lowering/control_flow_references.py " + path;
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  }
+  ~ReferenceDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
+const std::string &reference_dir() {
+  static const ReferenceDir dir;
+  return dir.path;
+}
+
+TensorData npy(const std::string &name) { return read_npy(reference_dir() + "/" + name + ".npy"); }
+
+TensorData flag(bool v) {
+  TensorData t(DType::Bool, {});
+  t.mutable_as<uint8_t>()[0] = v ? 1 : 0;
+  return t;
+}
+
+// Small GraphProto writer: names in, names out.
+struct G {
+  onnx::GraphProto *g;
+
+  onnx::NodeProto *node(const std::string &op, std::vector<std::string> ins, std::vector<std::string> outs,
+                        const std::string &name = "") {
+    auto *n = g->add_node();
+    n->set_op_type(op);
+    n->set_name(name.empty() ? op + "_" + std::to_string(g->node_size()) + "_" + outs.at(0) : name);
+    for (auto &i : ins) n->add_input(i);
+    for (auto &o : outs) n->add_output(o);
+    return n;
+  }
+  void input(const std::string &name, int elem, std::vector<int64_t> dims) {
+    auto *vi = g->add_input();
+    vi->set_name(name);
+    auto *tt = vi->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(elem);
+    auto *shape = tt->mutable_shape();
+    for (int64_t d : dims) shape->add_dim()->set_dim_value(d);
+  }
+  void untyped_input(const std::string &name) { g->add_input()->set_name(name); }
+  void output(const std::string &name) {
+    auto *vi = g->add_output();
+    vi->set_name(name);
+    vi->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  }
+  void tensor(const std::string &name, const TensorData &t) {
+    auto *p = g->add_initializer();
+    p->set_name(name);
+    p->set_data_type(t.dtype == DType::F32 ? onnx::TensorProto::FLOAT
+                     : t.dtype == DType::I64 ? onnx::TensorProto::INT64
+                                             : onnx::TensorProto::BOOL);
+    for (int64_t d : t.shape) p->add_dims(d);
+    p->set_raw_data(std::string(reinterpret_cast<const char *>(t.data()), t.num_bytes()));
+  }
+  void scalar(const std::string &name, float v) { tensor(name, TensorData::scalar_f32(v)); }
+  void int_scalar(const std::string &name, int64_t v) { tensor(name, TensorData::from_int64({v}, {})); }
+  void bool_scalar(const std::string &name, bool v) { tensor(name, flag(v)); }
+};
+
+void int_attr(onnx::NodeProto *n, const std::string &name, int64_t v) {
+  auto *a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(v);
+}
+
+G graph_attr(onnx::NodeProto *n, const std::string &name) {
+  auto *a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::GRAPH);
+  a->mutable_g()->set_name(n->name() + "_" + name);
+  return G{a->mutable_g()};
+}
+
+struct Model {
+  onnx::ModelProto m;
+  G main;
+  Model() : main{m.mutable_graph()} {
+    m.set_ir_version(8);
+    m.mutable_graph()->set_name("control_flow");
+    m.add_opset_import()->set_version(14);
+  }
+  Graph graph() const { return load_onnx_bytes(m.SerializeAsString(), ".", "control_flow test model"); }
+};
+
+CompileOptions no_cache() {
+  CompileOptions o;
+  o.use_cache = false;
+  o.backends = {"host"};
+  o.compile_workers = 1;
+  return o;
+}
+
+void expect_close(const TensorData &got, const TensorData &want, const std::string &what) {
+  ASSERT_EQ(got.shape, want.shape) << what;
+  EXPECT_LE(closeness(got, want, 1e-4, 1e-5).worst, 1.0) << what;
+}
+
+// The symptom of issue #24: node 'If_25/then/If_69' (If): the body uses
+// 'input_data1', which no enclosing graph defines.
+Model if_in_if() {
+  Model md;
+  G &m = md.main;
+  m.input("x", onnx::TensorProto::FLOAT, {2, 3});
+  m.input("mode", onnx::TensorProto::BOOL, {});
+  m.input("flag", onnx::TensorProto::BOOL, {});
+  m.scalar("two", 2);
+  m.node("Mul", {"x", "two"}, {"a"});
+  auto *outer = m.node("If", {"mode"}, {"y"}, "If_25");
+  G then_b = graph_attr(outer, "then_branch");
+  then_b.scalar("one", 1);
+  then_b.node("Add", {"a", "one"}, {"input_data1"});
+  auto *inner = then_b.node("If", {"flag"}, {"inner_y"}, "If_69");
+  G t2 = graph_attr(inner, "then_branch");
+  t2.node("Mul", {"input_data1", "x"}, {"t2_out"});
+  t2.output("t2_out");
+  G e2 = graph_attr(inner, "else_branch");
+  e2.node("Sub", {"input_data1", "a"}, {"e2_out"});
+  e2.output("e2_out");
+  then_b.output("inner_y");
+  G else_b = graph_attr(outer, "else_branch");
+  else_b.node("Neg", {"x"}, {"neg_x"});
+  else_b.output("neg_x");
+  m.output("y");
+  return md;
+}
+
+TEST(ControlFlow, AnIfInsideAnIfReadsTheOuterBranchAndTheMainGraphWithOneCompileForEveryFlag) {
+  Session s(if_in_if().graph(), "if_if", "", no_cache());
+  const TensorData x = npy("if_if.x");
+  for (int mode : {0, 1})
+    for (int f : {0, 1}) {
+      auto out = s.run({x, flag(mode), flag(f)});
+      expect_close(out.at(0), npy("if_if.ref." + std::to_string(mode) + std::to_string(f)),
+                   "mode " + std::to_string(mode) + " flag " + std::to_string(f));
+    }
+  EXPECT_TRUE(s.value_inputs().empty()) << "a flag was compiled in";
+  EXPECT_EQ(s.compiles(), 1);
+}
+
+TEST(ControlFlow, AnIfInsideALoopInsideAnIfReadsTheIterationTheCarriedValueAndValuesTwoAndThreeLevelsUp) {
+  Model md;
+  G &m = md.main;
+  m.input("x", onnx::TensorProto::FLOAT, {2, 3});
+  m.scalar("one", 1);
+  m.bool_scalar("yes", true);
+  m.node("Add", {"x", "one"}, {"b"});
+  auto *outer = m.node("If", {"yes"}, {"final_s", "steps"}, "outer_if");
+  G tb = graph_attr(outer, "then_branch");
+  tb.scalar("two", 2);
+  tb.int_scalar("trips", 3);
+  tb.bool_scalar("go", true);
+  tb.node("Mul", {"b", "two"}, {"c"});
+  auto *loop = tb.node("Loop", {"trips", "go", "x"}, {"loop_s", "loop_steps"}, "loop");
+  G body = graph_attr(loop, "body");
+  body.input("i", onnx::TensorProto::INT64, {});
+  body.input("cond_in", onnx::TensorProto::BOOL, {});
+  body.untyped_input("s");
+  body.int_scalar("limit", 2);
+  body.node("Less", {"i", "limit"}, {"early"});
+  body.node("Identity", {"cond_in"}, {"cond_out"});
+  auto *inner = body.node("If", {"early"}, {"r"}, "inner_if");
+  G it = graph_attr(inner, "then_branch");
+  it.scalar("half", 0.5f);
+  it.node("Mul", {"s", "half"}, {"hs"});
+  int_attr(it.node("Cast", {"i"}, {"fi"}), "to", onnx::TensorProto::FLOAT);
+  it.node("Add", {"hs", "fi"}, {"hsi"});
+  it.node("Add", {"hsi", "c"}, {"it_out"});
+  it.output("it_out");
+  G ie = graph_attr(inner, "else_branch");
+  ie.node("Sub", {"s", "x"}, {"ie_out"});
+  ie.output("ie_out");
+  body.node("Identity", {"r"}, {"r_scan"});
+  body.output("cond_out");
+  body.output("r");
+  body.output("r_scan");
+  tb.output("loop_s");
+  tb.output("loop_steps");
+  G eb = graph_attr(outer, "else_branch");
+  eb.node("Identity", {"x"}, {"e1"});
+  eb.node("Identity", {"x"}, {"e2"});
+  eb.output("e1");
+  eb.output("e2");
+  m.output("final_s");
+  m.output("steps");
+  Session s(md.graph(), "if_loop_if", "", no_cache());
+  auto out = s.run({npy("if_loop_if.x")});
+  expect_close(out.at(0), npy("if_loop_if.ref.0"), "final s");
+  expect_close(out.at(1), npy("if_loop_if.ref.1"), "steps");
+}
+
+TEST(ControlFlow, AnIfInsideAScanInsideAnIfReadsTheStateTheElementAndValuesTwoAndThreeLevelsUp) {
+  Model md;
+  G &m = md.main;
+  m.input("x", onnx::TensorProto::FLOAT, {4, 3});
+  m.input("b", onnx::TensorProto::FLOAT, {3});
+  m.input("flag", onnx::TensorProto::BOOL, {});
+  m.scalar("half", 0.5f);
+  m.bool_scalar("yes", true);
+  m.node("Mul", {"b", "half"}, {"mm"});
+  auto *outer = m.node("If", {"yes"}, {"final_h", "hs"}, "outer_if");
+  G tb = graph_attr(outer, "then_branch");
+  tb.scalar("one", 1);
+  TensorData h0(DType::F32, {3});
+  for (int k = 0; k < 3; ++k) h0.mutable_as<float>()[k] = 0;
+  tb.tensor("h0", h0);
+  tb.node("Add", {"mm", "one"}, {"w"});
+  auto *scan = tb.node("Scan", {"h0", "x"}, {"scan_h", "scan_hs"}, "scan");
+  int_attr(scan, "num_scan_inputs", 1);
+  G body = graph_attr(scan, "body");
+  body.untyped_input("h");
+  body.untyped_input("e");
+  auto *inner = body.node("If", {"flag"}, {"h2"}, "inner_if");
+  G it = graph_attr(inner, "then_branch");
+  it.node("Mul", {"e", "w"}, {"ew"});
+  it.node("Add", {"h", "ew"}, {"it_out"});
+  it.output("it_out");
+  G ie = graph_attr(inner, "else_branch");
+  ie.node("Mul", {"h", "half"}, {"hh"});
+  ie.node("Add", {"hh", "e"}, {"hhe"});
+  ie.node("Sub", {"hhe", "mm"}, {"ie_out"});
+  ie.output("ie_out");
+  body.node("Identity", {"h2"}, {"h2_scan"});
+  body.output("h2");
+  body.output("h2_scan");
+  tb.output("scan_h");
+  tb.output("scan_hs");
+  G eb = graph_attr(outer, "else_branch");
+  eb.node("Identity", {"b"}, {"e1"});
+  eb.node("Identity", {"x"}, {"e2"});
+  eb.output("e1");
+  eb.output("e2");
+  m.output("final_h");
+  m.output("hs");
+  Session s(md.graph(), "if_scan_if", "", no_cache());
+  for (int f : {0, 1}) {
+    auto out = s.run({npy("if_scan_if.x"), npy("if_scan_if.b"), flag(f)});
+    expect_close(out.at(0), npy("if_scan_if.ref." + std::to_string(f) + ".0"), "final h, flag " + std::to_string(f));
+    expect_close(out.at(1), npy("if_scan_if.ref." + std::to_string(f) + ".1"), "hs, flag " + std::to_string(f));
+  }
+  EXPECT_TRUE(s.value_inputs().empty()) << "the flag was compiled in";
+  EXPECT_EQ(s.compiles(), 1);
+}
+
+TEST(ControlFlow, AnLstmAndAGruSitInTheBranchesOfAnIfChosenAtRunTime) {
+  Model md;
+  G &m = md.main;
+  m.input("x", onnx::TensorProto::FLOAT, {3, 2, 4});
+  m.input("flag", onnx::TensorProto::BOOL, {});
+  for (const char *w : {"W", "R", "B", "Wg", "Rg", "Bg"}) m.tensor(w, npy(std::string("recurrent.") + w));
+  auto *n = m.node("If", {"flag"}, {"y_h"}, "If_rnn");
+  G tb = graph_attr(n, "then_branch");
+  int_attr(tb.node("LSTM", {"x", "W", "R", "B"}, {"", "lstm_h"}, "lstm"), "hidden_size", 5);
+  tb.output("lstm_h");
+  G eb = graph_attr(n, "else_branch");
+  int_attr(eb.node("GRU", {"x", "Wg", "Rg", "Bg"}, {"", "gru_h"}, "gru"), "hidden_size", 5);
+  eb.output("gru_h");
+  m.output("y_h");
+  Session s(md.graph(), "recurrent_if", "", no_cache());
+  for (int f : {1, 0}) {
+    auto out = s.run({npy("recurrent.x"), flag(f)});
+    expect_close(out.at(0), npy("recurrent.ref." + std::to_string(f)), f ? "LSTM" : "GRU");
+  }
+  EXPECT_TRUE(s.value_inputs().empty()) << "the flag was compiled in";
+  EXPECT_EQ(s.compiles(), 1);
+}
+
+Model shapes_differ() {
+  Model md;
+  G &m = md.main;
+  m.input("x", onnx::TensorProto::FLOAT, {2, 3});
+  m.input("flag", onnx::TensorProto::BOOL, {});
+  auto *n = m.node("If", {"flag"}, {"y"}, "If_shapes");
+  G tb = graph_attr(n, "then_branch");
+  tb.node("Identity", {"x"}, {"same"});
+  tb.output("same");
+  G eb = graph_attr(n, "else_branch");
+  int_attr(eb.node("Concat", {"x", "x"}, {"twice"}), "axis", 0);
+  eb.output("twice");
+  m.output("y");
+  return md;
+}
+
+TEST(ControlFlow, BranchesWithDifferentShapesCompileTheFlagInOnceForEachValue) {
+  Session s(shapes_differ().graph(), "shapes_differ", "", no_cache());
+  for (int f : {1, 0}) {
+    auto out = s.run({npy("shapes_differ.x"), flag(f)});
+    expect_close(out.at(0), npy("shapes_differ.ref." + std::to_string(f)), "flag " + std::to_string(f));
+  }
+  EXPECT_EQ(s.value_inputs(), (std::set<size_t>{1}));
+  EXPECT_EQ(s.compiles(), 2);
+}
+
+TEST(ControlFlow, BranchesWithDifferentShapesAndNoSessionGiveAnErrorNamingTheIf) {
+  testing::expect_run_error(shapes_differ().graph(), {npy("shapes_differ.x"), flag(true)}, "If_shapes",
+                            "the shapes [2, 3] and [4, 3]");
+}
+
+}  // namespace
+}  // namespace disco
