@@ -5,11 +5,12 @@ set -euo pipefail
 usage() {
   cat <<'USAGE'
 usage: tools/fuzz.sh TARGET SECONDS [LIBFUZZER_ARGS...]
-       tools/fuzz.sh --build-only
-Runs fuzz/TARGET (fuzz_onnx_import, fuzz_npy, fuzz_plan_cache) for SECONDS
+       tools/fuzz.sh --build-only | --configure-only
+Runs fuzz/TARGET (fuzz_onnx_import, fuzz_npy, fuzz_plan_cache, fuzz_aot_entry) for SECONDS
 (-max_total_time) on a seed corpus, then prints its executions, coverage and
 findings. Builds build-fuzz/ first when needed (clang-14, -DDISCO_FUZZ=ON,
--DDISCO_SANITIZE=address,undefined; only the libraries the targets link),
+-DDISCO_SANITIZE=address,undefined; only what the targets link, and for
+fuzz_aot_entry the disco compiler that makes its library),
 installing clang-14 and libfuzzer-14-dev when missing.
 Corpus: /tmp/disco-fuzz/TARGET/corpus (kept between runs, seeded from
 ../shared/models, the ONNX node tests and the compile cache); findings:
@@ -26,7 +27,7 @@ case "$1" in -h|--help) usage; exit 0 ;; esac
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD="$ROOT/build-fuzz"
-TARGETS=(fuzz_onnx_import fuzz_npy fuzz_plan_cache)
+TARGETS=(fuzz_onnx_import fuzz_npy fuzz_plan_cache fuzz_aot_entry)
 
 # Packages, as tools/setup.sh does: silent when present.
 missing=()
@@ -45,8 +46,11 @@ if [ ! -f "$BUILD/build.ninja" ]; then
   cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
     -DDISCO_FUZZ=ON -DDISCO_SANITIZE=address,undefined \
-    -DDISCO_BUILD_TESTS=OFF -DDISCO_BUILD_BENCHMARKS=OFF >/dev/null
+    -DDISCO_BUILD_TESTS=ON -DDISCO_BUILD_BENCHMARKS=OFF >/dev/null
 fi
+# Tests are configured (not built) so that tools/sanitize_tests.sh builds the
+# ones it runs in this same folder, on the same libraries.
+[ "$1" = "--configure-only" ] && exit 0
 if [ "$1" = "--build-only" ]; then
   cmake --build "$BUILD" -j "${DISCO_FUZZ_JOBS:-2}" --target "${TARGETS[@]}"
   exit 0
@@ -85,6 +89,9 @@ if [ -z "$(ls -A "$CORPUS")" ]; then
       for f in "$CACHE"/*/plan.txt "$CACHE"/*/manifest.txt; do
         [ $((i++)) -lt 60 ] && seed "$f" "$(basename "$(dirname "$f")")-$(basename "$f")"
       done ;;
+    fuzz_aot_entry)
+      # FuzzedDataProvider reads bytes below 150 as buffers as declared (fuzz_aot_entry.cc).
+      for n in 4 17 32 64; do head -c 512 /dev/zero | tr '\000' "\\$(printf %03o "$n")" >"$CORPUS/seed-$n"; done ;;
   esac
   # A corpus is never empty: libFuzzer starts from nothing otherwise.
   [ -n "$(ls -A "$CORPUS")" ] || printf 'x' >"$CORPUS/empty-seed"
