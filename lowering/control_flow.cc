@@ -216,16 +216,20 @@ std::vector<Node> expand_if_at_run_time(Graph &g, const Node &n, const ValueRequ
   DISCO_CHECK(then_outs.size() == n.outputs.size() && else_outs.size() == n.outputs.size(), n.where(),
               ": the branches have ", then_outs.size(), " and ", else_outs.size(), " outputs, the node ",
               n.outputs.size());
-  Attribute from, msg, node_name;
+  Attribute from, msg, node_name, index;
   from.kind = Attribute::Ints;
   from.ints.assign(why.from_inputs.begin(), why.from_inputs.end());
   msg.kind = node_name.kind = Attribute::String;
   msg.s = why.what();
   node_name.s = n.name;
-  for (size_t i = 0; i < n.outputs.size(); ++i)
-    if (n.outputs[i] >= 0)
-      s.add("IfSelect", {n.inputs[0], then_outs[i], else_outs[i]},
-            {{"cond_inputs", from}, {"cond_message", msg}, {"if_node", node_name}}, n.outputs[i], "disco");
+  index.kind = Attribute::Int;
+  for (size_t i = 0; i < n.outputs.size(); ++i) {
+    if (n.outputs[i] < 0) continue;
+    index.i = static_cast<int64_t>(i);
+    s.add("IfSelect", {n.inputs[0], then_outs[i], else_outs[i]},
+          {{"cond_inputs", from}, {"cond_message", msg}, {"if_node", node_name}, {"output", index}}, n.outputs[i],
+          "disco");
+  }
   return s.take_nodes();
 }
 
@@ -251,16 +255,16 @@ std::vector<Node> expand_if(Graph &g, const Node &n, const ShapeStore &store) {
 // compile per value, each taking one branch); otherwise an error naming the If.
 void infer_if_select(InferContext &c) {
   const std::string if_node = c.attrs().get_string("if_node", c.node().name);
+  const std::string output = "output " + std::to_string(c.attrs().get_int("output", 0));
   for (const Dim &d : c.shape(0))
     if (!c.store().canonical(d).is_const(1))
       fail("node '", if_node, "' (If): the condition must hold one element, its shape is ", shape_str(c.shape(0)));
   if (c.dtype(1) != c.dtype(2))
-    fail("node '", if_node, "' (If): output ", c.node().name, " is ", dtype_name(c.dtype(1)), " in the then branch and ",
+    fail("node '", if_node, "' (If): ", output, " is ", dtype_name(c.dtype(1)), " in the then branch and ",
          dtype_name(c.dtype(2)), " in the else branch");
   const Shape a = c.store().canonical(c.shape(1)), b = c.store().canonical(c.shape(2));
   if (a != b) {
-    const std::string differ = "the branches give output '" + c.node().name + "' the shapes " + shape_str(a) +
-                               " and " + shape_str(b);
+    const std::string differ = "the branches give " + output + " the shapes " + shape_str(a) + " and " + shape_str(b);
     auto from = c.attrs().get_ints("cond_inputs");
     if (!from.empty())
       throw ValueRequired(c.node().inputs[0], std::vector<int>(from.begin(), from.end()),

@@ -102,3 +102,25 @@ x = f32(2, 3)
 save("shapes_differ.x", x)
 save("shapes_differ.ref.1", x)
 save("shapes_differ.ref.0", np.concatenate([x, x]))
+
+# loop_scan_loop: Loop(2, s = b) { i; Scan(h = s, e over rows of x) { Loop(2, u = h) { u + e*i + 0.5s } } }:
+# final s and, per outer iteration, the Scan's stacked states. The innermost Loop body reads the Scan's
+# element (two levels up) and the outer Loop's iteration number and carried value (three).
+x, b = f32(4, 3), f32(3)
+save("loop_scan_loop.x", x)
+save("loop_scan_loop.b", b)
+s = b
+per_iteration = []
+for i in range(2):
+    h = s
+    hs = []
+    for e in x:
+        u = h
+        for _ in range(2):
+            u = u + e * i + 0.5 * s
+        h = u
+        hs.append(h)
+    s = h
+    per_iteration.append(np.stack(hs))
+save("loop_scan_loop.ref.0", s.astype(np.float32))
+save("loop_scan_loop.ref.1", np.stack(per_iteration).astype(np.float32))

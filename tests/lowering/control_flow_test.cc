@@ -1,10 +1,10 @@
 // Control flow (lowering/control_flow.h) end to end through a Session: bodies
 // that read values of every enclosing graph (If in If, If in a Loop in an If,
-// If in a Scan in an If), a branch chosen at run time by an input flag with one
-// compile for both values, recurrent ops inside branches, and branches whose
-// shapes differ. The models are ONNX protobufs built here; their inputs,
-// weights and expected outputs come from numpy
-// (tests/lowering/control_flow_references.py, run at test time).
+// If in a Scan in an If, Loop in a Scan in a Loop), a branch chosen at run
+// time by an input flag with one compile for both values, recurrent ops
+// inside branches, and branches whose shapes differ. The models are ONNX
+// protobufs built here; their inputs, weights and expected outputs come from
+// numpy (tests/lowering/control_flow_references.py, run at test time).
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -282,6 +282,54 @@ TEST(ControlFlow, AnIfInsideAScanInsideAnIfReadsTheStateTheElementAndValuesTwoAn
   EXPECT_EQ(s.compiles(), 1);
 }
 
+TEST(ControlFlow, ALoopInsideAScanInsideALoopReadsTheElementTheIterationAndTheCarriedValueLevelsUp) {
+  Model md;
+  G &m = md.main;
+  m.input("x", onnx::TensorProto::FLOAT, {4, 3});
+  m.input("b", onnx::TensorProto::FLOAT, {3});
+  m.int_scalar("trips", 2);
+  m.bool_scalar("go", true);
+  auto *outer = m.node("Loop", {"trips", "go", "b"}, {"final_s", "all_hs"}, "outer_loop");
+  G lb = graph_attr(outer, "body");
+  lb.input("i", onnx::TensorProto::INT64, {});
+  lb.input("cond_in", onnx::TensorProto::BOOL, {});
+  lb.untyped_input("s");
+  lb.node("Identity", {"cond_in"}, {"cond_out"});
+  int_attr(lb.node("Cast", {"i"}, {"fi"}), "to", onnx::TensorProto::FLOAT);
+  auto *scan = lb.node("Scan", {"s", "x"}, {"scan_h", "scan_hs"}, "scan");
+  int_attr(scan, "num_scan_inputs", 1);
+  G sb = graph_attr(scan, "body");
+  sb.untyped_input("h");
+  sb.untyped_input("e");
+  sb.int_scalar("inner_trips", 2);
+  sb.bool_scalar("inner_go", true);
+  auto *inner = sb.node("Loop", {"inner_trips", "inner_go", "h"}, {"u_final"}, "inner_loop");
+  G ib = graph_attr(inner, "body");
+  ib.input("j", onnx::TensorProto::INT64, {});
+  ib.input("inner_cond", onnx::TensorProto::BOOL, {});
+  ib.untyped_input("u");
+  ib.scalar("half", 0.5f);
+  ib.node("Identity", {"inner_cond"}, {"inner_cond_out"});
+  ib.node("Mul", {"e", "fi"}, {"ei"});
+  ib.node("Mul", {"s", "half"}, {"hs_half"});
+  ib.node("Add", {"u", "ei"}, {"u1"});
+  ib.node("Add", {"u1", "hs_half"}, {"u2"});
+  ib.output("inner_cond_out");
+  ib.output("u2");
+  sb.node("Identity", {"u_final"}, {"h_scan"});
+  sb.output("u_final");
+  sb.output("h_scan");
+  lb.output("cond_out");
+  lb.output("scan_h");
+  lb.output("scan_hs");
+  m.output("final_s");
+  m.output("all_hs");
+  Session s(md.graph(), "loop_scan_loop", "", no_cache());
+  auto out = s.run({npy("loop_scan_loop.x"), npy("loop_scan_loop.b")});
+  expect_close(out.at(0), npy("loop_scan_loop.ref.0"), "final s");
+  expect_close(out.at(1), npy("loop_scan_loop.ref.1"), "every iteration's Scan states");
+}
+
 TEST(ControlFlow, AnLstmAndAGruSitInTheBranchesOfAnIfChosenAtRunTime) {
   Model md;
   G &m = md.main;
@@ -333,7 +381,7 @@ TEST(ControlFlow, BranchesWithDifferentShapesCompileTheFlagInOnceForEachValue) {
 
 TEST(ControlFlow, BranchesWithDifferentShapesAndNoSessionGiveAnErrorNamingTheIf) {
   testing::expect_run_error(shapes_differ().graph(), {npy("shapes_differ.x"), flag(true)}, "If_shapes",
-                            "the shapes [2, 3] and [4, 3]");
+                            "output 0 the shapes [2, 3] and [4, 3]");
 }
 
 }  // namespace
