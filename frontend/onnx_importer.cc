@@ -228,6 +228,8 @@ Graph read_graph(const onnx::GraphProto &gp, const std::map<std::string, int> &o
   }
   for (const auto &vi : gp.output()) {
     int id = g.find_value(vi.name());
+    // A body may output an enclosing graph's value as it is, with no node between.
+    if (id < 0 && subgraph && !vi.name().empty()) id = g.add_value(vi.name());
     DISCO_CHECK(id >= 0, "graph output '", vi.name(), "' is never produced");
     if (g.value(id).dtype == DType::Undefined && vi.type().has_tensor_type())
       g.value(id).dtype = read_elem_type(vi, "graph output");

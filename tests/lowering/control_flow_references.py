@@ -124,3 +124,12 @@ for i in range(2):
     per_iteration.append(np.stack(hs))
 save("loop_scan_loop.ref.0", s.astype(np.float32))
 save("loop_scan_loop.ref.1", np.stack(per_iteration).astype(np.float32))
+
+# passthrough: a = 2x; If(mode) { b1 = a + 1; If(flag) { b1 } else { x } } else { a }: branches that
+# output an enclosing graph's value as it is, with no node.
+x = f32(2, 3)
+save("passthrough.x", x)
+for mode in (0, 1):
+    for flag in (0, 1):
+        y = (2 * x + 1 if flag else x) if mode else 2 * x
+        save("passthrough.ref.%d%d" % (mode, flag), y.astype(np.float32))

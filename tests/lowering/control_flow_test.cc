@@ -178,6 +178,34 @@ TEST(ControlFlow, AnIfInsideAnIfReadsTheOuterBranchAndTheMainGraphWithOneCompile
   EXPECT_EQ(s.compiles(), 1);
 }
 
+TEST(ControlFlow, ABranchMayOutputAnEnclosingGraphsValueWithNoNode) {
+  Model md;
+  G &m = md.main;
+  m.input("x", onnx::TensorProto::FLOAT, {2, 3});
+  m.input("mode", onnx::TensorProto::BOOL, {});
+  m.input("flag", onnx::TensorProto::BOOL, {});
+  m.scalar("two", 2);
+  m.node("Mul", {"x", "two"}, {"a"});
+  auto *outer = m.node("If", {"mode"}, {"y"}, "outer_if");
+  G tb = graph_attr(outer, "then_branch");
+  tb.scalar("one", 1);
+  tb.node("Add", {"a", "one"}, {"b1"});
+  auto *inner = tb.node("If", {"flag"}, {"inner_y"}, "inner_if");
+  graph_attr(inner, "then_branch").output("b1");
+  graph_attr(inner, "else_branch").output("x");
+  tb.output("inner_y");
+  graph_attr(outer, "else_branch").output("a");
+  m.output("y");
+  Session s(md.graph(), "passthrough", "", no_cache());
+  for (int mode : {0, 1})
+    for (int f : {0, 1}) {
+      auto out = s.run({npy("passthrough.x"), flag(mode), flag(f)});
+      expect_close(out.at(0), npy("passthrough.ref." + std::to_string(mode) + std::to_string(f)),
+                   "mode " + std::to_string(mode) + " flag " + std::to_string(f));
+    }
+  EXPECT_EQ(s.compiles(), 1);
+}
+
 TEST(ControlFlow, AnIfInsideALoopInsideAnIfReadsTheIterationTheCarriedValueAndValuesTwoAndThreeLevelsUp) {
   Model md;
   G &m = md.main;
