@@ -250,28 +250,28 @@ std::vector<Node> expand_if(Graph &g, const Node &n, const ShapeStore &store) {
 }
 
 // out = cond ? then : else, for a one-element condition and two tensors of
-// one shape. When the shapes differ and the condition comes from graph
-// inputs, ValueRequired makes the Session compile their values in (one
-// compile per value, each taking one branch); otherwise an error naming the If.
+// one dtype and shape. Otherwise, when the condition comes from graph inputs,
+// ValueRequired makes the Session compile their values in (one compile per
+// value, each taking one branch); without such inputs, an error naming the If.
 void infer_if_select(InferContext &c) {
   const std::string if_node = c.attrs().get_string("if_node", c.node().name);
   const std::string output = "output " + std::to_string(c.attrs().get_int("output", 0));
-  for (const Dim &d : c.shape(0))
-    if (!c.store().canonical(d).is_const(1))
-      fail("node '", if_node, "' (If): the condition must hold one element, its shape is ", shape_str(c.shape(0)));
-  if (c.dtype(1) != c.dtype(2))
-    fail("node '", if_node, "' (If): ", output, " is ", dtype_name(c.dtype(1)), " in the then branch and ",
-         dtype_name(c.dtype(2)), " in the else branch");
-  const Shape a = c.store().canonical(c.shape(1)), b = c.store().canonical(c.shape(2));
-  if (a != b) {
-    const std::string differ = "the branches give " + output + " the shapes " + shape_str(a) + " and " + shape_str(b);
+  auto cannot_select = [&](const std::string &why) {
     auto from = c.attrs().get_ints("cond_inputs");
     if (!from.empty())
       throw ValueRequired(c.node().inputs[0], std::vector<int>(from.begin(), from.end()),
-                          c.attrs().get_string("cond_message", "") + "; " + differ);
-    fail("node '", if_node, "' (If): ", differ,
-         ", and the condition is computed from the data at run time, so disco cannot tell which shape it has");
-  }
+                          c.attrs().get_string("cond_message", "") + "; " + why);
+    fail("node '", if_node, "' (If): ", why,
+         ", and the condition is computed from the data at run time, so disco cannot take one branch at compile time");
+  };
+  for (const Dim &d : c.shape(0))
+    if (!c.store().canonical(d).is_const(1))
+      cannot_select("the condition's shape " + shape_str(c.shape(0)) + " is not one element");
+  if (c.dtype(1) != c.dtype(2))
+    cannot_select("the branches give " + output + " the dtypes " + dtype_name(c.dtype(1)) + " and " +
+                  dtype_name(c.dtype(2)));
+  const Shape a = c.store().canonical(c.shape(1)), b = c.store().canonical(c.shape(2));
+  if (a != b) cannot_select("the branches give " + output + " the shapes " + shape_str(a) + " and " + shape_str(b));
   c.set_output(0, c.dtype(1), a);
 }
 
