@@ -29,14 +29,16 @@ def sigmoid(v):
 
 # if_if: a = 2x; If_25(mode) { input_data1 = a + 1; If_69(flag) { input_data1 * x } else { input_data1 - a } }
 # else { -x }. The inner branches read the outer branch's value and the main graph's a and x.
-x = f32(2, 3)
-save("if_if.x", x)
-for mode in (0, 1):
-    for flag in (0, 1):
-        a = 2 * x
-        d = a + 1
-        y = (d * x if flag else d - a) if mode else -x
-        save("if_if.ref.%d%d" % (mode, flag), y.astype(np.float32))
+# x is [n, 3]: a second data set has 5 rows.
+for rows, suffix in ((2, ""), (5, ".5rows")):
+    x = f32(rows, 3)
+    save("if_if.x" + suffix, x)
+    for mode in (0, 1):
+        for flag in (0, 1):
+            a = 2 * x
+            d = a + 1
+            y = (d * x if flag else d - a) if mode else -x
+            save("if_if.ref.%d%d%s" % (mode, flag, suffix), y.astype(np.float32))
 
 # if_loop_if: b = x + 1; If(true) { c = 2b; Loop(3, s = x) { If(i < 2) { 0.5s + i + c } else { s - x } } }:
 # final s and the stacked per-iteration values. The innermost If reads the Loop's iteration number and
