@@ -6,7 +6,9 @@
 //    (domain "disco") that picks one at run time, so one compile serves both
 //    values. Branches whose shapes differ fall back to compiling the
 //    condition's graph inputs in (a Session compiles once per value), or fail
-//    naming the If when the condition comes from data;
+//    naming the If when the condition comes from data. Both branches then
+//    run on every call, and the shape facts and run-time checks of each (a
+//    Reshape's element count, a broadcast) hold whichever is taken;
 //  - Loop: the body unrolled, when the trip count and condition are known and
 //    the body passes its condition through unchanged;
 //  - Scan: the body unrolled over a sequence length that is a constant.
