@@ -416,5 +416,26 @@ TEST(ControlFlow, BranchesWithDifferentShapesAndNoSessionGiveAnErrorNamingTheIf)
                             "output 0 the shapes [2, 3] and [4, 3]");
 }
 
+TEST(ControlFlow, ANestedBodyReadingANameNoEnclosingGraphDefinesIsAnErrorNamingTheNode) {
+  Model md;
+  G &m = md.main;
+  m.input("x", onnx::TensorProto::FLOAT, {2, 3});
+  m.bool_scalar("yes", true);
+  auto *outer = m.node("If", {"yes"}, {"y"}, "outer_if");
+  G tb = graph_attr(outer, "then_branch");
+  auto *inner = tb.node("If", {"yes"}, {"inner_y"}, "inner_if");
+  G it = graph_attr(inner, "then_branch");
+  it.node("Add", {"x", "nowhere"}, {"sum"});
+  it.output("sum");
+  graph_attr(inner, "else_branch").output("x");
+  tb.output("inner_y");
+  graph_attr(outer, "else_branch").output("x");
+  m.output("y");
+  const std::string msg = testing::error_message([&] { Session(md.graph(), "undefined", "", no_cache()); });
+  EXPECT_NE(msg.find("node 'outer_if/then/inner_if' (If): the body uses 'nowhere', which no enclosing graph defines"),
+            std::string::npos)
+      << msg;
+}
+
 }  // namespace
 }  // namespace disco
