@@ -27,13 +27,22 @@ void lower_shrink(LowerContext &c) {
 // ---- PRelu -------------------------------------------------------------------
 
 // The slope broadcasts to X (unidirectionally): the output keeps X's shape.
+// X's first dim that the slope's dims line up with: X's last dims from
+// opset 7 (numpy's rule); before, a one-dim slope of several values is per
+// channel, X's dim 1 (what the exporters of the time wrote for [N, C, ...]).
+size_t prelu_slope_axis(const NodeContext &c, const Shape &x, const Shape &s) {
+  if (s.size() > x.size()) c.fail("slope ", shape_str(s), " has more dims than X ", shape_str(x));
+  if (c.opset() < 7 && s.size() == 1 && x.size() >= 2 && !c.store().canonical(s[0]).is_const(1)) return 1;
+  return x.size() - s.size();
+}
+
 void infer_prelu(InferContext &c) {
   if (c.dtype(1) != c.dtype(0))
     c.fail("slope has dtype ", dtype_name(c.dtype(1)), ", X has ", dtype_name(c.dtype(0)));
   const Shape &x = c.shape(0), &s = c.shape(1);
-  if (s.size() > x.size()) c.fail("slope ", shape_str(s), " has more dims than X ", shape_str(x));
+  const size_t axis = prelu_slope_axis(c, x, s);
   for (size_t i = 0; i < s.size(); ++i) {
-    const Dim &d = s[i], &o = x[i + x.size() - s.size()];
+    const Dim &d = s[i], &o = x[axis + i];
     if (c.store().canonical(d).is_const(1) || c.store().same_dim(d, o)) continue;
     c.require_equal(d, o, "slope dim " + std::to_string(i) + " must be 1 or X's");
   }
@@ -44,7 +53,11 @@ void lower_prelu(LowerContext &c) {
   const Shape &os = c.out_shape(0);
   auto v = c.vars(static_cast<int>(os.size()));
   auto idx = c.exprs(v);
-  Expr x = c.in(0).at(idx), slope = c.broadcast_read(1, idx, os);
+  // The slope's dims against X's [axis, axis + rank): numpy's rule over X's
+  // first axis + rank dims.
+  const size_t end = prelu_slope_axis(c, os, c.in(1).shape) + c.in(1).rank();
+  Expr x = c.in(0).at(idx);
+  Expr slope = c.broadcast_read(1, {idx.begin(), idx.begin() + end}, Shape(os.begin(), os.begin() + end));
   c.define_output(0, v, Halide::select(x < Halide::cast(x.type(), 0), slope * x, x));
 }
 
@@ -91,7 +104,7 @@ void register_activation_ops(OpRegistry &r) {
                   }},
                   20);
   r.add("Shrink", 9, OpKind::Elementwise, infer_numeric_unary, lower_shrink);
-  r.add("PRelu", 7, OpKind::Elementwise, infer_prelu, lower_prelu);
+  r.add("PRelu", 1, OpKind::Elementwise, infer_prelu, lower_prelu);
 }
 
 }  // namespace disco

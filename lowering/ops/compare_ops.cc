@@ -14,43 +14,6 @@ using Halide::Expr;
 
 // ---- Where, comparisons, logical ops ----------------------------------------
 
-// Opset 1-6 broadcasting: B is aligned to A at `axis` (default: trailing) and
-// only when broadcast=1.
-struct LegacyBroadcast {
-  bool on = false;
-  int64_t axis = 0;
-};
-
-LegacyBroadcast legacy_broadcast(const NodeContext &c, int64_t ra, int64_t rb) {
-  LegacyBroadcast lb;
-  if (c.opset() >= 7 || c.attrs().get_int("broadcast", 0) == 0) return lb;
-  lb.on = true;
-  lb.axis = c.attrs().get_int("axis", ra - rb);
-  if (lb.axis < 0 || lb.axis + rb > ra) c.fail("B of rank ", rb, " does not fit A of rank ", ra, " at axis ", lb.axis);
-  return lb;
-}
-
-Shape infer_binary_shape(InferContext &c) {
-  if (c.opset() >= 7) return c.broadcast(c.shape(0), c.shape(1));
-  const Shape &a = c.shape(0), &b = c.shape(1);
-  LegacyBroadcast lb = legacy_broadcast(c, c.rank(0), c.rank(1));
-  if (!lb.on && a.size() != b.size()) c.fail("without broadcast=1, A and B need the same rank");
-  for (size_t j = 0; j < b.size(); ++j)
-    if (!c.store().canonical(b[j]).is_const(1) || !lb.on)
-      c.require_equal(a[lb.axis + j], b[j], "dim " + std::to_string(j) + " of B must match A");
-  return a;
-}
-
-Expr read_binary_operand(LowerContext &c, int i, const std::vector<Expr> &oi, const Shape &os) {
-  if (c.opset() >= 7 || i == 0) return c.broadcast_read(i, oi, os);
-  const HTensor &b = c.in(1);
-  LegacyBroadcast lb = legacy_broadcast(c, static_cast<int64_t>(os.size()), b.rank());
-  std::vector<Expr> ii;
-  for (int j = 0; j < b.rank(); ++j)
-    ii.push_back(c.store().canonical(b.shape[j]).is_const(1) ? Expr(0) : oi[lb.axis + j]);
-  return b.at(ii);
-}
-
 // Compares folded shape values when the answer is known at compile time,
 // e.g. Equal(shape, -1) in exported `expand` calls.
 std::optional<bool> compare_dims(const ShapeStore &st, const CompareMath &m, const Dim &a, const Dim &b) {

@@ -3,6 +3,7 @@
 // folded shape values (Shape -> Mul -> Reshape) are folded to dims at
 // inference time. Comparisons, logical ops and Where are in compare_ops.cc.
 #include <cmath>
+#include <iterator>
 
 #include "lowering/infer_context.h"
 #include "lowering/known_values.h"
@@ -33,7 +34,7 @@ void infer_binary(InferContext &c) {
   const BinaryMath &m = c.math<BinaryMath>();
   if (c.dtype(0) != c.dtype(1) && m.same_dtypes)
     c.fail("inputs have different dtypes: ", dtype_name(c.dtype(0)), " and ", dtype_name(c.dtype(1)));
-  Shape out = c.broadcast(c.shape(0), c.shape(1));
+  Shape out = infer_binary_shape(c);
   c.set_output(0, c.dtype(0), out);
   // Fold arithmetic on shape values.
   auto a = c.dims_value(0), b = c.dims_value(1);
@@ -50,8 +51,19 @@ void infer_binary(InferContext &c) {
   c.set_dims_value(0, r);
 }
 
+// Cast's `to`: a TensorProto code from opset 6, the code's name before.
+DType cast_target(const InferContext &c) {
+  if (c.opset() >= 6) return dtype_from_onnx(static_cast<int>(c.attrs().get_int("to")));
+  static const char *names[] = {"",      "FLOAT",  "UINT8", "INT8",    "UINT16", "INT16",  "INT32",
+                                "INT64", "STRING", "BOOL",  "FLOAT16", "DOUBLE", "UINT32", "UINT64"};
+  const std::string to = c.attrs().get_string("to", "");
+  for (int code = 1; code < static_cast<int>(std::size(names)); ++code)
+    if (to == names[code]) return dtype_from_onnx(code);
+  c.fail("unknown 'to' type '", to, "'");
+}
+
 void infer_cast(InferContext &c) {
-  DType to = dtype_from_onnx(static_cast<int>(c.attrs().get_int("to")));
+  DType to = cast_target(c);
   c.set_output(0, to, c.shape(0));
   if (auto v = c.dims_value(0); v && !dtype_is_float(to) && to != DType::Bool && !dtype_is_float(c.dtype(0)))
     c.set_dims_value(0, *v);
@@ -109,7 +121,7 @@ void lower_binary(LowerContext &c) {
   const Shape &os = c.out_shape(0);
   auto v = c.vars(static_cast<int>(os.size()));
   auto idx = c.exprs(v);
-  Expr a = c.broadcast_read(0, idx, os), b = c.broadcast_read(1, idx, os);
+  Expr a = read_binary_operand(c, 0, idx, os), b = read_binary_operand(c, 1, idx, os);
   if (b.type() != a.type()) b = Halide::cast(a.type(), b);  // Pow's exponent may differ
   c.define_output(0, v, c.math<BinaryMath>().expr(a, b, c.in(0).dtype));
 }
@@ -197,7 +209,7 @@ void add_unary(OpRegistry &r, const char *op, UnaryMath m) {
 }
 
 void add_binary(OpRegistry &r, const char *op, BinaryMath m) {
-  r.add(op, 7, OpKind::Elementwise, infer_binary, lower_binary, m);
+  r.add(op, 1, OpKind::Elementwise, infer_binary, lower_binary, m);
 }
 
 }  // namespace
@@ -230,8 +242,8 @@ void register_elementwise_ops(OpRegistry &r) {
              {[](const Expr &a, const Expr &b, DType) { return a * b; },
               [](const Dim &x, const Dim &y) { return std::optional<Dim>(x * y); }});
   add_binary(r, "Div", {divide, divide_dims});
-  r.add("Pow", 7, OpKind::Elementwise, infer_binary, lower_pow, BinaryMath{power, nullptr, /*same_dtypes=*/false});
-  r.add("Cast", 6, OpKind::Elementwise, infer_cast, lower_cast);
+  r.add("Pow", 1, OpKind::Elementwise, infer_binary, lower_pow, BinaryMath{power, nullptr, /*same_dtypes=*/false});
+  r.add("Cast", 1, OpKind::Elementwise, infer_cast, lower_cast);
   r.add("Identity", 1, OpKind::Elementwise, infer_identity, lower_identity);
   r.add("Clip", 1, OpKind::Elementwise, infer_clip, lower_clip);
   r.add("Min", 1, OpKind::Elementwise, infer_variadic, lower_variadic, ReduceMath{"", nullptr, min_of});

@@ -134,14 +134,29 @@ bool bn_training(const NodeContext &c) {
   return c.has_output(1) || c.has_output(2);
 }
 
+// Before opset 9, spatial=0 gives every activation (each element of X's
+// dims after N) its own scale, B, mean and var, of shape X.shape[1:].
+bool bn_per_activation(const NodeContext &c) { return c.opset() < 9 && c.attrs().get_int("spatial", 1) == 0; }
+
 void infer_batchnorm(InferContext &c) {
   require_nc(c);
   require_float_input(c, 0, "X");
-  if (c.opset() < 9 && c.attrs().get_int("spatial", 1) == 0) c.fail("spatial=0 is not supported");
   static const char *names[] = {"", "scale", "B", "mean", "var"};
-  for (int i = 1; i <= 4; ++i) require_vector(c, i, names[i], c.shape(0)[1], "the channels (X dim 1)");
-  c.set_output(0, c.dtype(0), c.shape(0));
   bool training = bn_training(c);
+  if (bn_per_activation(c)) {
+    if (training) c.fail("spatial=0 in training mode is not supported");
+    const Shape &x = c.shape(0);
+    for (int i = 1; i <= 4; ++i) {
+      require_float_input(c, i, names[i]);
+      if (c.rank(i) != c.rank(0) - 1)
+        c.fail(names[i], " must have X's dims after N with spatial=0, got ", shape_str(c.shape(i)));
+      for (int j = 0; j < c.rank(i); ++j)
+        c.require_equal(c.shape(i)[j], x[j + 1], std::string(names[i]) + " dim " + std::to_string(j) + " must equal X's");
+    }
+  } else {
+    for (int i = 1; i <= 4; ++i) require_vector(c, i, names[i], c.shape(0)[1], "the channels (X dim 1)");
+  }
+  c.set_output(0, c.dtype(0), c.shape(0));
   for (int i = 1; i < c.num_outputs(); ++i) {
     if (!c.has_output(i)) continue;
     if (!training) c.fail("output ", i, " needs training_mode=1; inference mode has one output");
@@ -157,7 +172,10 @@ void lower_batchnorm(LowerContext &c) {
   Index idx = c.exprs(v);
   float eps = c.attrs().get_float("epsilon", 1e-5f);
   Expr ch = idx[1];
-  Expr mean = read_param(c, 3, ch, t), var = read_param(c, 4, ch, t);
+  auto param = [&](int i) {
+    return bn_per_activation(c) ? Halide::cast(t, c.in(i).at(Index(idx.begin() + 1, idx.end()))) : read_param(c, i, ch, t);
+  };
+  Expr mean = param(3), var = param(4);
   if (bn_training(c)) {
     Moments m = moments(c, x.shape, channel_stats_axes(x.rank(), true), t, [&](const Index &i) { return x.at(i); });
     mean = m.mean({ch});
@@ -171,7 +189,7 @@ void lower_batchnorm(LowerContext &c) {
     if (c.has_output(2)) c.define_output(2, cv, read_param(c, 4, k, t) * momentum + m.var({k}) * (one - momentum));
   }
   Expr inv_std = math::rsqrt(var + Halide::cast(t, eps));
-  Expr y = (Halide::cast(t, x.at(idx)) - mean) * (read_param(c, 1, ch, t) * inv_std) + read_param(c, 2, ch, t);
+  Expr y = (Halide::cast(t, x.at(idx)) - mean) * (param(1) * inv_std) + param(2);
   c.define_output(0, v, y);
 }
 
@@ -352,8 +370,10 @@ void lower_lrn(LowerContext &c) {
 }  // namespace
 
 void register_normalization_ops(OpRegistry &r) {
-  r.add("BatchNormalization", 6, OpKind::Elementwise, infer_batchnorm, lower_batchnorm);
-  r.add("InstanceNormalization", 6, OpKind::Reduction, infer_instancenorm, lower_instancenorm);
+  // Opsets 1-5 add consumed_inputs (an optimizer's hint) and is_test, which
+  // the outputs asked for already imply.
+  r.add("BatchNormalization", 1, OpKind::Elementwise, infer_batchnorm, lower_batchnorm);
+  r.add("InstanceNormalization", 1, OpKind::Reduction, infer_instancenorm, lower_instancenorm);
   r.add("GroupNormalization", 18, OpKind::Reduction, infer_groupnorm, lower_groupnorm);
   r.add("MeanVarianceNormalization", 9, OpKind::Reduction, infer_mvn, lower_mvn);
   r.add("LpNormalization", 1, OpKind::Reduction, infer_lpnorm, lower_lpnorm);

@@ -95,4 +95,52 @@ void fold_passthrough(InferContext &c, const Shape &out) {
   if (auto v = c.dims_value(0)) fold_dims(c, 0, out, c.dtype(0), *v);
 }
 
+// ---- binary broadcasting --------------------------------------------------------
+
+namespace {
+
+// Opset 1-6 broadcasting: B is aligned to A at `axis` (default: trailing) and
+// only when broadcast=1.
+struct LegacyBroadcast {
+  bool on = false;
+  int64_t axis = 0;
+};
+
+LegacyBroadcast legacy_broadcast(const NodeContext &c, int64_t ra, int64_t rb) {
+  LegacyBroadcast lb;
+  if (c.opset() >= 7 || c.attrs().get_int("broadcast", 0) == 0) return lb;
+  lb.on = true;
+  lb.axis = c.attrs().get_int("axis", ra - rb);
+  if (lb.axis < 0 || lb.axis + rb > ra) c.fail("B of rank ", rb, " does not fit A of rank ", ra, " at axis ", lb.axis);
+  return lb;
+}
+
+}  // namespace
+
+// B's dims line up with A's [axis, axis + rank B): numpy's rule over A's
+// first axis + rank B dims (B's trailing dims against that prefix's), A's
+// own dims after them, so that a symbolic dim of B that is 1 at run time
+// broadcasts as in any other binary op.
+Shape infer_binary_shape(InferContext &c) {
+  if (c.opset() >= 7) return c.broadcast(c.shape(0), c.shape(1));
+  const Shape &a = c.shape(0), &b = c.shape(1);
+  LegacyBroadcast lb = legacy_broadcast(c, c.rank(0), c.rank(1));
+  if (!lb.on) {
+    if (a.size() != b.size()) c.fail("without broadcast=1, A and B need the same rank");
+    for (size_t j = 0; j < b.size(); ++j) c.require_equal(a[j], b[j], "dim " + std::to_string(j) + " of B must match A");
+    return a;
+  }
+  const size_t end = static_cast<size_t>(lb.axis) + b.size();
+  Shape out = c.broadcast(Shape(a.begin(), a.begin() + end), b);
+  out.insert(out.end(), a.begin() + end, a.end());
+  return out;
+}
+
+Halide::Expr read_binary_operand(LowerContext &c, int i, const std::vector<Halide::Expr> &oi, const Shape &os) {
+  if (c.opset() >= 7 || i == 0) return c.broadcast_read(i, oi, os);
+  LegacyBroadcast lb = legacy_broadcast(c, static_cast<int64_t>(os.size()), c.in(1).rank());
+  const size_t end = static_cast<size_t>(lb.axis) + c.in(1).rank();
+  return c.broadcast_read(1, {oi.begin(), oi.begin() + end}, Shape(os.begin(), os.begin() + end));
+}
+
 }  // namespace disco

@@ -59,6 +59,16 @@ Halide::Expr max_of(const Halide::Expr &a, const Halide::Expr &b);
 Halide::Expr min_of(const Halide::Expr &a, const Halide::Expr &b);
 Halide::Expr mean_of(const Halide::Expr &sum, const Halide::Expr &count);
 
+// ---- binary broadcasting --------------------------------------------------------
+
+// The output shape of a binary elementwise op: numpy broadcasting from
+// opset 7; before it, A's shape, B lined up with A's dims at the `axis`
+// attribute (default: A's last dims) where broadcast=1 (each of B's dims
+// A's or 1), else B must have A's shape. Throws naming the dim at fault.
+Shape infer_binary_shape(InferContext &c);
+// Operand i (0: A, 1: B) of such an op at the output index `oi` (shape `os`).
+Halide::Expr read_binary_operand(LowerContext &c, int i, const std::vector<Halide::Expr> &oi, const Shape &os);
+
 // ---- types -------------------------------------------------------------------
 
 // The type sums and products accumulate in: half types lose too much
