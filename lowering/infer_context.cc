@@ -5,6 +5,7 @@
 #include "lowering/constant_folding.h"
 #include "lowering/control_flow.h"
 #include "lowering/op_registry.h"
+#include "lowering/ops/data_dependent_ops.h"
 
 namespace disco {
 
@@ -96,6 +97,7 @@ void infer_shapes(Graph &g, ShapeStore &store) {
       --n;  // infer the nodes that took its place
       continue;
     }
+    route_data_dependent_topk(g, g.nodes[n]);
     const Node &node = g.nodes[n];
     std::string why;
     const OpDef *def = reg.find(node.domain, node.op_type, node.opset, &why);

@@ -177,6 +177,47 @@ std::vector<TensorData> non_max_suppression(const std::vector<const TensorData *
   return {out};
 }
 
+// TopK whose k is computed from the data (lowering/ops/data_dependent_ops.cc:
+// "TopKDynamic"): ONNX's TopK with k = the value of input 1, the order total
+// as in lowering/ops/topk_ops.cc: by value, equal values in index order; NaN
+// ranks above +inf for largest (below -inf for smallest), -0 equal to +0.
+std::vector<TensorData> topk_dynamic(const std::vector<const TensorData *> &in, const HostAttrs &attrs) {
+  const TensorData &x = *in.at(0);
+  DISCO_CHECK(in.size() > 1 && in[1] && in[1]->num_elements() == 1, "TopK's K must hold one value");
+  const int64_t k = in[1]->int_at(0), rank = static_cast<int64_t>(x.shape.size());
+  int64_t axis = attrs.count("axis") ? attrs.at("axis") : -1;
+  if (axis < 0) axis += rank;
+  DISCO_CHECK(axis >= 0 && axis < rank, "TopK's axis is out of range");
+  const bool largest = !attrs.count("largest") || attrs.at("largest") != 0;
+  const int64_t n = x.shape[axis];
+  DISCO_CHECK(k >= 0 && k <= n, "TopK's k (", k, ") must be in [0, ", n, "], the extent of axis ", axis);
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= x.shape[d];
+  for (int64_t d = axis + 1; d < rank; ++d) inner *= x.shape[d];
+  std::vector<int64_t> shape = x.shape;
+  shape[axis] = k;
+  TensorData values(x.dtype, shape), indices(DType::I64, shape);
+  const size_t esize = x.num_elements() ? x.num_bytes() / static_cast<size_t>(x.num_elements()) : 1;
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      auto at = [&](int64_t j) { return x.float_at((o * n + j) * inner + i); };
+      auto before = [&](int64_t a, int64_t b) {  // a ranks before b (a < b in index)
+        const double va = at(a), vb = at(b);
+        if (std::isnan(va) || std::isnan(vb)) return std::isnan(va) && !std::isnan(vb) ? largest : !std::isnan(va) && !largest;
+        return largest ? va > vb : va < vb;
+      };
+      std::iota(order.begin(), order.end(), 0);
+      std::stable_sort(order.begin(), order.end(), before);
+      for (int64_t p = 0; p < k; ++p) {
+        const int64_t src = (o * n + order[static_cast<size_t>(p)]) * inner + i, dst = (o * k + p) * inner + i;
+        std::memcpy(values.mutable_data() + dst * esize, x.data() + src * esize, esize);
+        indices.mutable_as<int64_t>()[dst] = order[static_cast<size_t>(p)];
+      }
+    }
+  return {values, indices};
+}
+
 }  // namespace
 
 HostOpFn find_host_op(const std::string &name) {
@@ -184,6 +225,7 @@ HostOpFn find_host_op(const std::string &name) {
   if (name == "Compress") return compress;
   if (name == "Unique") return unique;
   if (name == "NonMaxSuppression") return non_max_suppression;
+  if (name == "TopKDynamic") return topk_dynamic;
   return nullptr;
 }
 

@@ -1,7 +1,12 @@
-// Ops whose output sizes depend on the data: NonZero, Compress, Unique and
-// NonMaxSuppression. Inference gives each data-dependent extent a fresh
-// symbol; the runtime runs the op on the host (runtime/host_ops.h) and binds
-// those symbols, so the kernels after it stay shape-generic.
+// Ops whose output sizes depend on the data: NonZero, Compress, Unique,
+// NonMaxSuppression, and TopK when its k is computed from the data
+// (TopKDynamic). Inference gives each data-dependent extent a fresh symbol;
+// the runtime runs the op on the host (runtime/host_ops.h) and binds those
+// symbols, so the kernels after it stay shape-generic.
+#include "lowering/ops/data_dependent_ops.h"
+
+#include <algorithm>
+
 #include "lowering/infer_context.h"
 #include "lowering/op_registry.h"
 #include "lowering/ops/op_helpers.h"
@@ -51,13 +56,36 @@ void infer_nms(InferContext &c) {
   c.set_output(0, DType::I64, {data_dependent(c, "selected"), Dim(3)});
 }
 
+// TopK with k computed from the data (runtime/host_ops.cc: topk_dynamic).
+void infer_topk_dynamic(InferContext &c) {
+  if (c.rank(0) < 1) c.fail("X must have rank >= 1");
+  if (c.rank(1) > 1) c.fail("K must be a scalar or hold one value");
+  Shape out = c.shape(0);
+  out[normalize_axis(c, c.attrs().get_int("axis", -1), c.rank(0))] = data_dependent(c, "k");
+  c.set_output(0, c.dtype(0), out);
+  c.set_output(1, DType::I64, out);
+}
+
 }  // namespace
+
+bool route_data_dependent_topk(Graph &g, Node &node) {
+  if (!node.domain.empty() || node.op_type != "TopK" || node.opset < 10 || node.inputs.size() < 2) return false;
+  const int k = node.inputs[1];
+  if (k < 0 || std::find(g.inputs.begin(), g.inputs.end(), k) != g.inputs.end()) return false;
+  const Value &v = g.value(k);
+  if (v.constant || v.sym_value || v.producer < 0) return false;
+  node.domain = "disco";
+  node.op_type = "TopKDynamic";
+  node.opset = 1;
+  return true;
+}
 
 void register_data_dependent_ops(OpRegistry &r) {
   r.add("NonZero", 9, OpKind::Host, infer_nonzero, nullptr);
   r.add("Compress", 9, OpKind::Host, infer_compress, nullptr);
   r.add("Unique", 11, OpKind::Host, infer_unique, nullptr);
   r.add("NonMaxSuppression", 10, OpKind::Host, infer_nms, nullptr);
+  r.add(OpDef("disco", "TopKDynamic", 1, kAnyLaterOpset, OpKind::Host, infer_topk_dynamic, nullptr));
 }
 
 }  // namespace disco
