@@ -18,6 +18,7 @@ Corpus: /tmp/disco-fuzz/TARGET/corpus (kept between runs, seeded from
 LIBFUZZER_ARGS go to the target, e.g. -fork=1 -ignore_crashes=1 -ignore_timeouts=1
 -ignore_ooms=1 to go on past findings (each is still saved and reported).
 Environment: DISCO_FUZZ_DIR (default /tmp/disco-fuzz), DISCO_FUZZ_JOBS (-j, default 2),
+DISCO_FUZZ_BUILD_DIR (default build-fuzz),
 DISCO_FUZZ_ALLOW_STD=1 (go on past non-disco exceptions, see fuzz/fuzz_guard.h).
 USAGE
 }
@@ -26,7 +27,7 @@ USAGE
 case "$1" in -h|--help) usage; exit 0 ;; esac
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-BUILD="$ROOT/build-fuzz"
+BUILD="${DISCO_FUZZ_BUILD_DIR:-$ROOT/build-fuzz}"
 TARGETS=(fuzz_onnx_import fuzz_npy fuzz_plan_cache fuzz_aot_entry)
 
 # Packages, as tools/setup.sh does: silent when present.
