@@ -148,7 +148,9 @@ float iou(const float *a, const float *b, bool center) {
 std::vector<TensorData> non_max_suppression(const std::vector<const TensorData *> &in, const HostAttrs &attrs) {
   const TensorData &boxes = *in.at(0), &scores = *in.at(1);
   auto scalar = [&](size_t i, double dflt) { return in.size() > i && in[i] && in[i]->num_elements() ? in[i]->float_at(0) : dflt; };
-  const int64_t max_out = static_cast<int64_t>(scalar(2, 0));
+  // An integer, read as one: torchvision exports INT64_MAX ("no limit"), which as a double
+  // rounds to 2^63, whose conversion back to int64 overflows (INT64_MIN on x86: no box kept).
+  const int64_t max_out = in.size() > 2 && in[2] && in[2]->num_elements() ? in[2]->int_at(0) : 0;
   const float iou_th = static_cast<float>(scalar(3, 0)), score_th = static_cast<float>(scalar(4, -INFINITY));
   const bool has_score_th = in.size() > 4 && in[4];
   const bool center = attrs.count("center_point_box") && attrs.at("center_point_box") != 0;

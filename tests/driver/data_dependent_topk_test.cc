@@ -1,7 +1,9 @@
 // TopK whose k is computed from the data (lowering/ops/data_dependent_ops.h):
 // SSD's and RetinaNet's postprocessing take the top min(k, kept) of the scores
 // that passed a threshold. It runs as the host op TopKDynamic and binds its
-// output extent at run time, so one compile serves every k; hand references.
+// output extent at run time, so one compile serves every k. And
+// NonMaxSuppression as torchvision exports it, with no limit (INT64_MAX) on
+// the boxes per class. Hand references.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -69,6 +71,21 @@ TEST(DataDependentTopK, SmallestFirstWithNaNLast) {
   auto out = s.run({f32({2, 4}, {nan, 3.f, 1.f, 2.f, 2.f, nan, -1.f, 2.f})});
   ASSERT_EQ(out[0].shape, (std::vector<int64_t>{2, 3}));  // 5 positives: k = 3
   EXPECT_EQ(floats(out[1]), (std::vector<double>{2, 3, 1, 2, 0, 3}));
+}
+
+TEST(DataDependentTopK, NonMaxSuppressionWithInt64MaxBoxesPerClassKeepsAll) {
+  GraphBuilder b;
+  const Dim n = Dim::symbol("n");
+  auto boxes = b.input("boxes", DType::F32, {1, n, 4});
+  auto scores = b.input("scores", DType::F32, {1, 1, n});
+  auto most = b.constant("most", testing::i64({1}, {std::numeric_limits<int64_t>::max()}));
+  auto iou = b.constant("iou", f32({1}, {0.5f}));
+  b.output(b.op("NonMaxSuppression", {boxes, scores, most, iou}));
+  Session s(b.build(), "nms_no_limit", "", options());
+  // Box 1 overlaps box 0 (IoU 1 / 1.05) with a lower score: suppressed.
+  auto out = s.run({f32({1, 3, 4}, {0, 0, 1, 1, 0, 0, 1, 1.05f, 2, 2, 3, 3}), f32({1, 1, 3}, {0.9f, 0.8f, 0.7f})});
+  ASSERT_EQ(out[0].shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(floats(out[0]), (std::vector<double>{0, 0, 0, 0, 0, 2}));
 }
 
 }  // namespace
