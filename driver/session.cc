@@ -6,6 +6,7 @@
 #include "driver/backend_registry.h"
 #include "frontend/errors.h"
 #include "frontend/onnx_importer.h"
+#include "lowering/infer_context.h"
 #include "lowering/known_values.h"
 #include "driver/source_index.h"
 #include "frontend/content_hash.h"
@@ -114,28 +115,55 @@ Session Session::from_onnx(const std::string &path, CompileOptions opts) {
   return s;
 }
 
+std::optional<Graph> Session::graph_with_values(const std::vector<TensorData> *values, std::string *values_hash) {
+  Graph g = graph();
+  ContentHash hash;
+  std::vector<int> kept;
+  for (size_t i = 0; i < g.inputs.size(); ++i) {
+    if (!value_inputs_.count(i)) {
+      kept.push_back(g.inputs[i]);
+      continue;
+    }
+    if (!values) return std::nullopt;  // values come with the first run
+    const TensorData &t = values->at(i);
+    Value &v = g.value(g.inputs[i]);
+    v.constant = t;
+    v.shape = Shape(t.shape.begin(), t.shape.end());
+    hash.add(&i, sizeof i).add(t.shape.data(), t.shape.size() * sizeof(int64_t)).add(t.data(), t.num_bytes());
+  }
+  g.inputs = kept;
+  if (values_hash) *values_hash = hash.hex();
+  return g;
+}
+
+bool Session::bind_run_time_if_inputs(const std::vector<TensorData> &values) {
+  std::optional<Graph> g = graph_with_values(&values, nullptr);
+  if (!g) return false;
+  ShapeStore store;
+  try {
+    infer_shapes(*g, store);
+  } catch (const std::exception &) {
+    return false;
+  }
+  const size_t before = value_inputs_.size();
+  for (const Node &n : g->nodes)
+    if (n.domain == "disco" && n.op_type == "IfSelect")
+      for (int64_t id : AttrReader(n.attrs, n.where()).get_ints("cond_inputs"))
+        if (int pos = input_position(graph(), static_cast<int>(id)); pos >= 0)
+          value_inputs_.insert(static_cast<size_t>(pos));
+  return value_inputs_.size() != before;
+}
+
 std::unique_ptr<Session::Variant> Session::compile_variant(const std::vector<TensorData> *values) {
   for (int attempt = 0; attempt < 64; ++attempt) {
-    Graph g = graph();
-    ContentHash values_hash;
-    std::vector<int> kept;
-    for (size_t i = 0; i < g.inputs.size(); ++i) {
-      if (!value_inputs_.count(i)) {
-        kept.push_back(g.inputs[i]);
-        continue;
-      }
-      if (!values) return nullptr;  // values come with the first run
-      const TensorData &t = values->at(i);
-      Value &v = g.value(g.inputs[i]);
-      v.constant = t;
-      v.shape = Shape(t.shape.begin(), t.shape.end());
-      values_hash.add(&i, sizeof i).add(t.shape.data(), t.shape.size() * sizeof(int64_t)).add(t.data(), t.num_bytes());
-    }
-    g.inputs = kept;
+    std::string values_hash;
+    std::optional<Graph> bound = graph_with_values(values, &values_hash);
+    if (!bound) return nullptr;
+    Graph g = std::move(*bound);
     try {
       int before = compile_count();
       auto v = std::make_unique<Variant>();
-      CompiledModel compiled = compile_graph(std::move(g), name_, variant_cache_key(key_, values_hash.hex()), opts_);
+      CompiledModel compiled = compile_graph(std::move(g), name_, variant_cache_key(key_, values_hash), opts_);
       compiles_ += compile_count() - before;
       make_variant(std::move(compiled), *v);
       return v;
@@ -198,6 +226,23 @@ std::vector<Executor::StepTime> Session::profile() const {
 }
 
 void Session::run(const std::vector<TensorData> &inputs, std::vector<TensorData> &outputs) {
+  try {
+    run_once(inputs, outputs);
+  } catch (const Error &) {
+    // An If whose condition comes from inputs runs both branches
+    // (lowering/control_flow.h), and a check in the branch not taken can
+    // fail (a Reshape of an empty cache on a stream's first chunk). Compile
+    // the condition's inputs in, so that only the taken branch runs, and
+    // run again; anything else fails as it did.
+    {
+      std::lock_guard<std::mutex> lock(*mu_);
+      if (!bind_run_time_if_inputs(inputs)) throw;
+    }
+    run_once(inputs, outputs);
+  }
+}
+
+void Session::run_once(const std::vector<TensorData> &inputs, std::vector<TensorData> &outputs) {
   DISCO_CHECK(inputs.size() == inputs_.size(), "model '", name_, "' takes ", inputs_.size(), " inputs, got ",
               inputs.size());
   Variant *v = nullptr;

@@ -73,6 +73,13 @@ class Session {
   Executor *take_executor(Variant &v);
   Variant &variant_for(const std::vector<TensorData> &inputs);
   std::unique_ptr<Variant> compile_variant(const std::vector<TensorData> *values);
+  // The graph with the value inputs' values in `values` compiled in (and
+  // removed from its inputs), and their hash; nullopt without values.
+  std::optional<Graph> graph_with_values(const std::vector<TensorData> *values, std::string *values_hash);
+  // After a failed run: marks the inputs that run-time Ifs' conditions come
+  // from as value inputs; false when there are none not marked yet.
+  bool bind_run_time_if_inputs(const std::vector<TensorData> &values);
+  void run_once(const std::vector<TensorData> &inputs, std::vector<TensorData> &outputs);
   // A session over a model file whose compile the cache held (from_onnx): the
   // graph is parsed only if a compile needs it.
   Session(std::string path, std::string name, std::string cache_key, CompileOptions opts, CompiledModel cached);

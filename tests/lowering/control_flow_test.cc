@@ -22,6 +22,7 @@
 #include "runtime/npy.h"
 #include "tests/support/error_message.h"
 #include "tests/support/jit_eval.h"
+#include "tests/support/tensors.h"
 
 namespace disco {
 namespace {
@@ -414,6 +415,42 @@ TEST(ControlFlow, BranchesWithDifferentShapesCompileTheFlagInOnceForEachValue) {
 TEST(ControlFlow, BranchesWithDifferentShapesAndNoSessionGiveAnErrorNamingTheIf) {
   testing::expect_run_error(shapes_differ().graph(), {npy("shapes_differ.x"), flag(true)}, "If_shapes",
                             "output 0 the shapes [2, 3] and [4, 3]");
+}
+
+// then: x's elements 0 and 3, whose run-time check wants x's length at
+// least 4; else: its elements 0 and 1. Both branches run when the flag is
+// known only at run time.
+Model check_in_a_branch() {
+  Model md;
+  G &m = md.main;
+  m.input("x", onnx::TensorProto::FLOAT, {-1});
+  m.input("flag", onnx::TensorProto::BOOL, {});
+  m.tensor("far", TensorData::from_int64({0, 3}, {2}));
+  m.tensor("near", TensorData::from_int64({0, 1}, {2}));
+  auto *n = m.node("If", {"flag"}, {"out"}, "If_check");
+  G tb = graph_attr(n, "then_branch");
+  tb.node("Gather", {"x", "far"}, {"far_x"}, "Gather_far");
+  tb.output("far_x");
+  G eb = graph_attr(n, "else_branch");
+  eb.node("Gather", {"x", "near"}, {"near_x"}, "Gather_near");
+  eb.output("near_x");
+  m.output("out");
+  return md;
+}
+
+TEST(ControlFlow, ACheckFailingInTheBranchNotTakenCompilesTheFlagInAndRunsAgain) {
+  Session s(check_in_a_branch().graph(), "check_in_a_branch", "", no_cache());
+  auto out = s.run({testing::f32({4}, {1, 2, 3, 4}), flag(true)});
+  EXPECT_EQ(testing::floats(out.at(0)), (std::vector<double>{1, 4}));
+  EXPECT_EQ(s.compiles(), 1);
+  EXPECT_TRUE(s.value_inputs().empty());
+  // Length 3: the then branch's check fails though the else branch is taken.
+  out = s.run({testing::f32({3}, {1, 2, 3}), flag(false)});
+  EXPECT_EQ(testing::floats(out.at(0)), (std::vector<double>{1, 2}));
+  EXPECT_EQ(s.value_inputs(), (std::set<size_t>{1}));
+  // The taken branch's own check still fails, with its message.
+  const std::string msg = testing::error_message([&] { s.run({testing::f32({3}, {1, 2, 3}), flag(true)}); });
+  EXPECT_NE(msg.find("Gather_far"), std::string::npos) << msg;
 }
 
 TEST(ControlFlow, ANestedBodyReadingANameNoEnclosingGraphDefinesIsAnErrorNamingTheNode) {
