@@ -12,6 +12,9 @@ PACKAGES=(
   libdnnl-dev
   libxir-dev libvart-dev libxrt-dev libunilog-dev libxir-utils  # vitis_ai backend (optional at configure time)
   pocl-opencl-icd ocl-icd-opencl-dev
+  python3-dev python3-numpy python3-pytest python3-pybind11 pybind11-dev  # the Python module (issue #25)
+  python3-torch python3-torchvision python3-matplotlib  # references, from_torch, benchmark charts
+  dpkg-dev  # cpack -G DEB
 )
 
 missing=()
