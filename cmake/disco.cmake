@@ -10,8 +10,9 @@
 # vitis_ai: VART and XIR where installed, stdc++; example: stdc++), as NAME.pc says. The files go to OUTPUT_DIR (default
 # ${CMAKE_CURRENT_BINARY_DIR}/disco_models/NAME).
 #
-# The generator is the `disco` target when this project builds it, else DISCO_EXECUTABLE
-# (found on PATH if not set).
+# The generator is the `disco` target when this project builds it, else DISCO_EXECUTABLE when
+# set, else the installed `disco::disco` when find_package(disco) found an install (its
+# discoConfig.cmake includes this file), else `disco` found on PATH.
 function(disco_add_model name)
   cmake_parse_arguments(ARG "" "MODEL;TARGET;OUTPUT_DIR" "BACKENDS;HINTS" ${ARGN})
   if(NOT ARG_MODEL)
@@ -27,6 +28,10 @@ function(disco_add_model name)
   if(TARGET disco)
     set(generator "$<TARGET_FILE:disco>")
     set(generator_dep disco)
+  elseif(NOT DISCO_EXECUTABLE AND TARGET disco::disco)
+    # The install's own bin/disco, which reads the runtime glue from the same install.
+    set(generator "$<TARGET_FILE:disco::disco>")
+    set(generator_dep "$<TARGET_FILE:disco::disco>")
   else()
     if(NOT DISCO_EXECUTABLE)
       find_program(DISCO_EXECUTABLE disco REQUIRED)

@@ -160,6 +160,7 @@ Plan build(Graph &g, const ShapeStore &store, const std::string &name, const std
       if (b->name() == r.backend) b->prepare_region(g, r, opts.target);
   PlanBuilder builder(g, store, name, dir, opts.target, opts.progress);
   builder.use_kernel_store(kernels);
+  builder.set_kernel_progress(opts.kernel_progress);
   builder.profile().partition_s = partition_s;
   compile_partition(part, order, opts.partition, builder);
   std::vector<int> seen;

@@ -40,6 +40,9 @@ struct CompileOptions {
   // gives the same objects (targets/kernel_jobs.h).
   int compile_workers = 0;
   std::function<void(const std::string &)> progress;  // one line per stage and kernel
+  // Each Halide kernel compiled: `done` of `total` (the CLI's progress bar,
+  // tools/progress_display.h). Kernels from the cache do not count.
+  std::function<void(size_t done, size_t total)> kernel_progress;
   // The most bytes one value of a run may take (and the intermediate values
   // together); 0: $DISCO_MAX_MEMORY, else the physical memory
   // (frontend/checked_size.h). Checked at compile time for constant shapes and

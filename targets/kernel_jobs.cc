@@ -87,13 +87,15 @@ int compile_workers(int requested) {
 }
 
 void run_kernel_jobs(const std::vector<KernelJob> &jobs, int workers, CompileProfile &profile,
-                     const std::function<void(const std::string &)> &progress) {
+                     const std::function<void(const std::string &)> &progress,
+                     const std::function<void(size_t done, size_t total)> &kernel_done) {
   if (jobs.empty()) return;
   workers = std::max(1, workers);
   std::vector<ChildReport> reports(jobs.size());
   std::vector<std::string> messages(jobs.size());
   std::map<pid_t, Running> running;
   size_t next = 0, done = 0;
+  if (kernel_done) kernel_done(0, jobs.size());
   std::fflush(stdout);  // a child must not flush the parent's buffered output again
   std::fflush(stderr);
   // Waits for a child to finish: its pipe reaches end-of-file when it exits.
@@ -131,6 +133,7 @@ void run_kernel_jobs(const std::vector<KernelJob> &jobs, int workers, CompilePro
         progress("  compiled " + jobs[r.job].name + " (" + std::to_string(done) + "/" + std::to_string(jobs.size()) +
                  (rep.failed ? ", failed)" : std::string(secs) + ")"));
       }
+      if (kernel_done) kernel_done(done, jobs.size());
       return;
     }
   };

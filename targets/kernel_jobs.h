@@ -29,8 +29,10 @@ int compile_workers(int requested);
 
 // Runs every job, at most `workers` at once, and adds their times to
 // `profile`. Throws the first failure in job order, naming its kernel.
-// `progress` gets a line as each kernel finishes.
+// `progress` gets a line as each kernel finishes, and `kernel_done` the count
+// finished so far and the job count (for a progress bar).
 void run_kernel_jobs(const std::vector<KernelJob> &jobs, int workers, CompileProfile &profile,
-                     const std::function<void(const std::string &)> &progress);
+                     const std::function<void(const std::string &)> &progress,
+                     const std::function<void(size_t done, size_t total)> &kernel_done = nullptr);
 
 }  // namespace disco

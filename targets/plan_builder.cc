@@ -90,7 +90,7 @@ void PlanBuilder::compile_kernels(int workers) {
   progress("compiling " + std::to_string(jobs_.size()) + " Halide kernel" + (jobs_.size() == 1 ? "" : "s") + " on " +
            std::to_string(n) + " worker" + (n == 1 ? "" : "s"));
   const auto t0 = std::chrono::steady_clock::now();
-  run_kernel_jobs(jobs_, n, profile_, progress_);
+  run_kernel_jobs(jobs_, n, profile_, progress_, kernel_progress_);
   profile_.kernel_compile_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   profile_.compile_workers = n;
   if (kernel_store_)

@@ -30,6 +30,8 @@ class PlanBuilder {
   const std::string &dir() const { return dir_; }
   const std::string &target() const { return target_; }  // the Halide target string for host code
   void progress(const std::string &line) const;
+  // Called as each queued kernel finishes compiling (done, total).
+  void set_kernel_progress(std::function<void(size_t, size_t)> f) { kernel_progress_ = std::move(f); }
 
   // The buffer holding a value for a reading step: a graph input, a value an
   // earlier step wrote, or a constant (stored once, whoever asks).
@@ -74,6 +76,7 @@ class PlanBuilder {
   const ShapeStore &store_;
   std::string dir_, target_;
   std::function<void(const std::string &)> progress_;
+  std::function<void(size_t, size_t)> kernel_progress_;
   Plan plan_;
   std::map<int, int> buffer_of_;
   std::string constants_;

@@ -7,5 +7,6 @@ namespace disco {
 int cmd_run(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
 int cmd_compile(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 
 }  // namespace disco

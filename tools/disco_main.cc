@@ -19,6 +19,8 @@ const char *kUsage =
     "  inspect MODEL  print every value with its symbolic shape, and the shape constraints\n"
     "  compile MODEL -o OUTDIR/NAME\n"
     "                 ahead of time: a static library NAME.a and a C header NAME.h, no libHalide\n"
+    "  bench MODEL    compile MODEL once and time repeated runs: latency percentiles, throughput,\n"
+    "                 compile time and peak memory\n"
     "\n"
     "Run 'disco <command> --help' for a command's options.\n";
 
@@ -34,6 +36,7 @@ int main(int argc, char **argv) {
     if (verb == "run") return disco::cmd_run(argc, argv);
     if (verb == "inspect") return disco::cmd_inspect(argc, argv);
     if (verb == "compile") return disco::cmd_compile(argc, argv);
+    if (verb == "bench") return disco::cmd_bench(argc, argv);
     std::fprintf(stderr, "disco: unknown command '%s'\n\n%s", verb.c_str(), kUsage);
     return 2;
   } catch (const disco::UsageError &e) {

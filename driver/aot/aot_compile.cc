@@ -123,13 +123,32 @@ std::string tool_output(const std::vector<std::string> &argv) {
   return out;
 }
 
+// An archive the build made (Backend::aot_glue names its build path), or the
+// copy `cmake --install` put beside this executable (DISCO_ARCHIVE_DIR_FROM_BINDIR,
+// cmake/install_dirs.cmake): an installed disco reads its own install's, also
+// when the build folder is gone or has moved on.
+std::string glue_archive_path(const std::string &built) {
+#ifdef DISCO_ARCHIVE_DIR_FROM_BINDIR
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const fs::path installed = self.parent_path() / DISCO_ARCHIVE_DIR_FROM_BINDIR / fs::path(built).filename();
+    if (fs::exists(installed, ec)) return installed.lexically_normal().string();
+  }
+#endif
+  return built;
+}
+
 // The archives' members, extracted into `dir` as glue<i>_<member> (fixed
 // names: the same bytes on every compile). Returns their names, in order.
-std::vector<std::string> glue_members(const std::vector<std::string> &archives, const std::string &dir) {
+std::vector<std::string> glue_members(const std::vector<std::string> &built_archives, const std::string &dir) {
   std::vector<std::string> names;
+  std::vector<std::string> archives;
+  for (const auto &a : built_archives) archives.push_back(glue_archive_path(a));
   for (size_t i = 0; i < archives.size(); ++i) {
     DISCO_CHECK(fs::exists(archives[i]), "the runtime glue '", archives[i],
-                "' is missing: disco compile links the archives its build made (rebuild disco)");
+                "' is missing: disco compile links the archives its build made, or an installed disco those in ",
+                "its install's lib/disco (rebuild or reinstall disco)");
     std::vector<std::string> members;
     std::istringstream list(tool_output({"ar", "t", archives[i]}));
     for (std::string m; std::getline(list, m);)

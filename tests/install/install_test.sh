@@ -1,0 +1,55 @@
+#!/bin/bash
+# install_test: `cmake --install` into a fresh prefix, then a consumer project
+# (consumer/) configured against that prefix alone, built and run.
+#   install_test.sh CMAKE BUILD_DIR WORK_DIR MODEL.onnx REFS_PREFIX
+# Checks: the install holds the files docs/install.md lists; none of its text
+# files names the source tree; find_package(disco) works from the prefix; the
+# model is compiled by the prefix's bin/disco; the program's output matches
+# PyTorch's (REFS_PREFIX.{1,2}.{input,output}.npy); a wrong version is refused.
+set -euo pipefail
+cmake=$1 build=$2 work=$3 model=$4 refs=$5
+here=$(cd "$(dirname "$0")" && pwd)
+source_dir=$(cd "$here/../.." && pwd)
+
+rm -rf "$work"
+mkdir -p "$work"
+prefix=$work/prefix
+fail() { echo "install_test: FAIL: $*" >&2; exit 1; }
+
+"$cmake" --install "$build" --prefix "$prefix" --component disco > "$work/install.log"
+
+for f in bin/disco bin/disco-exec lib/cmake/disco/discoConfig.cmake lib/cmake/disco/discoConfigVersion.cmake \
+         lib/cmake/disco/discoTargets.cmake lib/cmake/disco/disco.cmake lib/disco/libdisco_runtime.a \
+         lib/disco/libdisco_core.a lib/disco/libdisco_openmp_par_for.a include/disco/runtime/npy.h \
+         include/disco/HalideRuntime.h; do
+  [ -e "$prefix/$f" ] || fail "the install lacks $f"
+done
+# The CMake files and headers must not reach back into the source tree.
+if grep -rl -- "$source_dir" "$prefix/lib/cmake" "$prefix/include"; then
+  fail "the files above name the source tree $source_dir"
+fi
+"$prefix/bin/disco" --help > "$work/help.txt" || fail "the installed disco --help failed"
+grep -q "^usage: disco" "$work/help.txt" || fail "the installed disco --help printed no usage"
+
+# The consumer: only the prefix on CMake's search path; its own compile cache.
+export DISCO_CACHE_DIR=$work/cache
+"$cmake" -S "$here/consumer" -B "$work/consumer" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF -DDISCO_TEST_MODEL="$model" \
+  > "$work/configure.log" 2>&1 || { cat "$work/configure.log"; fail "the consumer did not configure"; }
+grep -q "\"$prefix/lib/cmake/disco\"\\|$prefix/lib/cmake/disco" "$work/consumer/CMakeCache.txt" ||
+  fail "disco_DIR is not the prefix's: $(grep disco_DIR "$work/consumer/CMakeCache.txt")"
+# disco_add_model's command is the prefix's bin/disco, not the build tree's.
+grep -q -- "$prefix/bin/disco compile" "$work/consumer/build.ninja" ||
+  fail "disco_add_model does not run $prefix/bin/disco: $(grep -o '[^ ]*/disco compile' "$work/consumer/build.ninja")"
+"$cmake" --build "$work/consumer" -j2 > "$work/build.log" 2>&1 || { tail -40 "$work/build.log"; fail "the consumer did not build"; }
+"$work/consumer/app" "$refs.1.input.npy" "$refs.1.output.npy" "$refs.2.input.npy" "$refs.2.output.npy"
+
+# The version file: 0.1 is found above; 99 is refused.
+mkdir -p "$work/v99"
+printf 'cmake_minimum_required(VERSION 3.20)\nproject(v LANGUAGES NONE)\nfind_package(disco 99 CONFIG REQUIRED)\n' \
+  > "$work/v99/CMakeLists.txt"
+if "$cmake" -S "$work/v99" -B "$work/v99/build" -DCMAKE_PREFIX_PATH="$prefix" > "$work/v99.log" 2>&1; then
+  fail "find_package(disco 99) succeeded"
+fi
+grep -q "version: 0.1" "$work/v99.log" || { cat "$work/v99.log"; fail "find_package(disco 99) failed for another reason"; }
+echo "install_test: ok"
