@@ -3,8 +3,11 @@
 # (benchmarks/peers/package.json) and runs the harness, which times disco
 # (dynamic and static compiles) and ONNX Runtime interleaved at 1 and 2
 # threads over the sweep shapes, plus a STREAM copy. The table goes to stdout
-# and to benchmarks/results/cpu-<date>.md. Extra arguments go to the harness
-# (see build/benchmarks/harness --help), e.g. --only bert_layer --runs 30.
+# and to benchmarks/results/cpu-<date>.md, with a chart of disco / ONNX Runtime
+# time per model and shape at 1 and 2 threads beside it (cpu-<date>.png, drawn
+# by benchmarks/plot_results.py with python3-matplotlib; the table embeds it).
+# Extra arguments go to the harness (see build/benchmarks/harness --help), e.g.
+# --only bert_layer --runs 30.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,9 +28,17 @@ if [ ! -d ../shared/models ]; then
   exit 1
 fi
 out="benchmarks/results/cpu-$(date +%F).md"
+chart="${out%.md}.png"
 tmp="$(mktemp)"
 trap 'rm -f "$tmp"' EXIT
 build/benchmarks/harness --out "$tmp" "$@"
+# The chart is a convenience: without matplotlib the table is still written, without it.
+chart_line=""
+if "${PYTHON:-python3}" benchmarks/plot_results.py "$tmp" "$chart"; then
+  chart_line="![disco / ONNX Runtime time per model and shape, 1 and 2 threads]($(basename "$chart"))"
+else
+  echo "benchmarks/run.sh: no chart (benchmarks/plot_results.py failed; it needs python3-matplotlib)" >&2
+fi
 {
   echo "# CPU benchmark, $(date +%F)"
   echo
@@ -35,6 +46,10 @@ build/benchmarks/harness --out "$tmp" "$@"
        "ONNX Runtime $(node -p "require('./benchmarks/peers/node_modules/onnxruntime-node/package.json').version")" \
        "(onnxruntime-node). Command: \`benchmarks/run.sh $*\`"
   echo
+  if [ -n "$chart_line" ]; then
+    echo "$chart_line"
+    echo
+  fi
   cat "$tmp"
 } > "$out"
-echo "wrote $out"
+echo "wrote $out${chart_line:+ and $chart}"
