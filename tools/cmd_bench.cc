@@ -54,6 +54,9 @@ std::string shape_text(const std::vector<int64_t> &s) {
   return out + "]";
 }
 
+// "1 step", "3 steps".
+std::string count_text(size_t n, const std::string &noun) { return std::to_string(n) + " " + noun + (n == 1 ? "" : "s"); }
+
 // The process's peak resident set in bytes: VmHWM from /proc/self/status,
 // else getrusage's ru_maxrss (KiB on Linux).
 int64_t peak_resident_bytes() {
@@ -175,16 +178,17 @@ int cmd_bench(int argc, char **argv) {
   const CompiledModel &cm = session.last_compile();
   size_t kernels = 0;
   for (const PlanStep &st : cm.plan.steps) kernels += !st.kernel.empty();
+  const std::string contents = count_text(cm.plan.steps.size(), "step") + ", " + count_text(kernels, "Halide kernel");
   std::string desc;
   for (size_t i = 0; i < inputs.size(); ++i) desc += (i ? " " : "") + session.inputs()[i].name + shape_text(inputs[i].shape);
   std::printf("model: %s  inputs: %s  threads: %s\n", args.positional()[0].c_str(), desc.c_str(),
               threads > 0 ? std::to_string(threads).c_str() : "all cores");
   if (!session.value_inputs().empty())
-    std::printf("compile: %.3f s, %s, at the first run with input values compiled in (%zu steps, %zu Halide kernels)\n",
-                cm.seconds, cm.cache_hit ? "from the compile cache" : "cold", cm.plan.steps.size(), kernels);
+    std::printf("compile: %.3f s, %s, at the first run with input values compiled in (%s)\n", cm.seconds,
+                cm.cache_hit ? "from the compile cache" : "cold", contents.c_str());
   else
-    std::printf("compile: %.3f s, %s (%zu steps, %zu Halide kernels; %.3f s to a ready session)\n", cm.seconds,
-                cm.cache_hit ? "from the compile cache" : "cold", cm.plan.steps.size(), kernels, session_s);
+    std::printf("compile: %.3f s, %s (%s; %.3f s to a ready session)\n", cm.seconds,
+                cm.cache_hit ? "from the compile cache" : "cold", contents.c_str(), session_s);
   if (verbose) std::printf("  compiles in this process: %d\n  cache: %s\n", compile_count(), cm.dir.c_str());
   std::printf("warmup: %zu runs in %.2f s\n", warm_runs, warm_s);
   const LatencyStats st = latency_stats(times_ms);
