@@ -5,7 +5,8 @@
 # Checks: the install holds the files docs/install.md lists; none of its text
 # files names the source tree; find_package(disco) works from the prefix; the
 # model is compiled by the prefix's bin/disco; the program's output matches
-# PyTorch's (REFS_PREFIX.{1,2}.{input,output}.npy); a wrong version is refused.
+# PyTorch's (REFS_PREFIX.{1,2}.{input,output}.npy); the installed disco reads the
+# runtime glue archives of its install; a wrong version is refused.
 set -euo pipefail
 cmake=$1 build=$2 work=$3 model=$4 refs=$5
 here=$(cd "$(dirname "$0")" && pwd)
@@ -43,6 +44,16 @@ grep -q -- "$prefix/bin/disco compile" "$work/consumer/build.ninja" ||
   fail "disco_add_model does not run $prefix/bin/disco: $(grep -o '[^ ]*/disco compile' "$work/consumer/build.ninja")"
 "$cmake" --build "$work/consumer" -j2 > "$work/build.log" 2>&1 || { tail -40 "$work/build.log"; fail "the consumer did not build"; }
 "$work/consumer/app" "$refs.1.input.npy" "$refs.1.output.npy" "$refs.2.input.npy" "$refs.2.output.npy"
+
+# The installed disco reads the runtime glue from its own install, not from the
+# build folder: a copy of the install whose glue archive is broken must fail on it.
+cp -r "$prefix" "$work/broken"
+echo "not an archive" > "$work/broken/lib/disco/libdisco_openmp_par_for.a"
+if "$work/broken/bin/disco" compile "$model" -o "$work/broken_out/m" --quiet > "$work/broken.log" 2>&1; then
+  fail "disco compile did not read the glue archive of its install ($work/broken/lib/disco)"
+fi
+grep -q -- "$work/broken/lib/disco/libdisco_openmp_par_for.a" "$work/broken.log" ||
+  { cat "$work/broken.log"; fail "disco compile failed, but not on its install's glue archive"; }
 
 # The version file: 0.1 is found above; 99 is refused.
 mkdir -p "$work/v99"
