@@ -8,6 +8,7 @@
 
 #include <mutex>
 #include <new>
+#include <optional>
 
 #include "frontend/errors.h"
 #include "python/model.h"
@@ -85,11 +86,26 @@ std::shared_ptr<PyModel> compile(const py::object &source, const std::optional<s
   opts.use_cache = cache;
   opts.compile_jobs = compile_jobs;
   opts.max_memory = max_memory;
+  // The callback's first exception (KeyboardInterrupt included), raised once
+  // the compile is over: unwinding through the compile would leave its kernel
+  // processes unwaited for.
+  auto raised = std::make_shared<std::optional<py::error_already_set>>();
   if (!progress.is_none()) {
-    // Called while the GIL is released (below): take it for the call.
-    opts.progress = [progress](const std::string &line) {
+    // The compile copies its options without the GIL: the callable is shared
+    // through a shared_ptr, whose copies need no GIL, and let go with it.
+    std::shared_ptr<py::object> callable(new py::object(progress), [](py::object *o) {
+      if (!Py_IsInitialized()) return;
       py::gil_scoped_acquire gil;
-      progress(line);
+      delete o;
+    });
+    opts.progress = [callable, raised](const std::string &line) {
+      py::gil_scoped_acquire gil;  // called while the GIL is released (below)
+      if (raised->has_value()) return;
+      try {
+        (*callable)(line);
+      } catch (py::error_already_set &e) {
+        *raised = std::move(e);
+      }
     };
   }
   auto m = std::make_shared<PyModel>();
@@ -105,6 +121,7 @@ std::shared_ptr<PyModel> compile(const py::object &source, const std::optional<s
     py::gil_scoped_release unlocked;
     m->model = Model::from_file(path, std::move(opts));
   }
+  if (raised->has_value()) throw std::move(**raised);
   return m;
 }
 

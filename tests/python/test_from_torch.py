@@ -74,3 +74,19 @@ def test_hints_and_static_shapes_are_passed_to_the_compile(mlp):
     np.testing.assert_allclose(static.run(x.numpy())["output0"], reference(mlp, x), rtol=1e-4, atol=1e-5)
     with pytest.raises(disco.Error):
         static.run(np.zeros((5, 8), np.float32))  # compiled for batch 6 only
+
+
+def test_progress_lines_reach_the_callable_and_its_exception_is_raised(mlp):
+    lines = []
+    disco.from_torch(mlp, torch.randn(2, 8), targets="host", cache=False, progress=lines.append)
+    assert any("inferring shapes" in line for line in lines)
+
+    calls = []
+
+    def interrupt(line):
+        calls.append(line)
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):  # raised once the compile is over, as it was
+        disco.from_torch(mlp, torch.randn(2, 8), targets="host", cache=False, progress=interrupt)
+    assert len(calls) == 1  # not called again after it raised
