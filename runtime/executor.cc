@@ -313,6 +313,17 @@ std::vector<TensorData> Executor::run(const std::vector<TensorData> &inputs) {
 }
 
 void Executor::run(const std::vector<TensorData> &inputs, std::vector<TensorData> &outputs) {
+  // An output whose memory an input shares (a caller that feeds a state back,
+  // `in[h] = out[h_out]`, then reuses `out`) gets fresh memory: the kernels
+  // may write the output before they have read all of the input.
+  for (TensorData &o : outputs) {
+    const uint8_t *ob = o.data();
+    for (const TensorData &in : inputs)
+      if (o.num_bytes() > 0 && in.num_bytes() > 0 && ob < in.data() + in.num_bytes() && in.data() < ob + o.num_bytes()) {
+        o = TensorData();
+        break;
+      }
+  }
   if (child_) return child_->run(inputs, outputs, &last_symbols_);
   DISCO_CHECK(inputs.size() == plan_.inputs.size(), "model '", plan_.name, "' takes ", plan_.inputs.size(),
               " inputs, got ", inputs.size());
