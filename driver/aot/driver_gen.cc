@@ -312,12 +312,25 @@ void emit_entry_points(std::ostream &o, const Plan &plan, const Layout &l, const
     }
     o << "  if (disco_check_host(out[" << i << "], " << c_string(what) << ", " << elements(l, b) << ")) return -1;\n";
   }
-  o << "  {\n    struct disco_arena *a = disco_take_arena(DISCO_TEMPS);\n"
-    << "    if (!a) return disco_fail(\"cannot allocate the temporaries' arena\");\n"
+  // Inputs that share memory with an output are read from copies (disco_unalias_inputs).
+  const size_t n_in = plan.inputs.size(), n_out = plan.output_names.size();
+  o << "  const halide_buffer_t *inx[" << std::max<size_t>(n_in, 1) << "];\n  halide_buffer_t copies["
+    << std::max<size_t>(n_in, 1) << "];\n  void *own[" << std::max<size_t>(n_in, 1) << "];\n  int64_t bytes["
+    << std::max<size_t>(n_in + n_out, 1) << "];\n";
+  for (size_t i = 0; i < n_in; ++i)
+    o << "  bytes[" << i << "] = " << elements(l, plan.input_buffers[i]) << " * "
+      << dtype_size(plan.buffers[plan.input_buffers[i]].dtype) << ";\n";
+  for (size_t i = 0; i < n_out; ++i)
+    o << "  bytes[" << n_in + i << "] = " << elements(l, plan.output_buffers[i]) << " * "
+      << dtype_size(plan.buffers[plan.output_buffers[i]].dtype) << ";\n";
+  o << "  rc = disco_unalias_inputs(in, " << n_in << ", out, " << n_out << ", bytes, inx, copies, own);\n"
+    << "  if (rc == 0) {\n    struct disco_arena *a = disco_take_arena(DISCO_TEMPS);\n"
+    << "    if (!a) {\n      rc = disco_fail(\"cannot allocate the temporaries' arena\");\n      goto done;\n    }\n"
     << "    pthread_rwlock_rdlock(disco_aot_pool_lock());\n"
-    << (gpu ? "    pthread_mutex_lock(&g_gpu_mu);\n" : "") << "    rc = run_steps(in, out, s, sh, a);\n"
+    << (gpu ? "    pthread_mutex_lock(&g_gpu_mu);\n" : "") << "    rc = run_steps(inx, out, s, sh, a);\n"
     << (gpu ? "    pthread_mutex_unlock(&g_gpu_mu);\n" : "")
     << "    pthread_rwlock_unlock(disco_aot_pool_lock());\n    disco_give_back(a);\n  }\n"
+    << "done:\n  for (int i = 0; i < " << n_in << "; ++i) free(own[i]);\n"
     << "  return rc;\n}\n\n";
   emit_positional(o, plan, name + "_run");
   o << "const char *" << name << "_last_error(void) { return g_error; }\n\n"

@@ -140,6 +140,34 @@ static int64_t disco_elements(const int64_t *shape, int rank) {
   return n;
 }
 
+/* An input whose memory overlaps an output's (a model state updated in place:
+ * the caller passes one buffer as both h and h_out) is read from a copy, as
+ * the run may write the output before it has read all of the input. `bytes`
+ * holds the inputs' byte sizes, then the outputs'. The copies go in `own`
+ * (freed by the caller), their buffers in `copies`, and inx[i] points at the
+ * buffer to read input i from. */
+static int disco_unalias_inputs(const halide_buffer_t *const *in, int n_in, halide_buffer_t *const *out, int n_out,
+                                const int64_t *bytes, const halide_buffer_t **inx, halide_buffer_t *copies,
+                                void **own) {
+  for (int i = 0; i < n_in; ++i) own[i] = NULL;  /* the caller frees them all, after a failure too */
+  for (int i = 0; i < n_in; ++i) {
+    const uint8_t *a = in[i]->host;
+    inx[i] = in[i];
+    for (int j = 0; j < n_out && bytes[i] > 0; ++j) {
+      const uint8_t *b = out[j]->host;
+      if (!b || bytes[n_in + j] == 0 || a >= b + bytes[n_in + j] || b >= a + bytes[i]) continue;
+      own[i] = malloc((size_t)bytes[i]);
+      if (!own[i]) return disco_fail("cannot allocate a copy of input %d, which shares memory with output %d", i, j);
+      memcpy(own[i], a, (size_t)bytes[i]);
+      copies[i] = *in[i];
+      copies[i].host = (uint8_t *)own[i];
+      inx[i] = &copies[i];
+      break;
+    }
+  }
+  return 0;
+}
+
 /* Dense row-major dims for `shape` in ONNX order (Halide's dim 0 is innermost). */
 static void disco_set_dims(halide_dimension_t *dims, const int64_t *shape, int rank) {
   int64_t stride = 1;
