@@ -17,6 +17,7 @@
 #include "driver/session.h"
 #include "tools/cli_args.h"
 #include "tools/commands.h"
+#include "tools/scalar_value.h"
 
 namespace disco {
 
@@ -29,7 +30,10 @@ const char *kRunHelp =
     "once to run several input sets with the same compiled model.\n"
     "\n"
     "  --input NAME=FILE.npy   input data (float32, float16, float64, int8-64, uint8-64, bool)\n"
-    "  --shape NAME=2x128x768  fill input NAME with deterministic random data of this shape\n"
+    "  --shape NAME=2x128x768  fill input NAME with deterministic random data of this shape ('scalar': rank 0)\n"
+    "  --value NAME=V          a scalar input's value, in its dtype (e.g. --value rate=16000, --value mode=true)\n"
+    "  --carry OUT=IN          after each run, output OUT is input IN of the next (an RNN's state): IN is\n"
+    "                          given once, for the first run, and the other inputs once per run\n"
     "  --output-dir DIR        write DIR/<output>.npy (DIR/run<k>/<output>.npy for several runs)\n"
     "  --expect NAME=FILE.npy  compare output NAME with a reference; exit 1 if it differs\n"
     "  --rtol X, --atol X      tolerances for --expect (default 1e-4, 1e-5)\n"
@@ -81,7 +85,7 @@ void make_dir(const std::string &d) {
 
 int cmd_run(int argc, char **argv) {
   CliArgs args(argc, argv, 2, {"help", "no-cache", "verbose", "profile"},
-               {"input", "shape", "output-dir", "expect", "rtol", "atol", "repeat", "threads", "target", "targets", "static", "hint", "calibrate", "compile-jobs", "max-memory"});
+               {"input", "shape", "value", "carry", "output-dir", "expect", "rtol", "atol", "repeat", "threads", "target", "targets", "static", "hint", "calibrate", "compile-jobs", "max-memory"});
   if (args.flag("help")) {
     std::fputs(kRunHelp, stdout);
     return 0;
@@ -94,16 +98,23 @@ int cmd_run(int argc, char **argv) {
   const double rtol = args.get_double("rtol", 1e-4), atol = args.get_double("atol", 1e-5);
 
   // Input sets: the k-th occurrence of a name belongs to run k.
-  std::map<std::string, std::vector<std::pair<bool, std::string>>> given;  // name -> (is_file, text)
+  enum class Source { File, Random, Value };
+  std::map<std::string, std::vector<std::pair<Source, std::string>>> given;  // name -> (source, text)
   for (const auto &a : args.all("input")) {
     auto [n, v] = split_assignment(a, "input");
-    given[n].push_back({true, v});
+    given[n].push_back({Source::File, v});
   }
   for (const auto &a : args.all("shape")) {
     auto [n, v] = split_assignment(a, "shape");
     parse_shape(v, "--shape " + n);
-    given[n].push_back({false, v});
+    given[n].push_back({Source::Random, v});
   }
+  for (const auto &a : args.all("value")) {
+    auto [n, v] = split_assignment(a, "value");
+    given[n].push_back({Source::Value, v});
+  }
+  std::vector<std::pair<std::string, std::string>> carries;  // (output, input)
+  for (const auto &a : args.all("carry")) carries.push_back(split_assignment(a, "carry"));
   std::map<std::string, std::vector<std::string>> expects;
   for (const auto &a : args.all("expect")) {
     auto [n, v] = split_assignment(a, "expect");
@@ -162,9 +173,32 @@ int cmd_run(int argc, char **argv) {
   } plan{session.inputs(), session.output_names()};
 
   for (const auto &[n, v] : given) {
+    const InputSpec *spec = nullptr;
+    for (const auto &in : plan.inputs)
+      if (in.name == n) spec = &in;
+    if (!spec) fail("model has no input named '", n, "'");
+    for (const auto &[source, text] : v)  // checked before any run
+      if (source == Source::Value && !spec->shape.empty())
+        throw UsageError("--value " + n + ": input '" + n + "' " + shape_str(spec->shape) +
+                         " is not a scalar; use --input or --shape");
+  }
+  // Carried state: each OUT is an output and each IN an input, given once
+  // (its first run's value) and carried by one --carry only.
+  std::map<std::string, size_t> carried_from;  // input name -> output index
+  for (const auto &[out, in] : carries) {
+    auto oi = std::find(plan.output_names.begin(), plan.output_names.end(), out);
+    if (oi == plan.output_names.end()) fail("--carry ", out, "=", in, ": model has no output named '", out, "'");
     bool known = false;
-    for (const auto &in : plan.inputs) known = known || in.name == n;
-    if (!known) fail("model has no input named '", n, "'");
+    for (const auto &spec : plan.inputs) known = known || spec.name == in;
+    if (!known) fail("--carry ", out, "=", in, ": model has no input named '", in, "'");
+    if (carried_from.count(in)) throw UsageError("--carry: input '" + in + "' is carried twice");
+    auto g = given.find(in);
+    if (g == given.end())
+      throw UsageError("--carry " + out + "=" + in + ": give the first run's '" + in + "' with --input, --shape or --value");
+    if (g->second.size() != 1)
+      throw UsageError("--carry " + out + "=" + in + ": '" + in + "' is given " + std::to_string(g->second.size()) +
+                       " times; give it once, for the first run (later runs take '" + out + "')");
+    carried_from[in] = oi - plan.output_names.begin();
   }
   size_t runs = 1;
   for (const auto &[n, v] : given) runs = std::max(runs, v.size());
@@ -188,11 +222,17 @@ int cmd_run(int argc, char **argv) {
       auto it = given.find(spec.name);
       if (it == given.end())
         fail("input '", spec.name, "' ", shape_str(spec.shape), " is not given; use --input ", spec.name,
-             "=FILE.npy or --shape ", spec.name, "=...");
-      const auto &[is_file, text] = it->second[it->second.size() == 1 ? 0 : r];
+             "=FILE.npy, --shape ", spec.name, "=... or --value ", spec.name, "=V");
+      if (auto c = carried_from.find(spec.name); c != carried_from.end() && r > 0) {
+        inputs.push_back(results[r - 1][c->second]);  // shares the previous run's output, no copy
+        continue;
+      }
+      const auto &[source, text] = it->second[it->second.size() == 1 ? 0 : r];
       // Checked against the memory limit before the data is read or made.
-      if (is_file) {
+      if (source == Source::File) {
         inputs.push_back(read_npy(text, limit));
+      } else if (source == Source::Value) {
+        inputs.push_back(parse_scalar_value(text, spec.dtype, "--value " + spec.name));
       } else {
         const std::vector<int64_t> shape = parse_shape(text, "--shape " + spec.name);
         limit.check("input '" + spec.name + "'", shape, spec.dtype);
