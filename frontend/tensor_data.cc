@@ -12,6 +12,25 @@ TensorData::TensorData(DType t, std::vector<int64_t> s) : dtype(t), shape(std::m
   bytes->assign(static_cast<size_t>(checked_bytes(shape, t, "a tensor")), 0);
 }
 
+TensorData TensorData::borrow(DType t, std::vector<int64_t> shape, void *data, std::shared_ptr<void> owner) {
+  TensorData d;
+  d.dtype = t;
+  d.shape = std::move(shape);
+  const auto n = static_cast<size_t>(checked_bytes(d.shape, t, "a borrowed tensor"));
+  if (n == 0) return d;
+  DISCO_CHECK(data, "a borrowed tensor of ", n, " bytes has no data");
+  // The vector's one allocation is `data`, and its elements are left as they are (CacheLineAllocator).
+  d.bytes = std::make_shared<AlignedBytes>(n, CacheLineAllocator<uint8_t>::borrowing(data, n, std::move(owner)));
+  DISCO_CHECK(d.bytes->data() == data, "a borrowed tensor's storage is not the given memory");
+  return d;
+}
+
+bool TensorData::borrowed() const {
+  const CacheLineAllocator<uint8_t> a = bytes->get_allocator();  // a copy: get_allocator returns by value
+  const auto &b = a.borrowed();
+  return b && bytes->data() == b->data;
+}
+
 int64_t TensorData::num_elements() const {
   int64_t n = 1;
   for (auto d : shape) n *= d;

@@ -1,5 +1,7 @@
 // Constant tensor contents: initializers, Constant nodes, folded shape values
-// and the data of .npy files. Storage is shared, so copies are cheap.
+// and the data of .npy files; a run's inputs and outputs. Storage is shared,
+// so copies are cheap. It is normally disco's own (cache-line aligned); see
+// borrow() for a tensor over a caller's memory.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -37,6 +39,20 @@ struct TensorData {
   // Integer values converted to any integer or bool dtype.
   static TensorData from_ints(DType t, const std::vector<int64_t> &v, std::vector<int64_t> shape);
   static TensorData scalar_f32(float v);
+
+  // A tensor over the caller's memory: [data, data + the bytes `shape` needs
+  // in `t`), not copied and not zeroed, valid while `owner` lives. The
+  // storage keeps `owner` until the last TensorData sharing it is gone, so
+  // `owner` is how the caller learns the memory is free again (a null owner:
+  // the caller keeps the memory valid itself). Writing through mutable_data()
+  // or *bytes writes the caller's memory, as long as the storage is not grown
+  // beyond its size (growing moves it to memory of disco's own). A copy of
+  // *bytes (a deep copy) owns its bytes. `data` needs the alignment of `t`
+  // only, not kCacheLine. No tensor of zero bytes borrows: it gets empty
+  // storage of its own and `owner` is let go at once.
+  static TensorData borrow(DType t, std::vector<int64_t> shape, void *data, std::shared_ptr<void> owner);
+  // Whether the bytes are a caller's (made by borrow() and not reallocated since).
+  bool borrowed() const;
 };
 
 // IEEE half <-> float, used by constant folding and the .npy reader.

@@ -3,7 +3,6 @@
 #include <cstring>
 
 #include "frontend/errors.h"
-#include "python/borrowed_bytes.h"
 
 namespace disco::python {
 
@@ -78,26 +77,17 @@ InputTensor input_tensor(py::handle value, const InputSpec &spec) {
     array = numpy().attr("ascontiguousarray")(array, array.dtype().attr("newbyteorder")("="));
     in.copied = true;
   }
-  in.tensor.dtype = *dtype;
-  in.tensor.shape.assign(array.shape(), array.shape() + array.ndim());
-  const auto bytes = static_cast<size_t>(array.nbytes());
-  if (bytes == 0) return in;  // the default storage: empty
-  // The storage holds a reference to the array until the last TensorData over it is gone.
-  PyObject *owner = array.inc_ref().ptr();
-  auto release = [owner] {
+  const std::vector<int64_t> shape(array.shape(), array.shape() + array.ndim());
+  // TensorData::borrow: the array's buffer as it is. The storage holds a
+  // reference to the array until the last TensorData over it is gone, which
+  // may be on a thread without the GIL (a run releases it).
+  PyObject *ref = array.inc_ref().ptr();
+  std::shared_ptr<void> owner(ref, [](void *p) {
     if (!Py_IsInitialized()) return;  // the interpreter is gone, and the array with it
     py::gil_scoped_acquire gil;
-    Py_DECREF(owner);
-  };
-  auto *data = static_cast<uint8_t *>(const_cast<void *>(array.data()));
-  if (auto storage = borrow_bytes(data, bytes, release)) {
-    in.tensor.bytes = std::move(storage);
-    return in;
-  }
-  release();
-  // No borrowing with this standard library: one copy.
-  in.tensor.bytes = std::make_shared<AlignedBytes>(data, data + bytes);
-  in.copied = true;
+    Py_DECREF(static_cast<PyObject *>(p));
+  });
+  in.tensor = TensorData::borrow(*dtype, shape, const_cast<void *>(array.data()), std::move(owner));
   return in;
 }
 

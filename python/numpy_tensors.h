@@ -1,8 +1,9 @@
 // numpy arrays to and from disco's TensorData, for Model.run.
 //
 // Inputs: a C-contiguous, aligned, native-endian array is lent to disco as is
-// (python/borrowed_bytes.h); any other array is first made contiguous by numpy
-// (one copy). Outputs: each numpy array views the TensorData's storage and
+// (TensorData::borrow; "aligned" is numpy's: to the element size, which is
+// all kernels need); any other array is first made contiguous by numpy (one
+// copy). Outputs: each numpy array views the TensorData's storage and
 // keeps it alive, so nothing is copied on the way out either.
 #pragma once
 #include <pybind11/numpy.h>
