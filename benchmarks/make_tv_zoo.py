@@ -42,6 +42,20 @@ FIRST = ["resnet18", "resnet50", "resnext50_32x4d", "wide_resnet50_2", "vgg11", 
          "efficientnet_v2_s", "regnet_x_400mf", "regnet_y_400mf", "convnext_tiny", "vit_b_16", "swin_t", "maxvit_t",
          "fcn_resnet50", "deeplabv3_mobilenet_v3_large", "deeplabv3_resnet50", "lraspp_mobilenet_v3_large"]
 
+# The others, smallest first (torchvision's documented parameter counts), so that a run cut short
+# covers the most models; any model list_models() gives that is missing here comes last.
+REST_BY_SIZE = ["mnasnet0_75", "shufflenet_v2_x1_0", "shufflenet_v2_x1_5", "mnasnet1_0", "regnet_x_800mf",
+                "regnet_y_800mf", "mnasnet1_3", "efficientnet_b1", "shufflenet_v2_x2_0", "regnet_x_1_6gf",
+                "efficientnet_b2", "regnet_y_1_6gf", "densenet169", "efficientnet_b3", "regnet_x_3_2gf",
+                "densenet201", "regnet_y_3_2gf", "resnet34", "efficientnet_b4", "densenet161", "vit_b_32",
+                "swin_v2_t", "resnet101", "convnext_small", "swin_s", "swin_v2_s", "efficientnet_b5",
+                "deeplabv3_resnet101", "fcn_resnet101", "regnet_x_8gf", "regnet_y_8gf", "efficientnet_b6",
+                "efficientnet_v2_m", "resnet152", "efficientnet_b7", "resnext101_64x4d", "resnext101_32x8d",
+                "swin_b", "swin_v2_b", "convnext_base", "regnet_y_16gf", "regnet_x_16gf", "regnet_x_32gf",
+                "efficientnet_v2_l", "wide_resnet101_2", "vgg13", "vgg13_bn", "vgg16", "vgg16_bn", "vgg19",
+                "vgg19_bn", "regnet_y_32gf", "convnext_large", "vit_b_16", "vit_l_32", "vit_l_16", "vit_h_14",
+                "regnet_y_128gf"]
+
 ANY_SIZE = [(1, 3, 224, 224), (2, 3, 160, 160)]
 FIXED_SIZE = [(1, 3, 224, 224), (2, 3, 224, 224)]
 CNN_AXES = {0: "batch", 2: "height", 3: "width"}
@@ -56,7 +70,8 @@ def segmentation_names():
 def all_names():
     from torchvision import models
     names = models.list_models(module=models) + segmentation_names()
-    return FIRST + [n for n in names if n not in FIRST]
+    rest = [n for n in REST_BY_SIZE if n in names] + [n for n in names if n not in REST_BY_SIZE]
+    return FIRST + [n for n in rest if n not in FIRST]
 
 
 def sizes_and_axes(name):

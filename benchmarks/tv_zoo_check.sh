@@ -4,7 +4,7 @@
 # --rtol --atol`, each under a timeout, appends the outcome to ZOODIR/results.tsv
 # (a cell already there is not run again unless --rerun), and writes the table of
 # all the results (model, opset, shapes, pass/fail with the max error or the
-# error message) to --table FILE.
+# error message; beside the error, the largest |y| of the reference) to --table FILE.
 #
 #   benchmarks/tv_zoo_check.sh ZOODIR [--disco BIN] [--only NAME]... [--timeout S]
 #                              [--rtol X] [--atol X] [--rerun] [--table FILE]
@@ -83,13 +83,24 @@ done
 
 [ -n "$table" ] || exit 0
 /usr/bin/python3 - "$results" "$table" "$zoo/cells.txt" <<'EOF'
-import re, sys
+import os, re, sys
+import numpy as np
 results, table, cells = sys.argv[1:]
 order = []  # the models in cells.txt's order
+expect = {}  # (name, opset, shape) -> the reference's file, to show the output's size beside the error
 for line in open(cells):
-    name = line.split("\t")[0]
-    if line.strip() and name not in order:
-        order.append(name)
+    f = line.rstrip("\n").split("\t")
+    if len(f) == 7:
+        expect[tuple(f[:3])] = os.path.join(os.path.dirname(cells), f[6])
+    if line.strip() and f[0] not in order:
+        order.append(f[0])
+
+
+def max_ref(name, opset, shape):
+    path = expect.get((name, opset, shape))
+    return f"{np.abs(np.load(path)).max():.3g}" if path and os.path.exists(path) else "?"
+
+
 rows = {}  # (name, opset) -> [(shape, status, detail)]
 for line in open(results):
     name, opset, shape, status, detail, _ = line.rstrip("\n").split("\t")
@@ -101,7 +112,8 @@ for name in order:
             continue
         statuses = {s for _, s, _ in cells_}
         if statuses == {"pass"}:
-            errors = [re.search(r"max abs error ([^,]+)", d).group(1) for _, _, d in cells_]
+            errors = [f"{re.search(r'max abs error ([^,]+)', d).group(1)} of max {max_ref(name, opset, shape)}"
+                      for shape, _, d in cells_]
             result = f"pass (max abs error {', '.join(errors)})"
         elif statuses == {"export"}:
             result = f"not exported (torch.onnx): {cells_[0][2]}"
