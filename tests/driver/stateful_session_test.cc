@@ -34,6 +34,7 @@ TEST(StatefulSession, LstmStateCarriedAcrossChunksMatchesPyTorch) {
   EXPECT_TRUE(session.inputs()[3].shape.empty()) << "temperature is a scalar";
   std::vector<TensorData> in = {reference("ids.1.npy"), reference("h0.npy"), reference("c0.npy"), TensorData::scalar_f32(0.7f)};
   std::vector<TensorData> out;
+  const int compiles = session.compiles();  // 1, or 0 when the compile cache served the model
   for (int k = 1; k <= 3; ++k) {
     const std::string chunk = std::to_string(k);
     in[0] = reference("ids." + chunk + ".npy");
@@ -44,7 +45,7 @@ TEST(StatefulSession, LstmStateCarriedAcrossChunksMatchesPyTorch) {
     in[1] = out[1];  // the state, shared with the outputs (no copy)
     in[2] = out[2];
   }
-  EXPECT_EQ(session.compiles(), 1) << "one compile serves every chunk length";
+  EXPECT_EQ(session.compiles(), compiles) << "no compile per chunk length";
 }
 
 // s_out = s^T * 0.5 + x. The input s shares its storage with the output that
