@@ -5,6 +5,7 @@
 #include "driver/aot/aot_compile.h"
 #include "tools/cli_args.h"
 #include "tools/commands.h"
+#include "tools/progress_display.h"
 
 namespace disco {
 
@@ -64,12 +65,13 @@ int cmd_compile(int argc, char **argv) {
   }
   opts.compile_workers = args.get_int("compile-jobs", 0);
   if (opts.compile_workers < 0) throw UsageError("--compile-jobs must be 0 (one per core) or more");
-  if (!args.flag("quiet"))
-    opts.progress = [](const std::string &line) {
-      std::printf("disco compile: %s\n", line.c_str());
-      std::fflush(stdout);
-    };
+  ProgressDisplay display;  // the kernel bar on a terminal (tools/progress_display.h)
+  if (!args.flag("quiet")) {
+    opts.progress = [&display](const std::string &line) { display.line("disco compile: " + line); };
+    opts.kernel_progress = display.kernel_callback();
+  }
   aot::compile_aot(opts);
+  display.finish();
   return 0;
 }
 

@@ -17,6 +17,7 @@
 #include "driver/session.h"
 #include "tools/cli_args.h"
 #include "tools/commands.h"
+#include "tools/progress_display.h"
 #include "tools/scalar_value.h"
 
 namespace disco {
@@ -141,7 +142,11 @@ int cmd_run(int argc, char **argv) {
   opts.compile_workers = args.get_int("compile-jobs", 0);
   opts.max_memory = args.get_byte_size("max-memory", 0);
   if (opts.compile_workers < 0) throw UsageError("--compile-jobs must be 0 (one per core) or more");
-  if (verbose) opts.progress = [](const std::string &s) { std::printf("  %s\n", s.c_str()); std::fflush(stdout); };
+  // The kernel bar on a terminal (tools/progress_display.h); it outlives the
+  // session, which may compile again at a run (value inputs).
+  ProgressDisplay display;
+  opts.kernel_progress = display.kernel_callback();
+  if (verbose) opts.progress = [&display](const std::string &s) { display.line("  " + s); };
   Session session = Session::from_onnx(model, opts);
   if (int t = args.get_int("threads", 0); t > 0) session.set_num_threads(t);
   auto report_compile = [&] {
@@ -241,6 +246,7 @@ int cmd_run(int argc, char **argv) {
     }
     std::vector<double> times;
     std::vector<TensorData> outs;
+    display.finish();  // before the run's lines (a first run may have compiled)
     session.set_profiling(false);
     for (int k = 0; k < repeat; ++k) {
       if (k == 1 || repeat == 1) session.set_profiling(args.flag("profile"));  // the first of several runs warms up

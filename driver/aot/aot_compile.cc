@@ -198,6 +198,7 @@ AotResult compile_aot(const AotOptions &opts) {
   co.use_cache = false;
   co.keep_objects = true;
   co.progress = opts.progress;
+  co.kernel_progress = opts.kernel_progress;
   CompiledModel m = compile_graph(std::move(src.graph), opts.name, src.key, co);
   m.profile.import_s = src.seconds;
   check_plan_supported(m.plan);

@@ -23,6 +23,7 @@ struct AotOptions {
   std::map<std::string, int64_t> hints;
   int compile_workers = 0;  // kernels compiled at once; 0: one per core (same bytes for any count)
   std::function<void(const std::string &)> progress;
+  std::function<void(size_t done, size_t total)> kernel_progress;  // as CompileOptions::kernel_progress
 };
 
 struct AotResult {
