@@ -95,6 +95,10 @@ def build_model(name):
     from torchvision.models import segmentation
     if name in segmentation_names():
         return SegmentationOut(getattr(segmentation, name)(weights=None, weights_backbone=None))
+    if name == "inception_v3":
+        # Its legacy init (truncated normal, std 0.1) makes outputs of about 1e13 with random weights;
+        # PyTorch's default init keeps them near 1, as a trained model's.
+        return models.inception_v3(weights=None, init_weights=False)
     return getattr(models, name)(weights=None)
 
 
