@@ -8,6 +8,7 @@
 #include "lowering/infer_context.h"
 #include "lowering/known_values.h"
 #include "lowering/lower_context.h"
+#include "lowering/op_registry.h"
 
 namespace disco {
 
@@ -206,10 +207,53 @@ bool known_bool(const Graph &g, const Node &n, int input, const ShapeStore &stor
   return v->at(0) != 0;
 }
 
+// Whether compiling the condition's graph inputs in pays, should the
+// branches give outputs of different shapes: the inputs must take few values
+// (flags and small integer tensors; a Session compiles once per value), and
+// the condition must fold from them, so not pass through an op run on the
+// host (NonZero, NonMaxSuppression, TopKDynamic: never folded). torchvision's
+// batched_nms tests `boxes.numel() == 0` on the boxes left by a score
+// threshold (a NonZero on scores computed from the float image): compiling
+// the image in would compile once per image, and still not decide it.
+bool condition_compiles_in(const Graph &g, int cond, const std::vector<int> &from, const ShapeStore &store) {
+  if (from.empty()) return false;
+  for (int id : from) {
+    const Value &v = g.value(id);
+    if (dtype_is_float(v.dtype) || !v.shape) return false;
+    int64_t elements = 1;
+    for (const Dim &d : *v.shape) {
+      const Dim c = store.canonical(d);
+      if (!c.is_const()) return false;
+      elements *= c.as_const();
+    }
+    if (elements > 64) return false;
+  }
+  const OpRegistry &reg = OpRegistry::global();
+  std::set<int> seen;
+  std::vector<int> todo = {cond};
+  while (!todo.empty()) {
+    const int v = todo.back();
+    todo.pop_back();
+    if (v < 0 || !seen.insert(v).second) continue;
+    const Value &val = g.value(v);
+    if (val.constant || val.producer < 0) continue;
+    const Node &p = g.nodes.at(static_cast<size_t>(val.producer));
+    const OpDef *def = reg.find(p.domain, p.op_type, p.opset);
+    if (def && def->kind == OpKind::Host) return false;
+    todo.insert(todo.end(), p.inputs.begin(), p.inputs.end());
+  }
+  return true;
+}
+
 // Both branches, and per output an IfSelect (domain "disco") that picks one
 // by the condition at run time: one compile serves both values. Its shape
-// rule requires the branches' shapes to agree (infer_if_select).
-std::vector<Node> expand_if_at_run_time(Graph &g, const Node &n, const ValueRequired &why) {
+// rule requires the branches' shapes to agree (infer_if_select); where they
+// differ and compiling the condition in does not pay ("bind_at_run_time"),
+// inference routes it to IfSelectDynamic (route_if_select_of_differing_shapes).
+std::vector<Node> expand_if_at_run_time(Graph &g, const Node &n, const ValueRequired &why, const ShapeStore &store) {
+  Attribute bind_at_run_time;
+  bind_at_run_time.kind = Attribute::Int;
+  bind_at_run_time.i = condition_compiles_in(g, n.inputs[0], why.from_inputs, store) ? 0 : 1;
   Splicer s(g, n);
   auto then_outs = s.inline_graph(body(n, "then_branch"), {}, n.name + "/then/");
   auto else_outs = s.inline_graph(body(n, "else_branch"), {}, n.name + "/else/");
@@ -227,8 +271,12 @@ std::vector<Node> expand_if_at_run_time(Graph &g, const Node &n, const ValueRequ
     if (n.outputs[i] < 0) continue;
     index.i = static_cast<int64_t>(i);
     s.add("IfSelect", {n.inputs[0], then_outs[i], else_outs[i]},
-          {{"cond_inputs", from}, {"cond_message", msg}, {"if_node", node_name}, {"output", index}}, n.outputs[i],
-          "disco");
+          {{"cond_inputs", from},
+           {"cond_message", msg},
+           {"if_node", node_name},
+           {"output", index},
+           {"bind_at_run_time", bind_at_run_time}},
+          n.outputs[i], "disco");
   }
   return s.take_nodes();
 }
@@ -238,7 +286,7 @@ std::vector<Node> expand_if(Graph &g, const Node &n, const ShapeStore &store) {
   try {
     cond = known_bool(g, n, 0, store, "the condition");
   } catch (const ValueRequired &e) {
-    return expand_if_at_run_time(g, n, e);
+    return expand_if_at_run_time(g, n, e, store);
   }
   Splicer s(g, n);
   auto outs = s.inline_graph(body(n, cond ? "then_branch" : "else_branch"), {}, n.name + (cond ? "/then/" : "/else/"));
@@ -282,6 +330,31 @@ void lower_if_select(LowerContext &c) {
   Halide::Expr k = cond.at(std::vector<Halide::Expr>(static_cast<size_t>(cond.rank()), 0));
   if (!k.type().is_bool()) k = k != Halide::cast(k.type(), 0);
   c.define_output(0, v, Halide::select(k, c.in(1).at(oi), c.in(2).at(oi)));
+}
+
+// The IfSelect of branch outputs whose shapes differ, when the condition is
+// computed from data (route_if_select_of_differing_shapes): a host op copies
+// the taken branch's tensor. Each dim that differs between the branches gets
+// a fresh symbol, bound at run time by the copy's shape (as NonZero's count
+// is), so the ops after it stay shape-generic and one compile serves both.
+void infer_if_select_dynamic(InferContext &c) {
+  const std::string if_node = c.attrs().get_string("if_node", c.node().name);
+  const std::string output = "output " + std::to_string(c.attrs().get_int("output", 0));
+  for (const Dim &d : c.shape(0))
+    if (!c.store().canonical(d).is_const(1))
+      fail("node '", if_node, "' (If): the condition's shape ", shape_str(c.shape(0)), " is not one element");
+  if (c.dtype(1) != c.dtype(2) || c.rank(1) != c.rank(2))
+    fail("node '", if_node, "' (If): the branches give ", output, " the dtypes ", dtype_name(c.dtype(1)), " and ",
+         dtype_name(c.dtype(2)), " and the ranks ", c.rank(1), " and ", c.rank(2), "; they must agree");
+  const Shape a = c.store().canonical(c.shape(1)), b = c.store().canonical(c.shape(2));
+  Shape out(a.size());
+  for (size_t d = 0; d < a.size(); ++d)
+    out[d] = a[d] == b[d] ? a[d]
+                          : c.store().fresh_symbol(c.node().name + "_d" + std::to_string(d),
+                                                   "node '" + if_node + "' (If) " + output + " dim " +
+                                                       std::to_string(d) + " (" + a[d].str() + " or " + b[d].str() +
+                                                       ", the branch taken at run time)");
+  c.set_output(0, c.dtype(1), out);
 }
 
 // The body's condition output is its condition input, through Identity nodes.
@@ -422,6 +495,17 @@ std::vector<Node> expand_scan(Graph &g, const Node &n, const ShapeStore &store) 
 
 void register_control_flow_ops(OpRegistry &r) {
   r.add(OpDef("disco", "IfSelect", 1, kAnyLaterOpset, OpKind::Elementwise, infer_if_select, lower_if_select));
+  r.add(OpDef("disco", "IfSelectDynamic", 1, kAnyLaterOpset, OpKind::Host, infer_if_select_dynamic, nullptr));
+}
+
+bool route_if_select_of_differing_shapes(const Graph &g, Node &node, const ShapeStore &store) {
+  if (node.domain != "disco" || node.op_type != "IfSelect" || node.inputs.size() != 3) return false;
+  if (!AttrReader(node.attrs, node.where()).get_int("bind_at_run_time", 0)) return false;
+  const Value &a = g.value(node.inputs[1]), &b = g.value(node.inputs[2]);
+  if (!a.shape || !b.shape || a.dtype != b.dtype || a.shape->size() != b.shape->size()) return false;
+  if (store.canonical(*a.shape) == store.canonical(*b.shape)) return false;
+  node.op_type = "IfSelectDynamic";
+  return true;
 }
 
 bool is_control_flow(const Node &n) {

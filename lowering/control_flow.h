@@ -4,9 +4,12 @@
 //  - If: the taken branch, when the condition is known (a constant or a
 //    folded shape fact); otherwise both branches, and per output an IfSelect
 //    (domain "disco") that picks one at run time, so one compile serves both
-//    values. Branches whose shapes differ fall back to compiling the
-//    condition's graph inputs in (a Session compiles once per value), or fail
-//    naming the If when the condition comes from data. Both branches then
+//    values. Branches whose shapes differ compile the condition's graph
+//    inputs in (a Session compiles once per value) when those are flags or
+//    small integer tensors the condition folds from; otherwise (a condition
+//    computed from float data or through NonZero and the like) an
+//    IfSelectDynamic, run on the host, copies the taken branch's output and
+//    binds the dims that differ, fresh symbols, at run time. Both branches then
 //    run on every call, and the shape facts and run-time checks of each (a
 //    Reshape's element count, a broadcast) hold whichever is taken;
 //  - Loop: the body unrolled, when the trip count and condition are known and
@@ -29,5 +32,9 @@ bool is_control_flow(const Node &n);
 // Replaces g.nodes[index] by its expansion (possibly empty). Throws
 // ValueRequired (lowering/known_values.h) when a graph input's value decides.
 void expand_control_flow(Graph &g, size_t index, const ShapeStore &store);
+// Turns an IfSelect whose branch outputs differ in shape, and whose condition
+// is not worth compiling in, into an IfSelectDynamic (a host op). Called by
+// shape inference once the branches' shapes are known.
+bool route_if_select_of_differing_shapes(const Graph &g, Node &node, const ShapeStore &store);
 
 }  // namespace disco

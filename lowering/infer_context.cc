@@ -98,6 +98,7 @@ void infer_shapes(Graph &g, ShapeStore &store) {
       continue;
     }
     route_data_dependent_topk(g, g.nodes[n]);
+    route_if_select_of_differing_shapes(g, g.nodes[n], store);
     const Node &node = g.nodes[n];
     std::string why;
     const OpDef *def = reg.find(node.domain, node.op_type, node.opset, &why);

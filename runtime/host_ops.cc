@@ -220,6 +220,17 @@ std::vector<TensorData> topk_dynamic(const std::vector<const TensorData *> &in, 
   return {values, indices};
 }
 
+// A run-time If's output whose shape differs between the branches
+// (lowering/control_flow.cc: IfSelectDynamic): a copy of the taken branch's
+// tensor, inputs (condition, then, else). Both branches ran; the copy's shape
+// binds the output's data-dependent dims.
+std::vector<TensorData> if_select_dynamic(const std::vector<const TensorData *> &in, const HostAttrs &) {
+  DISCO_CHECK(in.size() == 3 && in[0] && in[1] && in[2], "IfSelectDynamic takes a condition and two branch outputs");
+  DISCO_CHECK(in[0]->num_elements() == 1, "the If's condition must hold one element, it holds ",
+              in[0]->num_elements());
+  return {in[0]->int_at(0) != 0 ? *in[1] : *in[2]};
+}
+
 }  // namespace
 
 HostOpFn find_host_op(const std::string &name) {
@@ -228,6 +239,7 @@ HostOpFn find_host_op(const std::string &name) {
   if (name == "Unique") return unique;
   if (name == "NonMaxSuppression") return non_max_suppression;
   if (name == "TopKDynamic") return topk_dynamic;
+  if (name == "IfSelectDynamic") return if_select_dynamic;
   return nullptr;
 }
 

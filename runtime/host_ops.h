@@ -1,7 +1,7 @@
 // Ops whose output sizes depend on the data (NonZero, Unique, Compress,
-// NonMaxSuppression, TopKDynamic). The runtime runs them on the host between
-// kernels; the sizes they produce bind fresh symbols that later kernels take
-// as arguments.
+// NonMaxSuppression, TopKDynamic, IfSelectDynamic). The runtime runs them on
+// the host between kernels; the sizes they produce bind fresh symbols that
+// later kernels take as arguments.
 #pragma once
 #include <map>
 #include <string>
