@@ -6,6 +6,7 @@
 #include "lowering/control_flow.h"
 #include "lowering/op_registry.h"
 #include "lowering/ops/data_dependent_ops.h"
+#include "lowering/ops/run_time_dims.h"
 
 namespace disco {
 
@@ -108,6 +109,8 @@ void infer_shapes(Graph &g, ShapeStore &store) {
     fold_constant_node(g, n, store);
     for (int out : node.outputs)
       if (out >= 0 && !g.value(out).shape) fail(node.where(), ": output '", g.value(out).name, "' got no shape");
+    fold_view_of_dims(g, n, store);
+    route_run_time_dims(g, n, store);  // may insert a node at n + 1 (invalidates `node`), inferred next
   }
   // Later merges can refine earlier shapes. Graph inputs keep their declared
   // shapes: the run-time binder reads symbols from them.

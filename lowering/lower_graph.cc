@@ -52,11 +52,18 @@ HTensor folded_tensor(const Value &v, SymbolParams &syms, const ShapeStore &stor
     h.f() = Halide::cast(t, syms.expr(store.canonical(vals.at(0))));
     return h;
   }
-  Halide::Var i("i");
+  // Any rank (lowering/ops/run_time_dims.h: fold_view_of_dims): the elements
+  // row-major, the shape constant.
+  std::vector<Halide::Var> vars;
+  Halide::Expr i = 0;
+  for (size_t d = 0; d < h.shape.size(); ++d) {
+    vars.emplace_back("i" + std::to_string(d));
+    i = i * static_cast<int>(store.canonical(h.shape[d]).as_const()) + vars.back();
+  }
   Halide::Expr e = Halide::cast(t, 0);
   for (size_t k = vals.size(); k-- > 0;)
     e = Halide::select(i == static_cast<int>(k), Halide::cast(t, syms.expr(store.canonical(vals[k]))), e);
-  h.f(i) = e;
+  h.f(vars) = e;
   return h;
 }
 

@@ -37,6 +37,7 @@ const OpRegistry &OpRegistry::global() {
     register_spectral_ops(reg);
     register_recurrent_ops(reg);
     register_control_flow_ops(reg);
+    register_run_time_dims_ops(reg);
     return reg;
   }();
   return r;

@@ -103,5 +103,6 @@ void register_conv_transpose_ops(OpRegistry &r);
 void register_spectral_ops(OpRegistry &r);
 void register_recurrent_ops(OpRegistry &r);
 void register_control_flow_ops(OpRegistry &r);  // lowering/control_flow.cc: IfSelect
+void register_run_time_dims_ops(OpRegistry &r);  // lowering/ops/run_time_dims.cc: RunTimeDims
 
 }  // namespace disco

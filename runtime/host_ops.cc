@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "frontend/errors.h"
+#include "runtime/host_op_bind_dims.h"
 
 namespace disco {
 
@@ -239,6 +240,7 @@ HostOpFn find_host_op(const std::string &name) {
   if (name == "Unique") return unique;
   if (name == "NonMaxSuppression") return non_max_suppression;
   if (name == "TopKDynamic") return topk_dynamic;
+  if (name == "RunTimeDims") return run_time_dims;
   if (name == "IfSelectDynamic") return if_select_dynamic;
   return nullptr;
 }

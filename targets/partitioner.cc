@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -43,6 +44,49 @@ struct DataGraph {
         pred[i].push_back(p);
         succ[p].push_back(i);
       }
+    }
+    add_symbol_edges(g);
+  }
+
+  // A host op that binds a symbol (NonZero's count, RunTimeDims's values:
+  // lowering/ops/run_time_dims.h) must run before every kernel whose shapes
+  // use it, even one that reads none of its data (a Pad whose pads are the
+  // symbol, through a Shape). The binder of a symbol: the first kernel node
+  // with it in an output's shape and in no input's; graph inputs bind theirs.
+  void add_symbol_edges(const Graph &g) {
+    auto syms_of = [&](int vid, bool with_value) {
+      std::set<std::string> s;
+      if (vid < 0) return s;
+      const Value &v = g.value(vid);
+      if (v.shape)
+        for (const Dim &d : *v.shape) d.collect_symbols(s);
+      if (with_value && v.sym_value)
+        for (const Dim &d : *v.sym_value) d.collect_symbols(s);
+      return s;
+    };
+    std::set<std::string> bound;
+    for (int in : g.inputs)
+      for (const auto &x : syms_of(in, false)) bound.insert(x);
+    std::map<std::string, int> binder;
+    const int n = static_cast<int>(g.nodes.size());
+    for (int i = 0; i < n; ++i) {
+      if (folded[i]) continue;
+      std::set<std::string> used;
+      for (int in : g.nodes[i].inputs)
+        for (const auto &x : syms_of(in, true)) used.insert(x);
+      std::set<int> ps;
+      for (const auto &x : used)
+        if (auto it = binder.find(x); it != binder.end()) ps.insert(it->second);
+      for (int o : g.nodes[i].outputs)
+        for (const auto &x : syms_of(o, false)) {
+          if (auto it = binder.find(x); it != binder.end()) ps.insert(it->second);
+          else if (!bound.count(x) && !used.count(x)) binder[x] = i;
+        }
+      for (int p : ps)
+        if (p != i && std::find(pred[i].begin(), pred[i].end(), p) == pred[i].end()) {
+          pred[i].push_back(p);
+          succ[p].push_back(i);
+        }
     }
   }
 };

@@ -28,6 +28,12 @@ std::string group_label(const Graph &g, const FusionGroup &gr) {
   return s;
 }
 
+bool has_symbol(const ShapeStore &store, const Shape &s) {
+  for (const Dim &d : s)
+    if (!store.canonical(d).is_const()) return true;
+  return false;
+}
+
 void compile_group(const FusionGroup &gr, PlanBuilder &b, const GroupScheduler &schedule) {
   const Graph &g = b.graph();
   PlanStep step;
@@ -40,7 +46,11 @@ void compile_group(const FusionGroup &gr, PlanBuilder &b, const GroupScheduler &
       if (a.kind == Attribute::Int) step.host_attrs[name] = a.i;
     for (int vid : node.inputs) step.inputs.push_back(vid < 0 ? -1 : b.input_buffer(vid));
     for (int vid : node.outputs) {
-      bool used = vid >= 0 && std::find(gr.outputs.begin(), gr.outputs.end(), vid) != gr.outputs.end();
+      // Outputs whose extents hold symbols are written even when no kernel reads
+      // them: those extents bind the symbols (disco::RunTimeDims's outputs 1..n
+      // exist only for that; lowering/ops/run_time_dims.cc).
+      bool binds = vid >= 0 && has_symbol(b.store(), *g.value(vid).shape);
+      bool used = vid >= 0 && (binds || std::find(gr.outputs.begin(), gr.outputs.end(), vid) != gr.outputs.end());
       step.outputs.push_back(used ? b.output_buffer(vid) : -1);
     }
     b.add_step(std::move(step));
