@@ -209,6 +209,12 @@ std::vector<FusionGroup> Planner::run(bool copy_outputs) {
         if (leaves) gr.outputs.push_back(o);
       }
   }
+  // A kernel whose outputs no one reads is dead: torchvision's `o[0].shape` leaves a Gather read only
+  // by a (folded) Shape once shapes are symbolic, and a kernel with no outputs is no Halide pipeline.
+  // Host ops stay: their output extents may bind symbols (lowering/ops/run_time_dims.h).
+  groups.erase(std::remove_if(groups.begin(), groups.end(),
+                              [](const FusionGroup &gr) { return gr.kind != GroupKind::Host && gr.outputs.empty(); }),
+               groups.end());
   // Host ops read buffers: constant or folded inputs get written by a Copy group first.
   std::vector<FusionGroup> with_copies;
   for (auto &gr : groups) {
