@@ -222,6 +222,18 @@ std::optional<Dim> exact_div(const Dim &a, const Dim &b) {
   }
   return Dim::from_terms(std::move(out));
 }
+
+// k when a = k * b for a constant k, b of several terms: torchvision's
+// RetinaNet takes A = HWA // HW with HWA = 9 * HW, a sum of per-level areas
+// (exact_div takes one-term divisors only). As exact_div, b is taken non-zero.
+std::optional<int64_t> constant_multiple(const Dim &a, const Dim &b) {
+  if (b.terms().size() < 2 || a.terms().size() != b.terms().size()) return std::nullopt;
+  const int64_t num = a.terms()[0].coeff, den = b.terms()[0].coeff;
+  if (den == 0 || num % den != 0) return std::nullopt;
+  const int64_t k = num / den;
+  if (!(a - b * Dim(k)).is_const(0)) return std::nullopt;
+  return k;
+}
 }  // namespace
 
 
@@ -238,6 +250,7 @@ Dim floor_div(const Dim &a, const Dim &b) {
     return qd + Dim::from_atom(make_binary(AtomNode::FloorDiv, rd, b));
   }
   if (auto e = exact_div(a, b)) return *e;
+  if (auto k = constant_multiple(a, b)) return Dim(*k);
   return Dim::from_atom(make_binary(AtomNode::FloorDiv, a, b));
 }
 
@@ -252,7 +265,7 @@ Dim floor_mod(const Dim &a, const Dim &b) {
     if (rd.is_const()) return Dim(fmod_(rd.as_const(), c));
     return Dim::from_atom(make_binary(AtomNode::Mod, rd, b));
   }
-  if (exact_div(a, b)) return Dim(0);
+  if (exact_div(a, b) || constant_multiple(a, b)) return Dim(0);
   return Dim::from_atom(make_binary(AtomNode::Mod, a, b));
 }
 

@@ -27,6 +27,14 @@ TEST(Dim, ExactDivisionCancels) {
   EXPECT_TRUE(floor_mod(b * 768, Dim(256)).is_const(0));
 }
 
+TEST(Dim, DivisionByASumCancelsAConstantMultiple) {
+  // RetinaNet's A = HWA // HW, HWA = 9 * HW summed over levels (hand reference: 9, remainder 0).
+  const Dim hw = b * s + h * h + floor_div(h + 1, Dim(2)) * s;
+  EXPECT_EQ(floor_div(hw * 9, hw), Dim(9));
+  EXPECT_TRUE(floor_mod(hw * 9, hw).is_const(0));
+  EXPECT_FALSE(floor_div(hw * 9 + 1, hw).is_const());
+}
+
 TEST(Dim, ConvOutputSizeSimplifies) {
   // (H + 2*1 - 3)/1 + 1 == H
   EXPECT_EQ(floor_div(h + 2 - 3, Dim(1)) + 1, h);
