@@ -88,6 +88,9 @@ void infer_constant_of_shape(InferContext &c) {
   // Small constant results fold, so Where/Equal chains over them keep folding.
   Dim n = c.store().canonical(num_elements(out));
   if (!n.is_const() || n.as_const() > kMaxFolded) return;
+  // No elements is a constant count with symbolic dims beside a 0: [0, height] (maskrcnn's empty masks).
+  for (const auto &d : out)
+    if (!d.is_const()) return;
   std::vector<int64_t> shape;
   for (const auto &d : out) shape.push_back(d.as_const());
   TensorData t(value.dtype, shape);

@@ -95,6 +95,16 @@ TEST(ShapeOps, ConstantOfShapeOverASymbolicShape) {
   EXPECT_EQ(out[0].to_int64(), (Shape64{7, 7, 7, 7, 7, 7}));
 }
 
+TEST(ShapeOps, ConstantOfShapeEmptyWithASymbolicDim) {
+  // [0, n]: no elements, yet n is symbolic (maskrcnn's empty masks); inference threw on n.
+  GraphBuilder b(13);
+  auto x = b.input("x", DType::F32, {n, 2});
+  auto shape = b.op("Concat", {b.constant("zero", i64({1}, {0})), b.op("Shape", {x})}, attrs({{"axis", attr_int(0)}}));
+  b.output(b.op("ConstantOfShape", {shape}));
+  auto out = testing::jit_eval(b.build(), {iota_f32({3, 2})});
+  EXPECT_EQ(out[0].shape, (Shape64{0, 3, 2}));
+}
+
 TEST(ShapeOps, ConstantOfShapeDefaultsToFloatZero) {
   GraphBuilder b(13);
   auto shape = b.constant("shape", i64({2}, {2, 2}));
