@@ -13,10 +13,10 @@
 #include "frontend/tensor_compare.h"
 #include "runtime/executor.h"
 #include "runtime/npy.h"
-#include "targets/gpu/gpu_target.h"
 #include "driver/session.h"
 #include "tools/cli_args.h"
 #include "tools/commands.h"
+#include "tools/compile_flags.h"
 #include "tools/progress_display.h"
 #include "tools/scalar_value.h"
 
@@ -122,26 +122,7 @@ int cmd_run(int argc, char **argv) {
     expects[n].push_back(v);
   }
 
-  CompileOptions opts;
-  opts.target = args.get("target", "host");
-  if (!args.all("targets").empty()) opts.backends = parse_backend_list(args.get("targets", ""));
-  opts.backend_options.calibration_samples = args.all("calibrate");  // vitis_ai; part of the cache key
-  select_gpu_target(opts, !args.all("targets").empty());  // opencl, cuda: GPU backend and Halide target
-  for (const auto &text : args.all("static")) {
-    auto [name, dims] = split_assignment(text, "--static");
-    opts.static_shapes[name] = parse_shape(dims, "--static " + name);
-  }
-  for (const auto &text : args.all("hint")) {
-    auto [sym, value] = split_assignment(text, "--hint");
-    char *end = nullptr;
-    const long long v = std::strtoll(value.c_str(), &end, 10);
-    if (value.empty() || *end != '\0') throw UsageError("--hint " + text + ": the value must be an integer");
-    opts.hints[sym] = v;
-  }
-  opts.use_cache = !args.flag("no-cache");
-  opts.compile_workers = args.get_int("compile-jobs", 0);
-  opts.max_memory = args.get_byte_size("max-memory", 0);
-  if (opts.compile_workers < 0) throw UsageError("--compile-jobs must be 0 (one per core) or more");
+  CompileOptions opts = compile_options_from(args);  // --target, --targets, --static, --hint, ... (shared with bench)
   // The kernel bar on a terminal (tools/progress_display.h); it outlives the
   // session, which may compile again at a run (value inputs).
   ProgressDisplay display;
