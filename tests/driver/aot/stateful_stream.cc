@@ -19,6 +19,7 @@
 
 #include "aot_flip_state.h"
 #include "aot_stream_lstm.h"
+#include "halide_view.h"
 #include "npy_lite.h"
 
 namespace {
@@ -29,26 +30,6 @@ void failure(const std::string &what) {
   std::fprintf(stderr, "FAIL: %s\n", what.c_str());
   ++g_failures;
 }
-
-// A dense row-major Halide view (Halide's dim 0 is the last ONNX dim).
-struct View {
-  halide_buffer_t buf{};
-  std::vector<halide_dimension_t> dims;
-  View(void *host, const std::vector<int64_t> &shape, uint8_t code, uint8_t bits) {
-    dims.resize(shape.size());
-    int32_t stride = 1;
-    for (size_t i = 0; i < shape.size(); ++i) {
-      dims[i] = {0, static_cast<int32_t>(shape[shape.size() - 1 - i]), stride, 0};
-      stride *= dims[i].extent;
-    }
-    buf.host = static_cast<uint8_t *>(host);
-    buf.type.code = code;
-    buf.type.bits = bits;
-    buf.type.lanes = 1;
-    buf.dimensions = static_cast<int32_t>(shape.size());
-    buf.dim = dims.data();
-  }
-};
 
 std::vector<float> floats(const npy_lite::Array &a) {
   std::vector<float> v(static_cast<size_t>(a.elements()));
