@@ -17,6 +17,13 @@ set_target_properties(disco_runtime PROPERTIES EXPORT_NAME runtime)
 set_target_properties(disco_core PROPERTIES EXPORT_NAME core)
 set_target_properties(disco_openmp_par_for PROPERTIES EXPORT_NAME openmp_par_for)
 
+# A sanitizer build's archives are instrumented: whoever links them needs the
+# sanitizer runtimes, so the installed targets carry the link flags (the consumer
+# must use the same compiler; tests/install/install_test.sh passes it).
+if(DISCO_SANITIZE)
+  target_link_options(disco_core INTERFACE $<INSTALL_INTERFACE:${_disco_san_flags}>)
+endif()
+
 install(TARGETS disco disco-exec EXPORT discoTargets RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT disco)
 install(TARGETS disco_runtime disco_core disco_openmp_par_for EXPORT discoTargets
   ARCHIVE DESTINATION ${DISCO_INSTALL_ARCHIVE_DIR} COMPONENT disco

@@ -34,7 +34,14 @@ grep -q "^usage: disco" "$work/help.txt" || fail "the installed disco --help pri
 
 # The consumer: only the prefix on CMake's search path; its own compile cache.
 export DISCO_CACHE_DIR=$work/cache
-"$cmake" -S "$here/consumer" -B "$work/consumer" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+# The build's own compilers: a sanitizer build's archives link only with the
+# sanitizer runtimes of the compiler that instrumented them.
+compilers=()
+for lang in C CXX; do
+  c=$(sed -n "s/^CMAKE_${lang}_COMPILER:[A-Z]*=//p" "$build/CMakeCache.txt")
+  [ -n "$c" ] && compilers+=("-DCMAKE_${lang}_COMPILER=$c")
+done
+"$cmake" -S "$here/consumer" -B "$work/consumer" -G Ninja -DCMAKE_BUILD_TYPE=Release "${compilers[@]}" \
   -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF -DDISCO_TEST_MODEL="$model" \
   > "$work/configure.log" 2>&1 || { cat "$work/configure.log"; fail "the consumer did not configure"; }
 grep -q "\"$prefix/lib/cmake/disco\"\\|$prefix/lib/cmake/disco" "$work/consumer/CMakeCache.txt" ||
