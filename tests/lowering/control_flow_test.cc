@@ -22,6 +22,7 @@
 #include "runtime/npy.h"
 #include "tests/support/error_message.h"
 #include "tests/support/jit_eval.h"
+#include "tests/support/onnx_graph_writer.h"
 #include "tests/support/tensors.h"
 
 namespace disco {
@@ -57,75 +58,12 @@ TensorData flag(bool v) {
   return t;
 }
 
-// Small GraphProto writer: names in, names out.
-struct G {
-  onnx::GraphProto *g;
+using G = testing::GraphWriter;
+using testing::graph_attr;
+using testing::int_attr;
 
-  onnx::NodeProto *node(const std::string &op, std::vector<std::string> ins, std::vector<std::string> outs,
-                        const std::string &name = "") {
-    auto *n = g->add_node();
-    n->set_op_type(op);
-    n->set_name(name.empty() ? op + "_" + std::to_string(g->node_size()) + "_" + outs.at(0) : name);
-    for (auto &i : ins) n->add_input(i);
-    for (auto &o : outs) n->add_output(o);
-    return n;
-  }
-  void input(const std::string &name, int elem, std::vector<int64_t> dims) {
-    auto *vi = g->add_input();
-    vi->set_name(name);
-    auto *tt = vi->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(elem);
-    auto *shape = tt->mutable_shape();
-    for (int64_t d : dims)
-      if (d < 0)
-        shape->add_dim()->set_dim_param("n");  // -1: the symbol n
-      else
-        shape->add_dim()->set_dim_value(d);
-  }
-  void untyped_input(const std::string &name) { g->add_input()->set_name(name); }
-  void output(const std::string &name) {
-    auto *vi = g->add_output();
-    vi->set_name(name);
-    vi->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
-  }
-  void tensor(const std::string &name, const TensorData &t) {
-    auto *p = g->add_initializer();
-    p->set_name(name);
-    p->set_data_type(t.dtype == DType::F32 ? onnx::TensorProto::FLOAT
-                     : t.dtype == DType::I64 ? onnx::TensorProto::INT64
-                                             : onnx::TensorProto::BOOL);
-    for (int64_t d : t.shape) p->add_dims(d);
-    p->set_raw_data(std::string(reinterpret_cast<const char *>(t.data()), t.num_bytes()));
-  }
-  void scalar(const std::string &name, float v) { tensor(name, TensorData::scalar_f32(v)); }
-  void int_scalar(const std::string &name, int64_t v) { tensor(name, TensorData::from_int64({v}, {})); }
-  void bool_scalar(const std::string &name, bool v) { tensor(name, flag(v)); }
-};
-
-void int_attr(onnx::NodeProto *n, const std::string &name, int64_t v) {
-  auto *a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INT);
-  a->set_i(v);
-}
-
-G graph_attr(onnx::NodeProto *n, const std::string &name) {
-  auto *a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::GRAPH);
-  a->mutable_g()->set_name(n->name() + "_" + name);
-  return G{a->mutable_g()};
-}
-
-struct Model {
-  onnx::ModelProto m;
-  G main;
-  Model() : main{m.mutable_graph()} {
-    m.set_ir_version(8);
-    m.mutable_graph()->set_name("control_flow");
-    m.add_opset_import()->set_version(14);
-  }
-  Graph graph() const { return load_onnx_bytes(m.SerializeAsString(), ".", "control_flow test model"); }
+struct Model : testing::ModelWriter {
+  Model() : ModelWriter("control_flow", 14) {}
 };
 
 CompileOptions no_cache() {
@@ -158,15 +96,15 @@ Model if_in_if() {
   auto *inner = then_b.node("If", {"flag"}, {"inner_y"}, "If_69");
   G t2 = graph_attr(inner, "then_branch");
   t2.node("Mul", {"input_data1", "x"}, {"t2_out"});
-  t2.output("t2_out");
+  t2.output("t2_out", onnx::TensorProto::FLOAT);
   G e2 = graph_attr(inner, "else_branch");
   e2.node("Sub", {"input_data1", "a"}, {"e2_out"});
-  e2.output("e2_out");
-  then_b.output("inner_y");
+  e2.output("e2_out", onnx::TensorProto::FLOAT);
+  then_b.output("inner_y", onnx::TensorProto::FLOAT);
   G else_b = graph_attr(outer, "else_branch");
   else_b.node("Neg", {"x"}, {"neg_x"});
-  else_b.output("neg_x");
-  m.output("y");
+  else_b.output("neg_x", onnx::TensorProto::FLOAT);
+  m.output("y", onnx::TensorProto::FLOAT);
   return md;
 }
 
@@ -196,11 +134,11 @@ TEST(ControlFlow, ABranchMayOutputAnEnclosingGraphsValueWithNoNode) {
   tb.scalar("one", 1);
   tb.node("Add", {"a", "one"}, {"b1"});
   auto *inner = tb.node("If", {"flag"}, {"inner_y"}, "inner_if");
-  graph_attr(inner, "then_branch").output("b1");
-  graph_attr(inner, "else_branch").output("x");
-  tb.output("inner_y");
-  graph_attr(outer, "else_branch").output("a");
-  m.output("y");
+  graph_attr(inner, "then_branch").output("b1", onnx::TensorProto::FLOAT);
+  graph_attr(inner, "else_branch").output("x", onnx::TensorProto::FLOAT);
+  tb.output("inner_y", onnx::TensorProto::FLOAT);
+  graph_attr(outer, "else_branch").output("a", onnx::TensorProto::FLOAT);
+  m.output("y", onnx::TensorProto::FLOAT);
   Session s(md.graph(), "passthrough", "", no_cache());
   for (int mode : {0, 1})
     for (int f : {0, 1}) {
@@ -239,23 +177,23 @@ TEST(ControlFlow, AnIfInsideALoopInsideAnIfReadsTheIterationTheCarriedValueAndVa
   int_attr(it.node("Cast", {"i"}, {"fi"}), "to", onnx::TensorProto::FLOAT);
   it.node("Add", {"hs", "fi"}, {"hsi"});
   it.node("Add", {"hsi", "c"}, {"it_out"});
-  it.output("it_out");
+  it.output("it_out", onnx::TensorProto::FLOAT);
   G ie = graph_attr(inner, "else_branch");
   ie.node("Sub", {"s", "x"}, {"ie_out"});
-  ie.output("ie_out");
+  ie.output("ie_out", onnx::TensorProto::FLOAT);
   body.node("Identity", {"r"}, {"r_scan"});
-  body.output("cond_out");
-  body.output("r");
-  body.output("r_scan");
-  tb.output("loop_s");
-  tb.output("loop_steps");
+  body.output("cond_out", onnx::TensorProto::FLOAT);
+  body.output("r", onnx::TensorProto::FLOAT);
+  body.output("r_scan", onnx::TensorProto::FLOAT);
+  tb.output("loop_s", onnx::TensorProto::FLOAT);
+  tb.output("loop_steps", onnx::TensorProto::FLOAT);
   G eb = graph_attr(outer, "else_branch");
   eb.node("Identity", {"x"}, {"e1"});
   eb.node("Identity", {"x"}, {"e2"});
-  eb.output("e1");
-  eb.output("e2");
-  m.output("final_s");
-  m.output("steps");
+  eb.output("e1", onnx::TensorProto::FLOAT);
+  eb.output("e2", onnx::TensorProto::FLOAT);
+  m.output("final_s", onnx::TensorProto::FLOAT);
+  m.output("steps", onnx::TensorProto::FLOAT);
   Session s(md.graph(), "if_loop_if", "", no_cache());
   auto out = s.run({npy("if_loop_if.x")});
   expect_close(out.at(0), npy("if_loop_if.ref.0"), "final s");
@@ -287,24 +225,24 @@ TEST(ControlFlow, AnIfInsideAScanInsideAnIfReadsTheStateTheElementAndValuesTwoAn
   G it = graph_attr(inner, "then_branch");
   it.node("Mul", {"e", "w"}, {"ew"});
   it.node("Add", {"h", "ew"}, {"it_out"});
-  it.output("it_out");
+  it.output("it_out", onnx::TensorProto::FLOAT);
   G ie = graph_attr(inner, "else_branch");
   ie.node("Mul", {"h", "half"}, {"hh"});
   ie.node("Add", {"hh", "e"}, {"hhe"});
   ie.node("Sub", {"hhe", "mm"}, {"ie_out"});
-  ie.output("ie_out");
+  ie.output("ie_out", onnx::TensorProto::FLOAT);
   body.node("Identity", {"h2"}, {"h2_scan"});
-  body.output("h2");
-  body.output("h2_scan");
-  tb.output("scan_h");
-  tb.output("scan_hs");
+  body.output("h2", onnx::TensorProto::FLOAT);
+  body.output("h2_scan", onnx::TensorProto::FLOAT);
+  tb.output("scan_h", onnx::TensorProto::FLOAT);
+  tb.output("scan_hs", onnx::TensorProto::FLOAT);
   G eb = graph_attr(outer, "else_branch");
   eb.node("Identity", {"b"}, {"e1"});
   eb.node("Identity", {"x"}, {"e2"});
-  eb.output("e1");
-  eb.output("e2");
-  m.output("final_h");
-  m.output("hs");
+  eb.output("e1", onnx::TensorProto::FLOAT);
+  eb.output("e2", onnx::TensorProto::FLOAT);
+  m.output("final_h", onnx::TensorProto::FLOAT);
+  m.output("hs", onnx::TensorProto::FLOAT);
   Session s(md.graph(), "if_scan_if", "", no_cache());
   for (int f : {0, 1}) {
     auto out = s.run({npy("if_scan_if.x"), npy("if_scan_if.b"), flag(f)});
@@ -347,16 +285,16 @@ TEST(ControlFlow, ALoopInsideAScanInsideALoopReadsTheElementTheIterationAndTheCa
   ib.node("Mul", {"s", "half"}, {"hs_half"});
   ib.node("Add", {"u", "ei"}, {"u1"});
   ib.node("Add", {"u1", "hs_half"}, {"u2"});
-  ib.output("inner_cond_out");
-  ib.output("u2");
+  ib.output("inner_cond_out", onnx::TensorProto::FLOAT);
+  ib.output("u2", onnx::TensorProto::FLOAT);
   sb.node("Identity", {"u_final"}, {"h_scan"});
-  sb.output("u_final");
-  sb.output("h_scan");
-  lb.output("cond_out");
-  lb.output("scan_h");
-  lb.output("scan_hs");
-  m.output("final_s");
-  m.output("all_hs");
+  sb.output("u_final", onnx::TensorProto::FLOAT);
+  sb.output("h_scan", onnx::TensorProto::FLOAT);
+  lb.output("cond_out", onnx::TensorProto::FLOAT);
+  lb.output("scan_h", onnx::TensorProto::FLOAT);
+  lb.output("scan_hs", onnx::TensorProto::FLOAT);
+  m.output("final_s", onnx::TensorProto::FLOAT);
+  m.output("all_hs", onnx::TensorProto::FLOAT);
   Session s(md.graph(), "loop_scan_loop", "", no_cache());
   auto out = s.run({npy("loop_scan_loop.x"), npy("loop_scan_loop.b")});
   expect_close(out.at(0), npy("loop_scan_loop.ref.0"), "final s");
@@ -372,11 +310,11 @@ TEST(ControlFlow, AnLstmAndAGruSitInTheBranchesOfAnIfChosenAtRunTime) {
   auto *n = m.node("If", {"flag"}, {"y_h"}, "If_rnn");
   G tb = graph_attr(n, "then_branch");
   int_attr(tb.node("LSTM", {"x", "W", "R", "B"}, {"", "lstm_h"}, "lstm"), "hidden_size", 5);
-  tb.output("lstm_h");
+  tb.output("lstm_h", onnx::TensorProto::FLOAT);
   G eb = graph_attr(n, "else_branch");
   int_attr(eb.node("GRU", {"x", "Wg", "Rg", "Bg"}, {"", "gru_h"}, "gru"), "hidden_size", 5);
-  eb.output("gru_h");
-  m.output("y_h");
+  eb.output("gru_h", onnx::TensorProto::FLOAT);
+  m.output("y_h", onnx::TensorProto::FLOAT);
   Session s(md.graph(), "recurrent_if", "", no_cache());
   for (int f : {1, 0}) {
     auto out = s.run({npy("recurrent.x"), flag(f)});
@@ -394,11 +332,11 @@ Model shapes_differ() {
   auto *n = m.node("If", {"flag"}, {"y"}, "If_shapes");
   G tb = graph_attr(n, "then_branch");
   tb.node("Identity", {"x"}, {"same"});
-  tb.output("same");
+  tb.output("same", onnx::TensorProto::FLOAT);
   G eb = graph_attr(n, "else_branch");
   int_attr(eb.node("Concat", {"x", "x"}, {"twice"}), "axis", 0);
-  eb.output("twice");
-  m.output("y");
+  eb.output("twice", onnx::TensorProto::FLOAT);
+  m.output("y", onnx::TensorProto::FLOAT);
   return md;
 }
 
@@ -430,11 +368,11 @@ Model check_in_a_branch() {
   auto *n = m.node("If", {"flag"}, {"out"}, "If_check");
   G tb = graph_attr(n, "then_branch");
   tb.node("Gather", {"x", "far"}, {"far_x"}, "Gather_far");
-  tb.output("far_x");
+  tb.output("far_x", onnx::TensorProto::FLOAT);
   G eb = graph_attr(n, "else_branch");
   eb.node("Gather", {"x", "near"}, {"near_x"}, "Gather_near");
-  eb.output("near_x");
-  m.output("out");
+  eb.output("near_x", onnx::TensorProto::FLOAT);
+  m.output("out", onnx::TensorProto::FLOAT);
   return md;
 }
 
@@ -463,11 +401,11 @@ TEST(ControlFlow, ANestedBodyReadingANameNoEnclosingGraphDefinesIsAnErrorNamingT
   auto *inner = tb.node("If", {"yes"}, {"inner_y"}, "inner_if");
   G it = graph_attr(inner, "then_branch");
   it.node("Add", {"x", "nowhere"}, {"sum"});
-  it.output("sum");
-  graph_attr(inner, "else_branch").output("x");
-  tb.output("inner_y");
-  graph_attr(outer, "else_branch").output("x");
-  m.output("y");
+  it.output("sum", onnx::TensorProto::FLOAT);
+  graph_attr(inner, "else_branch").output("x", onnx::TensorProto::FLOAT);
+  tb.output("inner_y", onnx::TensorProto::FLOAT);
+  graph_attr(outer, "else_branch").output("x", onnx::TensorProto::FLOAT);
+  m.output("y", onnx::TensorProto::FLOAT);
   const std::string msg = testing::error_message([&] { Session(md.graph(), "undefined", "", no_cache()); });
   EXPECT_NE(msg.find("node 'outer_if/then/inner_if' (If): the body uses 'nowhere', which no enclosing graph defines"),
             std::string::npos)

@@ -17,6 +17,7 @@
 #include "driver/session.h"
 #include "frontend/onnx_importer.h"
 #include "onnx/onnx_pb.h"
+#include "tests/support/onnx_graph_writer.h"
 #include "tests/support/tensors.h"
 
 namespace disco {
@@ -26,73 +27,12 @@ using testing::f32;
 using testing::floats;
 using testing::i64;
 
-// Small GraphProto writer: names in, names out.
-struct G {
-  onnx::GraphProto *g;
+using G = testing::GraphWriter;
+using testing::graph_attr;
+using testing::int_attr;
 
-  onnx::NodeProto *node(const std::string &op, std::vector<std::string> ins, std::vector<std::string> outs,
-                        const std::string &name = "") {
-    auto *n = g->add_node();
-    n->set_op_type(op);
-    n->set_name(name.empty() ? op + "_" + outs.at(0) : name);
-    for (auto &i : ins) n->add_input(i);
-    for (auto &o : outs) n->add_output(o);
-    return n;
-  }
-  // Dims: a number, or -1 for the symbol n.
-  void input(const std::string &name, int elem, std::vector<int64_t> dims) {
-    auto *vi = g->add_input();
-    vi->set_name(name);
-    auto *tt = vi->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(elem);
-    for (int64_t d : dims)
-      if (d < 0)
-        tt->mutable_shape()->add_dim()->set_dim_param("n");
-      else
-        tt->mutable_shape()->add_dim()->set_dim_value(d);
-  }
-  void output(const std::string &name) { g->add_output()->set_name(name); }
-  void tensor(const std::string &name, const TensorData &t) { fill(g->add_initializer(), name, t); }
-
-  static void fill(onnx::TensorProto *p, const std::string &name, const TensorData &t) {
-    p->set_name(name);
-    p->set_data_type(t.dtype == DType::F32 ? onnx::TensorProto::FLOAT : onnx::TensorProto::INT64);
-    for (int64_t d : t.shape) p->add_dims(d);
-    p->set_raw_data(std::string(reinterpret_cast<const char *>(t.data()), t.num_bytes()));
-  }
-  // A Constant node, as torch.onnx writes torch.empty((0,)).
-  void constant(const std::string &name, const TensorData &t) {
-    auto *a = node("Constant", {}, {name})->add_attribute();
-    a->set_name("value");
-    a->set_type(onnx::AttributeProto::TENSOR);
-    fill(a->mutable_t(), name, t);
-  }
-};
-
-void int_attr(onnx::NodeProto *n, const std::string &name, int64_t v) {
-  auto *a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INT);
-  a->set_i(v);
-}
-
-G graph_attr(onnx::NodeProto *n, const std::string &name) {
-  auto *a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::GRAPH);
-  a->mutable_g()->set_name(n->name() + "_" + name);
-  return G{a->mutable_g()};
-}
-
-struct Model {
-  onnx::ModelProto m;
-  G main;
-  Model() : main{m.mutable_graph()} {
-    m.set_ir_version(8);
-    m.mutable_graph()->set_name("if_dynamic_shape");
-    m.add_opset_import()->set_version(13);
-  }
-  Graph graph() const { return load_onnx_bytes(m.SerializeAsString(), ".", "if_dynamic_shape test model"); }
+struct Model : testing::ModelWriter {
+  Model() : ModelWriter("if_dynamic_shape", 13) {}
 };
 
 CompileOptions no_cache() {
