@@ -1,24 +1,27 @@
 #!/bin/bash
 # Issue #22's speed table: each bundled model compiled by `disco compile` with
-# the backends `disco run` uses by default (onednn,host), against `disco run`
-# itself, at the sweep shapes (benchmarks/harness.cc's kSweep) and at 1 and 2
-# threads (NAME_set_num_threads / --threads). Inputs are seeded noise. Each
-# round runs both once (RUNS runs after a warm-up, median), rounds alternate
-# which goes first, and each side's time is the median over the rounds.
-# Prints markdown.
+# the backends `disco run` uses by default (onednn,host), against the JIT
+# (`disco bench`), at the sweep shapes (benchmarks/harness.cc's kSweep) and at 1
+# and 2 threads (NAME_set_num_threads / --threads). Inputs are seeded noise.
+# Both sides are timed alike: untimed runs for WARMUP s, then timed runs for
+# SECONDS s (at least 10), the median of those (the AOT side through the test
+# harness's `bench` mode, the JIT side by `disco bench --warmup --seconds`).
+# Each round runs both once, rounds alternate which goes first, and each side's
+# time is the median over the rounds. Prints markdown.
 #
-#   benchmarks/aot_vs_jit.sh [--build build] [--models ../shared/models] [--rounds 3] [--runs 10] [--threads 1,2]
+#   benchmarks/aot_vs_jit.sh [--build build] [--models ../shared/models] [--rounds 3] [--warmup 0.3] [--seconds 1] [--threads 1,2]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build=build models=../shared/models rounds=3 runs=10 threads=1,2
+build=build models=../shared/models rounds=3 warmup=0.3 seconds=1 threads=1,2
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build=$2; shift 2 ;;
     --models) models=$2; shift 2 ;;
     --rounds) rounds=$2; shift 2 ;;
-    --runs) runs=$2; shift 2 ;;
+    --warmup) warmup=$2; shift 2 ;;
+    --seconds) seconds=$2; shift 2 ;;
     --threads) threads=$2; shift 2 ;;
-    -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "aot_vs_jit.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -34,7 +37,7 @@ sweep=("mlp 1x256 16x256 256x256" "bert_layer 1x32x768 1x128x768 4x128x768 8x384
        "bert_small4 1x64x256 8x128x256" "convnet 1x3x64x64 8x3x128x128" "layernorm_softmax 1x128x768 16x512x768")
 echo "Command: \`benchmarks/aot_vs_jit.sh $*\` at $(git rev-parse --short HEAD), $(date -u +%Y-%m-%d); load at the start $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores."
 echo
-echo "| model | shape | threads | AOT ms | disco run ms | AOT / run |"
+echo "| model | shape | threads | AOT ms | JIT (disco bench) ms | AOT / JIT |"
 echo "|---|---|---|---|---|---|"
 for line in "${sweep[@]}"; do
   read -r name shapes <<< "$line"
@@ -54,9 +57,9 @@ CC
     for th in ${threads//,/ }; do
       : > "$tmp/a"; : > "$tmp/j"
       for r in $(seq "$rounds"); do
-        aot() { "$tmp/$name/harness" time "$in" "$runs" "$th" | sed -n 's/median \([0-9.]*\) ms.*/\1/p' >> "$tmp/a"; }
-        jit() { "$disco" run "$models/$name.onnx" --input "x=$in" --repeat "$runs" --threads "$th" 2>&1 |
-                  sed -n 's/.*median \([0-9.]*\) ms.*/\1/p' >> "$tmp/j"; }
+        aot() { "$tmp/$name/harness" bench "$in" "$warmup" "$seconds" "$th" | sed -n 's/median \([0-9.]*\) ms.*/\1/p' >> "$tmp/a"; }
+        jit() { "$disco" bench "$models/$name.onnx" --input "x=$in" --warmup "$warmup" --seconds "$seconds" --threads "$th" 2>&1 |
+                  sed -n 's/.* p50 \([0-9.]*\) .*/\1/p' >> "$tmp/j"; }
         if [ $((r % 2)) -eq 1 ]; then aot; jit; else jit; aot; fi
       done
       a=$(median < "$tmp/a"); j=$(median < "$tmp/j")

@@ -192,7 +192,7 @@ int cmd_bench(int argc, char **argv) {
   if (verbose) std::printf("  compiles in this process: %d\n  cache: %s\n", compile_count(), cm.dir.c_str());
   std::printf("warmup: %zu runs in %.2f s\n", warm_runs, warm_s);
   const LatencyStats st = latency_stats(times_ms);
-  std::printf("latency (ms, %zu runs in %.2f s): min %.3f  p50 %.3f  p90 %.3f  p99 %.3f  max %.3f  mean %.3f\n", st.runs,
+  std::printf("latency (ms, %zu runs in %.2f s): min %.4f  p50 %.4f  p90 %.4f  p99 %.4f  max %.4f  mean %.4f\n", st.runs,
               wall_s, st.min, st.p50, st.p90, st.p99, st.max, st.mean);
   std::printf("throughput: %.2f inferences/s\n", wall_s > 0 ? static_cast<double>(st.runs) / wall_s : 0.0);
   const int64_t peak = peak_resident_bytes();

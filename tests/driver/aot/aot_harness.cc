@@ -35,6 +35,11 @@
 //   harness time IN RUNS [THREADS]         run IN RUNS times after a warm-up (at THREADS);
 //                                          print the median milliseconds (for
 //                                          benchmarks/, never a test)
+//   harness bench IN WARMUP SECONDS THREADS
+//                                          as `disco bench --warmup --seconds`:
+//                                          untimed runs for WARMUP s, then timed
+//                                          runs for SECONDS s (at least 10); print
+//                                          the median milliseconds (benchmarks/)
 //   harness throughput IN CALLERS RUNS     CALLERS threads at once, RUNS runs
 //                                          each after a warm-up each: runs per
 //                                          second of the whole (benchmarks/)
@@ -50,6 +55,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -384,6 +390,41 @@ int time_runs(const char *path, int runs) {
   return 0;
 }
 
+// Times NAME_run as `disco bench` does: untimed runs for `warmup` seconds, then
+// timed runs for `seconds` (at least 10), the median of those. A run count fixed
+// in advance is too few for 20 us runs (the pool and caches still settling) or
+// too many for 300 ms ones; a time budget gives both sides the same footing.
+int bench_runs(const char *path, double warmup, double seconds) {
+  npy_lite::Array in = npy_lite::read(path);
+  std::vector<float> out;
+  std::vector<int64_t> shape;
+  if (!run(in, out, shape)) return 1;  // sizes `out`
+  const size_t in_bytes = in.bytes.size(), out_bytes = out.size() * sizeof(float);
+  std::unique_ptr<uint8_t, decltype(&std::free)> xa(static_cast<uint8_t *>(std::aligned_alloc(64, (in_bytes + 63) / 64 * 64)), &std::free),
+      ya(static_cast<uint8_t *>(std::aligned_alloc(64, (out_bytes + 63) / 64 * 64)), &std::free);
+  std::memcpy(xa.get(), in.bytes.data(), in_bytes);
+  View x(xa.get(), in.shape, halide_type_float, 32);
+  std::vector<halide_dimension_t> ydims(FN(_output_ranks)[0]);
+  halide_buffer_t y{};
+  y.dim = ydims.data();
+  if (FN(_output_shapes)(&x.buf, &y) != 0) return failure(std::string("output_shapes: ") + FN(_last_error)()), 1;
+  y.host = ya.get();
+  using clock = std::chrono::steady_clock;
+  const auto run_once = [&] {
+    if (FN(_run)(&x.buf, &y) != 0) throw std::runtime_error(std::string("run: ") + FN(_last_error)());
+  };
+  for (const auto t0 = clock::now(); std::chrono::duration<double>(clock::now() - t0).count() < warmup;) run_once();
+  std::vector<double> ms;
+  for (const auto t0 = clock::now(); ms.size() < 10 || std::chrono::duration<double>(clock::now() - t0).count() < seconds;) {
+    const auto r0 = clock::now();
+    run_once();
+    ms.push_back(std::chrono::duration<double, std::milli>(clock::now() - r0).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  std::printf("median %.4f ms over %zu\n", ms[ms.size() / 2], ms.size());
+  return 0;
+}
+
 // Expects a non-zero code and a message holding each of `needles`.
 void expect_error(int rc, const std::string &what, const std::vector<std::string> &needles) {
   const std::string msg = FN(_last_error)();
@@ -475,6 +516,10 @@ int main(int argc, char **argv) {
       if (argc == 5) FN(_set_num_threads)(std::atoi(argv[4]));  // Halide's pool and the glue's kernels
       return time_runs(argv[2], std::atoi(argv[3]));
     }
+    if (mode == "bench" && argc == 6 && std::atof(argv[3]) >= 0 && std::atof(argv[4]) > 0 && std::atoi(argv[5]) > 0) {
+      FN(_set_num_threads)(std::atoi(argv[5]));
+      return bench_runs(argv[2], std::atof(argv[3]), std::atof(argv[4]));
+    }
     if (mode == "threads" && argc == 4) return threads(argv[2], argv[3]);
     if (mode == "concurrent" && argc >= 6 && argc % 2 == 0 && std::atoi(argv[2]) > 0 && std::atoi(argv[3]) > 0)
       return concurrent(std::atoi(argv[2]), std::atoi(argv[3]), argc, argv);
@@ -484,7 +529,7 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "FAIL: %s\n", e.what());
     return 1;
   }
-  std::fprintf(stderr, "usage: %s names | check IN REF JIT... | check_l2 REL IN REF JIT... | zeros IN | errors IN | concurrent THREADS ROUNDS IN REF... | threads IN REF | time IN RUNS [THREADS] | "
+  std::fprintf(stderr, "usage: %s names | check IN REF JIT... | check_l2 REL IN REF JIT... | zeros IN | errors IN | concurrent THREADS ROUNDS IN REF... | threads IN REF | time IN RUNS [THREADS] | bench IN WARMUP SECONDS THREADS | "
                "throughput IN CALLERS RUNS\n", argv[0]);
   return 2;
 }
