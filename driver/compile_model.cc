@@ -26,6 +26,7 @@
 #include "lowering/weight_layout.h"
 #include "lowering/infer_context.h"
 #include "lowering/lower_graph.h"
+#include "lowering/ops/run_time_loop.h"
 #include "targets/gpu/gpu_target.h"
 #include "driver/cache_manifest.h"
 #include "frontend/file_checksum.h"
@@ -146,7 +147,16 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 
 Plan build(Graph &g, const ShapeStore &store, const std::string &name, const std::string &dir,
            const std::string &runtime_root, const CompileOptions &opts, const KernelStore *kernels,
-           std::vector<std::string> *kept, CompileProfile *profile) {
+           std::vector<std::string> *kept, CompileProfile *profile, const std::string &bodies_dir = "") {
+  // Run-time loops' bodies: plans of their own beside this one (lowering/ops/run_time_loop.h).
+  const std::string top = bodies_dir.empty() ? dir : bodies_dir;
+  compile_loop_bodies(g, name, top, opts.keep_objects,
+                      [&](Graph &body, const ShapeStore &s, const std::string &body_name, const std::string &body_dir) {
+                        std::vector<std::string> body_kept;
+                        CompileProfile body_profile;
+                        return build(body, s, body_name, body_dir, runtime_root, opts, kernels, &body_kept,
+                                     &body_profile, top);
+                      });
   auto backends = make_backends(opts.backends, opts.backend_options);
   const Backend &fallback = *backends.back();  // host: make_backends puts it last
   std::vector<const Backend *> order;

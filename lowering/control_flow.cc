@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "frontend/errors.h"
@@ -9,6 +10,7 @@
 #include "lowering/known_values.h"
 #include "lowering/lower_context.h"
 #include "lowering/op_registry.h"
+#include "lowering/ops/run_time_loop.h"
 
 namespace disco {
 
@@ -33,8 +35,8 @@ std::set<std::string> defined_names(const Graph &g) {
   return out;
 }
 
-// The names `g`, and the graphs nested in its nodes at any depth, read from
-// the scopes that enclose `g`.
+}  // namespace
+
 void free_names(const Graph &g, std::set<std::string> &out) {
   const std::set<std::string> own = defined_names(g);
   for (const auto &v : g.values)
@@ -48,6 +50,8 @@ void free_names(const Graph &g, std::set<std::string> &out) {
           if (!own.count(name)) out.insert(name);
       }
 }
+
+namespace {
 
 // Renames the values that `g` and its nested graphs read from enclosing
 // scopes (`renames`: old name -> new name). Nested graphs are copied, so the
@@ -372,19 +376,31 @@ bool passes_condition_through(const Graph &b) {
   return false;
 }
 
+// Unrolled when the trip count and condition are known at compile time, the
+// body passes its condition through and there are few trips; otherwise a
+// disco::Loop that runs the body, compiled once, at run time.
 std::vector<Node> expand_loop(Graph &g, const Node &n, const ShapeStore &store) {
   const Graph &b = body(n, "body");
   const bool has_m = n.inputs.size() > 0 && n.inputs[0] >= 0, has_cond = n.inputs.size() > 1 && n.inputs[1] >= 0;
-  DISCO_CHECK(has_m, n.where(), ": a Loop without a trip count runs until its condition fails, which disco cannot unroll");
-  auto m = ints_value(g.value(n.inputs[0]), store);
-  if (!m) value_required(g, n, 0, "the trip count");
-  bool cond = has_cond ? known_bool(g, n, 1, store, "the loop condition") : true;
-  DISCO_CHECK(!has_cond || passes_condition_through(b), n.where(),
-              ": the body computes its own condition, so the trip count is data-dependent");
-  const size_t carried = n.inputs.size() - 2, scans = n.outputs.size() - carried;
-  const int64_t trips = cond ? m->at(0) : 0;
-  DISCO_CHECK(trips >= 0 && trips <= 4096, n.where(), ": trip count ", trips, " is too large to unroll");
-  DISCO_CHECK(trips > 0 || scans == 0, n.where(), ": zero iterations leave the scan outputs without a shape");
+  DISCO_CHECK(n.inputs.size() >= 2, n.where(), ": a Loop takes a trip count and a condition (either may be empty), ",
+              n.inputs.size(), " inputs are given");
+  const std::optional<std::vector<int64_t>> m = has_m ? ints_value(g.value(n.inputs[0]), store) : std::nullopt;
+  std::optional<bool> cond = true;
+  if (has_cond) {
+    try {
+      cond = known_bool(g, n, 1, store, "the loop condition");
+    } catch (const ValueRequired &) {
+      cond = std::nullopt;
+    }
+  }
+  const size_t carried = n.inputs.size() - 2;
+  DISCO_CHECK(n.outputs.size() >= carried, n.where(), ": ", carried, " carried values but only ", n.outputs.size(),
+              " outputs");
+  const size_t scans = n.outputs.size() - carried;
+  const int64_t trips = m && m->size() == 1 && cond ? (*cond ? m->at(0) : 0) : -1;
+  const bool unroll = trips >= 0 && trips <= 4096 && (!has_cond || passes_condition_through(b)) &&
+                      (trips > 0 || scans == 0);
+  if (!unroll) return {loop_at_run_time(g, n, store)};
   Splicer s(g, n);
   std::vector<int> state(n.inputs.begin() + 2, n.inputs.end());
   std::vector<std::vector<int>> scan_parts(scans);
@@ -496,6 +512,7 @@ std::vector<Node> expand_scan(Graph &g, const Node &n, const ShapeStore &store) 
 void register_control_flow_ops(OpRegistry &r) {
   r.add(OpDef("disco", "IfSelect", 1, kAnyLaterOpset, OpKind::Elementwise, infer_if_select, lower_if_select));
   r.add(OpDef("disco", "IfSelectDynamic", 1, kAnyLaterOpset, OpKind::Host, infer_if_select_dynamic, nullptr));
+  register_run_time_loop(r);
 }
 
 bool route_if_select_of_differing_shapes(const Graph &g, Node &node, const ShapeStore &store) {

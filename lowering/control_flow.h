@@ -12,8 +12,10 @@
 //    binds the dims that differ, fresh symbols, at run time. Both branches then
 //    run on every call, and the shape facts and run-time checks of each (a
 //    Reshape's element count, a broadcast) hold whichever is taken;
-//  - Loop: the body unrolled, when the trip count and condition are known and
-//    the body passes its condition through unchanged;
+//  - Loop: the body unrolled, when the trip count and condition are known, the
+//    body passes its condition through unchanged and the trip count is at
+//    most 4096; otherwise a disco::Loop, whose body compiles once and runs
+//    once per iteration at run time (lowering/ops/run_time_loop.h);
 //  - Scan: the body unrolled over a sequence length that is a constant.
 // Otherwise the node fails naming what had to be known.
 // Bodies read the values of every enclosing graph by name, at any depth (an If
@@ -22,6 +24,8 @@
 // inlined copies'.
 #pragma once
 #include <cstddef>
+#include <set>
+#include <string>
 
 #include "frontend/graph.h"
 #include "lowering/shape_store.h"
@@ -29,6 +33,9 @@
 namespace disco {
 
 bool is_control_flow(const Node &n);
+// The names `g`, and the graphs nested in its nodes at any depth, read from
+// the scopes that enclose `g`.
+void free_names(const Graph &g, std::set<std::string> &out);
 // Replaces g.nodes[index] by its expansion (possibly empty). Throws
 // ValueRequired (lowering/known_values.h) when a graph input's value decides.
 void expand_control_flow(Graph &g, size_t index, const ShapeStore &store);

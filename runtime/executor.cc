@@ -12,6 +12,7 @@
 #include "runtime/extern_kernel.h"
 #include "runtime/halide_block_cache.h"
 #include "runtime/host_ops.h"
+#include "runtime/loop_runner.h"
 #include "runtime/openmp_par_for.h"
 
 namespace disco {
@@ -208,7 +209,10 @@ void Executor::init() {
   for (const auto &s : plan_.steps) {
     kernels_.push_back(nullptr);
     externs_.emplace_back();
-    if (!s.host_op.empty()) {
+    loops_.emplace_back();
+    if (s.host_op == "Loop") {
+      loops_.back() = std::make_unique<LoopRunner>(s, dir_);
+    } else if (!s.host_op.empty()) {
       DISCO_CHECK(find_host_op(s.host_op), "this runtime has no host op '", s.host_op, "'");
     } else if (!s.extern_call.empty()) {
       const ExternKernelFactory *make = ExternKernelRegistry::global().find(s.extern_call);
@@ -287,6 +291,8 @@ void Executor::set_num_threads(int n) {
   if (lib_) lib_->set_num_threads(n);
   for (auto &e : externs_)
     if (e) e->set_num_threads(n);
+  for (auto &l : loops_)
+    if (l) l->set_num_threads(n);
 }
 
 void Executor::set_profiling(bool on) {
@@ -471,7 +477,18 @@ void Executor::run_host_step(const PlanStep &step, Bufs &bufs, Shapes &shapes, A
     std::memcpy(copies[i].mutable_data(), bufs[b].buf.host, copies[i].num_bytes());
     ins[i] = &copies[i];
   }
-  std::vector<TensorData> outs = find_host_op(step.host_op)(ins, step.host_attrs);
+  const size_t index = static_cast<size_t>(&step - plan_.steps.data());
+  // A run-time Loop with no iteration gives each scan output the dims its
+  // buffer has as far as they are bound now (the others 0).
+  auto empty_scan = [&](size_t scan) {
+    std::vector<int64_t> shape;
+    const size_t o = static_cast<size_t>(step.host_attrs.at("carried")) + scan;
+    if (o >= step.outputs.size() || step.outputs[o] < 0) return std::vector<int64_t>{0};
+    for (const SlotDim &d : buffer_shapes_[step.outputs[o]]) shape.push_back(d.bound_in(symbols_) ? d.eval(symbols_) : 0);
+    return shape;
+  };
+  std::vector<TensorData> outs = loops_[index] ? loops_[index]->run(ins, empty_scan)
+                                               : find_host_op(step.host_op)(ins, step.host_attrs);
   DISCO_CHECK(outs.size() >= step.outputs.size(), "host op ", step.host_op, " gave too few outputs");
   for (size_t i = 0; i < step.outputs.size(); ++i) {
     const int b = step.outputs[i];

@@ -20,6 +20,7 @@ namespace disco {
 class KernelLibrary;
 class ExternKernel;
 class ChildExecutor;
+class LoopRunner;
 struct RunScratch;
 
 class Executor {
@@ -79,6 +80,7 @@ class Executor {
   std::shared_ptr<KernelLibrary> lib_;  // shared with clones
   std::vector<int (*)(void **)> kernels_;
   std::vector<std::unique_ptr<ExternKernel>> externs_;  // per step; null for other steps
+  std::vector<std::unique_ptr<LoopRunner>> loops_;  // per step: run-time Loops' bodies (runtime/loop_runner.h); null for other steps
   std::shared_ptr<AlignedBytes> constants_ = std::make_shared<AlignedBytes>();  // shared with clones; never written after loading
   // Temps live in one arena placed by lifetime (runtime/memory_plan.h), kept
   // across runs: fresh pages are slow to touch. When a temp's size depends on

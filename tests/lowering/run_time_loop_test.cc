@@ -1,0 +1,218 @@
+// Loops whose trip count is known only at run time (lowering/ops/run_time_loop.h):
+// the body compiles once, with symbolic shapes, into a plan of its own, and
+// the executor runs it once per iteration (runtime/loop_runner.h). One
+// compile serves every trip count, 0 included. The models are ONNX protobufs
+// built here; the references come from numpy
+// (tests/references/make_run_time_loop_references.py, run at test time).
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "driver/compile_model.h"
+#include "driver/session.h"
+#include "frontend/tensor_compare.h"
+#include "onnx/onnx_pb.h"
+#include "runtime/npy.h"
+#include "tests/support/onnx_graph_writer.h"
+#include "tests/support/tensors.h"
+
+namespace disco {
+namespace {
+
+using G = testing::GraphWriter;
+using testing::f32;
+using testing::graph_attr;
+using testing::i64;
+using testing::int_attr;
+
+// A folder of the numpy inputs and references, removed when the process ends.
+struct ReferenceDir {
+  std::string path;
+  ReferenceDir() {
+    path = (std::filesystem::temp_directory_path() / ("disco-run-time-loop-" + std::to_string(getpid()))).string();
+    std::filesystem::create_directories(path);
+    const std::string cmd = "/usr/bin/python3 " + std::string(DISCO_SOURCE_DIR) +
+                            "/tests/references/make_run_time_loop_references.py " + path;
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  }
+  ~ReferenceDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
+const std::string &reference_dir() {
+  static const ReferenceDir dir;
+  return dir.path;
+}
+
+TensorData npy(const std::string &name) { return read_npy(reference_dir() + "/" + name + ".npy"); }
+
+// An input whose dims are numbers or named symbols ("" for a number).
+void input(G &g, const std::string &name, int elem, const std::vector<std::string> &dims) {
+  auto *vi = g.g->add_input();
+  vi->set_name(name);
+  auto *tt = vi->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(elem);
+  auto *shape = tt->mutable_shape();
+  for (const auto &d : dims)
+    if (!d.empty() && std::isdigit(static_cast<unsigned char>(d[0])))
+      shape->add_dim()->set_dim_value(std::stoll(d));
+    else
+      shape->add_dim()->set_dim_param(d);
+}
+
+struct Model : testing::ModelWriter {
+  explicit Model(const std::string &name) : ModelWriter(name, 13) {}
+};
+
+CompileOptions options() {
+  CompileOptions o;
+  o.use_cache = false;
+  o.backends = {"host"};
+  o.compile_workers = 1;
+  return o;
+}
+
+void expect_close(const TensorData &got, const TensorData &want, const std::string &what) {
+  ASSERT_EQ(got.shape, want.shape) << what;
+  EXPECT_LE(closeness(got, want, 1e-4, 1e-5).worst, 1.0) << what;
+}
+
+// trips = ReduceSum(k); Loop(trips, -, ones(3)) with body
+//   s' = 0.5 s + w * float(i), scan y = s' + 1, where w = ReduceSum(x, axis 0) is read from the main graph;
+// outputs s, ys [trips, 3], z = 2 ys.
+Model scan_loop() {
+  Model md("scan_loop");
+  G &m = md.main;
+  input(m, "x", onnx::TensorProto::FLOAT, {"n", "3"});
+  input(m, "k", onnx::TensorProto::INT64, {"m"});
+  m.tensor("axes0", i64({1}, {0}));
+  m.tensor("s0", f32({3}, {1.f, 1.f, 1.f}));
+  m.scalar("two", 2.f);
+  int_attr(m.node("ReduceSum", {"k"}, {"trips"}), "keepdims", 0);
+  int_attr(m.node("ReduceSum", {"x", "axes0"}, {"w"}), "keepdims", 0);
+  auto *loop = m.node("Loop", {"trips", "", "s0"}, {"s_final", "ys"}, "Loop_scan");
+  G body = graph_attr(loop, "body");
+  body.input("i", onnx::TensorProto::INT64, {});
+  body.input("cond_in", onnx::TensorProto::BOOL, {});
+  body.untyped_input("s");
+  body.scalar("half", 0.5f);
+  body.scalar("one", 1.f);
+  int_attr(body.node("Cast", {"i"}, {"fi"}), "to", onnx::TensorProto::FLOAT);
+  body.node("Mul", {"s", "half"}, {"hs"});
+  body.node("Mul", {"w", "fi"}, {"wf"});
+  body.node("Add", {"hs", "wf"}, {"s_next"});
+  body.node("Add", {"s_next", "one"}, {"y"});
+  body.node("Identity", {"cond_in"}, {"cond_out"});
+  body.output("cond_out");
+  body.output("s_next");
+  body.output("y");
+  m.node("Mul", {"ys", "two"}, {"z"});
+  m.output("s_final");
+  m.output("ys");
+  m.output("z");
+  return md;
+}
+
+// trips = the number of positive elements of v; Loop(trips, -, zeros [1, 2]) with body
+//   sel = Compress(v, v > float(i)) (its extent changes each trip), row = [sum(sel), len(sel)],
+//   acc' = Concat(acc, [row]) (grows a row a trip), scan c = [len(sel)], cond' = i < 3.
+Model grow_loop() {
+  Model md("grow_loop");
+  G &m = md.main;
+  input(m, "v", onnx::TensorProto::FLOAT, {"n"});
+  m.scalar("zero", 0.f);
+  m.tensor("acc0", f32({1, 2}, {0.f, 0.f}));
+  m.node("Greater", {"v", "zero"}, {"pos"});
+  int_attr(m.node("Cast", {"pos"}, {"posi"}), "to", onnx::TensorProto::INT64);
+  int_attr(m.node("ReduceSum", {"posi"}, {"trips"}), "keepdims", 0);
+  auto *loop = m.node("Loop", {"trips", "", "acc0"}, {"acc", "cs"}, "Loop_grow");
+  G body = graph_attr(loop, "body");
+  body.input("i", onnx::TensorProto::INT64, {});
+  body.input("cond_in", onnx::TensorProto::BOOL, {});
+  body.untyped_input("acc_in");
+  body.tensor("axes0", i64({1}, {0}));
+  body.int_scalar("three", 3);
+  int_attr(body.node("Cast", {"i"}, {"fi"}), "to", onnx::TensorProto::FLOAT);
+  body.node("Greater", {"v", "fi"}, {"mask"});
+  int_attr(body.node("Compress", {"v", "mask"}, {"sel"}), "axis", 0);
+  int_attr(body.node("ReduceSum", {"sel"}, {"ssum"}), "keepdims", 1);
+  body.node("Shape", {"sel"}, {"shp"});
+  int_attr(body.node("Cast", {"shp"}, {"cnt"}), "to", onnx::TensorProto::FLOAT);
+  int_attr(body.node("Concat", {"ssum", "cnt"}, {"row"}), "axis", 0);
+  body.node("Unsqueeze", {"row", "axes0"}, {"row2"});
+  int_attr(body.node("Concat", {"acc_in", "row2"}, {"acc_next"}), "axis", 0);
+  body.node("Less", {"i", "three"}, {"cond_out"});
+  body.output("cond_out");
+  body.output("acc_next");
+  body.output("cnt");
+  m.output("acc");
+  m.output("cs");
+  return md;
+}
+
+TEST(RunTimeLoop, ATripCountFromTheDataRunsTheBodyOncePerTripWithOneCompileForEveryCountZeroIncluded) {
+  Session s(scan_loop().graph(), "scan_loop", "", options());
+  for (int c = 0; c < 5; ++c) {
+    const std::string k = "scan_loop." + std::to_string(c);
+    auto out = s.run({npy(k + ".x"), npy(k + ".k")});
+    ASSERT_EQ(out.size(), 3u);
+    expect_close(out[0], npy(k + ".ref.0"), k + " s");
+    expect_close(out[1], npy(k + ".ref.1"), k + " ys");
+    expect_close(out[2], npy(k + ".ref.2"), k + " z");
+  }
+  EXPECT_EQ(s.compiles(), 1);
+}
+
+TEST(RunTimeLoop, ABodyWithDataDependentShapesAGrowingCarriedValueAndItsOwnConditionRunsAtRunTime) {
+  Session s(grow_loop().graph(), "grow_loop", "", options());
+  for (int c = 0; c < 4; ++c) {
+    const std::string k = "grow_loop." + std::to_string(c);
+    auto out = s.run({npy(k + ".v")});
+    ASSERT_EQ(out.size(), 2u);
+    expect_close(out[0], npy(k + ".ref.0"), k + " acc");
+    expect_close(out[1], npy(k + ".ref.1"), k + " cs");
+  }
+  EXPECT_EQ(s.compiles(), 1);
+}
+
+TEST(RunTimeLoop, TheBodysPlanComesBackFromTheCompileCache) {
+  CompileOptions o = options();
+  o.use_cache = true;
+  o.cache_dir = (std::filesystem::temp_directory_path() / ("disco-run-time-loop-cache-" + std::to_string(getpid()))).string();
+  const std::string k = "scan_loop.2";
+  {
+    Session first(scan_loop().graph(), "scan_loop", "run-time-loop-test", o);
+    expect_close(first.run({npy(k + ".x"), npy(k + ".k")}).at(1), npy(k + ".ref.1"), "first ys");
+    EXPECT_FALSE(first.last_compile().cache_hit);
+  }
+  Session again(scan_loop().graph(), "scan_loop", "run-time-loop-test", o);
+  auto out = again.run({npy(k + ".x"), npy(k + ".k")});
+  EXPECT_TRUE(again.last_compile().cache_hit);
+  expect_close(out.at(0), npy(k + ".ref.0"), "cached s");
+  expect_close(out.at(1), npy(k + ".ref.1"), "cached ys");
+  std::error_code ec;
+  std::filesystem::remove_all(o.cache_dir, ec);
+}
+
+TEST(RunTimeLoop, AnAotCompileRefusesARunTimeLoopNamingTheNode) {
+  CompileOptions o = options();
+  o.keep_objects = true;
+  try {
+    compile_graph(scan_loop().graph(), "scan_loop", "", o);
+    FAIL() << "compiled";
+  } catch (const Error &e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("node 'Loop_scan' (Loop)"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("AOT libraries cannot hold"), std::string::npos) << msg;
+  }
+}
+
+}  // namespace
+}  // namespace disco

@@ -1,0 +1,66 @@
+#!/usr/bin/python3
+"""Inputs and numpy references for tests/lowering/run_time_loop_test.cc.
+
+Run at test time: /usr/bin/python3 make_run_time_loop_references.py OUT_DIR.
+Writes CASE.NAME.npy: the inputs of each case and CASE.ref.K.npy, the expected
+outputs, computed here with numpy from the ONNX Loop semantics of the models
+the test builds (written out beside each), never by disco.
+"""
+import os
+import sys
+
+import numpy as np
+
+OUT = sys.argv[1]
+rng = np.random.default_rng(2024)
+
+
+def save(name, a):
+    np.save(os.path.join(OUT, name + ".npy"), a)
+
+
+# scan_loop: trips = ReduceSum(k), computed from the data. w = ReduceSum(x, axis 0)
+# is an outer value the body reads; s starts at ones(3).
+#   body(i, cond, s): s' = 0.5 s + w * float(i); scan y = s' + 1; cond passes through
+#   outputs: s after the loop, ys [trips, 3], z = 2 ys
+# Trip counts 0 (k empty), 1, 5, 0 (k all zero) and 7, with x of 2, 4, 3, 1 and 5 rows.
+for case, (k, rows) in enumerate((([], 2), ([1], 4), ([2, 3], 3), ([0, 0, 0], 1), ([4, 1, 2], 5))):
+    x = rng.standard_normal((rows, 3)).astype(np.float32)
+    k = np.array(k, dtype=np.int64)
+    save(f"scan_loop.{case}.x", x)
+    save(f"scan_loop.{case}.k", k)
+    w = x.sum(axis=0)
+    s = np.ones(3, dtype=np.float32)
+    ys = []
+    for i in range(int(k.sum())):
+        s = (0.5 * s + w * np.float32(i)).astype(np.float32)
+        ys.append(s + 1)
+    ys = np.array(ys, dtype=np.float32).reshape(len(ys), 3)
+    save(f"scan_loop.{case}.ref.0", s)
+    save(f"scan_loop.{case}.ref.1", ys)
+    save(f"scan_loop.{case}.ref.2", 2 * ys)
+
+# grow_loop: trips = number of positive elements of v (ReduceSum of Cast(v > 0));
+# the body computes its own condition, and its shapes depend on the data in
+# each iteration (a Compress), as torchvision's paste_masks_in_image does. acc
+# starts as a row of zeros [1, 2] and grows by a row each trip (a Concat), as
+# paste_masks' result does (from an empty [0, h, w]: a Concat kernel cannot
+# yet read an input whose symbolic extent is 0 at run time).
+#   body(i, cond, acc): sel = v[v > float(i)]; row = [sum(sel), len(sel)];
+#     acc' = concat(acc, [row]); scan c = [len(sel)]; cond' = i < 3
+#   outputs: acc [1 + t, 2], cs [t, 1], t = min(trips, 4)
+for case, v in enumerate(([-1.0, -2.0], [0.5, 3.0, -1.0, 2.5], [4.5, 1.5, 2.5, 3.5, 0.25, 6.0, -3.0], [7.0])):
+    v = np.array(v, dtype=np.float32)
+    save(f"grow_loop.{case}.v", v)
+    trips = int((v > 0).sum())
+    acc = np.zeros((1, 2), dtype=np.float32)
+    cs = []
+    i, cond = 0, True
+    while cond and i < trips:
+        sel = v[v > np.float32(i)]
+        acc = np.concatenate([acc, np.array([[sel.sum(), len(sel)]], dtype=np.float32)])
+        cs.append([len(sel)])
+        cond = i < 3
+        i += 1
+    save(f"grow_loop.{case}.ref.0", acc)
+    save(f"grow_loop.{case}.ref.1", np.array(cs, dtype=np.float32).reshape(len(cs), 1))
