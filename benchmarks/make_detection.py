@@ -37,6 +37,11 @@ from torch import nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from make_zoo import randomize  # noqa: E402
+import torchvision_roi_align_onnx  # noqa: E402
+
+# torchvision 0.14 exports RoiAlign without coordinate_transformation_mode, which from opset 16
+# means aligned=True; state aligned=False (see torchvision_roi_align_onnx.py).
+torchvision_roi_align_onnx.register()
 
 SHAPES = [(1, 3, 320, 320), (1, 3, 256, 384), (1, 3, 384, 288)]
 OPSETS = [11, 17]

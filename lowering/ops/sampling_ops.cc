@@ -189,15 +189,18 @@ void lower_roi_align(LowerContext &c) {
   // Samples per bin: the attribute, or ceil(bin extent). The adaptive count
   // is data-dependent, so the RDom spans the image extent plus one and the
   // samples past the count are masked out; a count beyond that (a region far
-  // larger than the image) is capped there.
+  // larger than the image) is capped there. An empty or inverted region
+  // (possible with half_pixel, which does not clamp the size to 1) has a count
+  // of 0 or less: no samples, so 0, as torchvision's aligned=True, onnxruntime
+  // and the ONNX reference compute (only the divisor is at least 1).
   Expr grid_h, grid_w;
   Halide::RDom r;
   if (a.sampling_ratio > 0) {
     grid_h = grid_w = Expr(static_cast<int32_t>(a.sampling_ratio));
     r = Halide::RDom(0, grid_h, 0, grid_w);
   } else {
-    grid_h = Halide::max(Halide::cast(Halide::Int(32), Halide::ceil(rh / k(static_cast<double>(a.out_h)))), 1);
-    grid_w = Halide::max(Halide::cast(Halide::Int(32), Halide::ceil(rw / k(static_cast<double>(a.out_w)))), 1);
+    grid_h = Halide::max(Halide::cast(Halide::Int(32), Halide::ceil(rh / k(static_cast<double>(a.out_h)))), 0);
+    grid_w = Halide::max(Halide::cast(Halide::Int(32), Halide::ceil(rw / k(static_cast<double>(a.out_w)))), 0);
     grid_h = Halide::min(grid_h, c.dim(hd) + 1);
     grid_w = Halide::min(grid_w, c.dim(wd) + 1);
     r = Halide::RDom(0, c.dim(hd) + 1, 0, c.dim(wd) + 1);
