@@ -400,7 +400,23 @@ std::vector<Node> expand_loop(Graph &g, const Node &n, const ShapeStore &store) 
   const int64_t trips = m && m->size() == 1 && cond ? (*cond ? m->at(0) : 0) : -1;
   const bool unroll = trips >= 0 && trips <= 4096 && (!has_cond || passes_condition_through(b)) &&
                       (trips > 0 || scans == 0);
-  if (!unroll) return {loop_at_run_time(g, n, store)};
+  if (!unroll) {
+    try {
+      return {loop_at_run_time(g, n, store)};
+    } catch (const Error &body_error) {
+      // A body that cannot run at run time (it needs a value at compile time
+      // that no run-time binding gives) unrolls as before when the trip count
+      // comes from graph inputs: the session compiles their values in.
+      if (!has_m || m) throw;
+      try {
+        value_required(g, n, 0, "the trip count");
+      } catch (const ValueRequired &e) {
+        if (e.from_inputs.empty()) throw body_error;
+        throw ValueRequired(e.value_id, e.from_inputs, std::string(e.what()) + " (" + body_error.what() + ")");
+      }
+      throw;
+    }
+  }
   Splicer s(g, n);
   std::vector<int> state(n.inputs.begin() + 2, n.inputs.end());
   std::vector<std::vector<int>> scan_parts(scans);

@@ -65,14 +65,65 @@ void set_scalar_input(Graph &b, size_t i, DType t, const Node &n, const char *wh
   if (!one) v.shape = Shape{};
 }
 
-// Carried dims that are constants but change from one iteration to the next
-// (torchvision's paste_masks grows a [0, h, w] tensor by one mask a trip)
-// become body symbols, until the body keeps every constant one.
-void generalize_carried_dims(Graph &pb, const Node &n, size_t carried) {
-  for (int round = 0; round < 64; ++round) {
+// A value an op of the body needs at compile time (Resize's sizes, Slice's
+// starts) that the body computes from its inputs, so from each iteration's
+// data: no session can compile it in. A disco::RunTimeDims after its producer
+// (lowering/ops/run_time_dims.h) binds its elements to fresh symbols at run
+// time instead, as it does for shape values computed through floats, and the
+// ops downstream take them as symbolic dims. False when `id` is not a small
+// integer tensor of constant shape that a node of `b` computes.
+bool bind_at_run_time(Graph &b, int id, const Graph &trial, const ShapeStore &store) {
+  if (id < 0 || static_cast<size_t>(id) >= b.values.size() || static_cast<size_t>(id) >= trial.values.size())
+    return false;  // a value of an inlined branch: not in the body as written
+  const Value &t = trial.value(id);
+  if (t.dtype == DType::Bool || dtype_is_float(t.dtype) || t.dtype == DType::Undefined || !t.shape) return false;
+  int64_t elements = 1;
+  for (const Dim &d : *t.shape) {
+    const Dim c = store.canonical(d);
+    if (!c.is_const()) return false;
+    elements *= c.as_const();
+  }
+  if (elements < 1 || elements > 64) return false;
+  size_t producer = b.nodes.size();
+  for (size_t i = 0; i < b.nodes.size(); ++i)
+    for (int o : b.nodes[i].outputs)
+      if (o == id) producer = i;
+  if (producer == b.nodes.size()) return false;
+  if (b.nodes[producer].domain == "disco" && b.nodes[producer].op_type == "RunTimeDims") return false;
+  const std::string name = b.value(id).name;
+  const int computed = b.add_value(name + "/computed", t.dtype);
+  Node bind;
+  bind.name = b.nodes[producer].name + "/run_time_dims";
+  bind.domain = "disco";
+  bind.op_type = "RunTimeDims";
+  bind.opset = 1;
+  bind.inputs = {computed};
+  bind.outputs = {id};
+  for (int64_t i = 0; i < elements; ++i) bind.outputs.push_back(b.add_value(name + "/extent" + std::to_string(i), DType::U8));
+  for (int &o : b.nodes[producer].outputs)
+    if (o == id) o = computed;
+  b.nodes.insert(b.nodes.begin() + static_cast<long>(producer) + 1, std::move(bind));
+  for (size_t i = 0; i < b.nodes.size(); ++i)
+    for (int o : b.nodes[i].outputs)
+      if (o >= 0) b.value(o).producer = static_cast<int>(i);
+  return true;
+}
+
+// Settles the body's graph: values its ops need at compile time bound at run
+// time (bind_at_run_time), and carried dims that are constants but change
+// from one iteration to the next (torchvision's paste_masks grows a [0, h, w]
+// tensor by one mask a trip) made body symbols, until the body infers and
+// keeps every constant carried dim.
+void settle_body(Graph &pb, const Node &n, size_t carried) {
+  for (int round = 0; round < 256; ++round) {
     Graph trial = pb;
     ShapeStore store;
-    infer_body(trial, store, n);
+    try {
+      infer_shapes(trial, store);
+    } catch (const ValueRequired &e) {
+      if (bind_at_run_time(pb, e.value_id, trial, store)) continue;
+      infer_body(trial, store, n);  // fails, naming the loop
+    }
     bool changed = false;
     for (size_t k = 0; k < carried; ++k) {
       Value &in = pb.value(pb.inputs[2 + k]);
@@ -91,7 +142,7 @@ void generalize_carried_dims(Graph &pb, const Node &n, size_t carried) {
     }
     if (!changed) return;
   }
-  fail(n.where(), ": the carried values' shapes do not settle");
+  fail(n.where(), ": its body's shapes do not settle");
 }
 
 void infer_run_time_loop(InferContext &c) {
@@ -221,7 +272,7 @@ Node loop_at_run_time(Graph &g, const Node &n, const ShapeStore &store) {
     pb->inputs.push_back(bid);
     outer.push_back(id);
   }
-  generalize_carried_dims(*pb, n, carried);
+  settle_body(*pb, n, carried);
   Node out;
   out.name = n.name;
   out.op_type = "Loop";

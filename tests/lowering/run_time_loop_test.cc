@@ -182,6 +182,51 @@ TEST(RunTimeLoop, ABodyWithDataDependentShapesAGrowingCarriedValueAndItsOwnCondi
   EXPECT_EQ(s.compiles(), 1);
 }
 
+// trips = lens' extent (a shape symbol); Loop(trips, -) with body
+//   z = ConstantOfShape(Unsqueeze(Gather(lens, i)), 1.0), whose extent the data gives each trip;
+//   scan s = ReduceSum(z * float(i + 1), keepdims 1).
+Model dims_loop() {
+  Model md("dims_loop");
+  G &m = md.main;
+  input(m, "lens", onnx::TensorProto::INT64, {"m"});
+  m.tensor("zero_index", i64({}, {0}));
+  m.node("Shape", {"lens"}, {"lens_shape"});
+  int_attr(m.node("Gather", {"lens_shape", "zero_index"}, {"trips"}), "axis", 0);
+  auto *loop = m.node("Loop", {"trips", ""}, {"s"}, "Loop_dims");
+  G body = graph_attr(loop, "body");
+  body.input("i", onnx::TensorProto::INT64, {});
+  body.input("cond_in", onnx::TensorProto::BOOL, {});
+  body.tensor("axes0", i64({1}, {0}));
+  body.int_scalar("one", 1);
+  int_attr(body.node("Gather", {"lens", "i"}, {"len"}), "axis", 0);
+  body.node("Unsqueeze", {"len", "axes0"}, {"len1"});
+  auto *fill = body.node("ConstantOfShape", {"len1"}, {"z"});
+  auto *value = fill->add_attribute();
+  value->set_name("value");
+  value->set_type(onnx::AttributeProto::TENSOR);
+  G::fill(value->mutable_t(), "value", f32({1}, {1.f}));
+  body.node("Add", {"i", "one"}, {"i1"});
+  int_attr(body.node("Cast", {"i1"}, {"fi1"}), "to", onnx::TensorProto::FLOAT);
+  body.node("Mul", {"z", "fi1"}, {"zi"});
+  int_attr(body.node("ReduceSum", {"zi"}, {"sum"}), "keepdims", 1);
+  body.node("Identity", {"cond_in"}, {"cond_out"});
+  body.output("cond_out");
+  body.output("sum");
+  m.output("s");
+  return md;
+}
+
+TEST(RunTimeLoop, ABodyWhoseExtentsComeFromEachTripsDataBindsThemAtRunTime) {
+  Session s(dims_loop().graph(), "dims_loop", "", options());
+  for (int c = 0; c < 3; ++c) {
+    const std::string k = "dims_loop." + std::to_string(c);
+    auto out = s.run({npy(k + ".lens")});
+    ASSERT_EQ(out.size(), 1u);
+    expect_close(out[0], npy(k + ".ref.0"), k + " s");
+  }
+  EXPECT_EQ(s.compiles(), 1);
+}
+
 TEST(RunTimeLoop, TheBodysPlanComesBackFromTheCompileCache) {
   CompileOptions o = options();
   o.use_cache = true;
