@@ -402,7 +402,7 @@ std::vector<Node> expand_loop(Graph &g, const Node &n, const ShapeStore &store) 
                       (trips > 0 || scans == 0);
   if (!unroll) {
     try {
-      return {loop_at_run_time(g, n, store)};
+      return loop_at_run_time(g, n, store);
     } catch (const Error &body_error) {
       // A body that cannot run at run time (it needs a value at compile time
       // that no run-time binding gives) unrolls as before when the trip count

@@ -2,6 +2,8 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -210,6 +212,108 @@ void infer_run_time_loop(InferContext &c) {
   }
 }
 
+// The names `b` reads: its nodes' inputs, its outputs, and what nested graphs read.
+std::set<std::string> names_read(const Graph &b) {
+  std::set<std::string> out;
+  for (const Node &nd : b.nodes) {
+    for (int i : nd.inputs)
+      if (i >= 0) out.insert(b.value(i).name);
+    for (const auto &[k, a] : nd.attrs)
+      if (a.kind == Attribute::GraphAttr && a.g) free_names(*a.g, out);
+  }
+  for (int o : b.outputs) out.insert(b.value(o).name);
+  return out;
+}
+
+int fresh_value(Graph &g, const std::string &base, DType t) {
+  std::string name = base;
+  for (int k = 1; g.find_value(name) >= 0; ++k) name = base + "#" + std::to_string(k);
+  return g.add_value(name, t);
+}
+
+Node plain_node(const std::string &name, const std::string &op, std::vector<int> inputs, int output) {
+  Node nd;
+  nd.name = name;
+  nd.op_type = op;
+  nd.opset = 13;  // inputs, not attributes, for Slice's bounds, whatever the model's opset
+  nd.inputs = std::move(inputs);
+  nd.outputs = {output};
+  return nd;
+}
+
+// A carried value that starts empty along axis 0 and that the body only
+// appends to, acc' = Concat(acc, part, axis 0), as torchvision's
+// paste_masks_in_image collects one [1, h, w] mask a trip into a [0, h, w]
+// start. A Concat kernel cannot read an input whose symbolic extent is 0 at
+// run time, and the copies would grow with the square of the trip count, so
+// the part becomes a scan output instead, [trips, e, ...], and after the loop
+// acc = Concat(start, Reshape(parts, [trips * e, ...])). Rewrites `n` and its
+// body `b` in place; the nodes after the loop go to `after`.
+void appends_to_scans(Graph &g, Node &n, Graph &b, const ShapeStore &store, std::vector<Node> &after) {
+  for (size_t k = n.inputs.size() - 2; k-- > 0;) {
+    if (b.inputs.size() != n.inputs.size() || b.outputs.size() < n.inputs.size() - 1) return;
+    const int start = n.inputs[2 + k], in = b.inputs[2 + k], out = b.outputs[1 + k];
+    if (start < 0) continue;
+    const Value &sv = g.value(start);
+    if (!sv.shape || sv.shape->empty() || !store.canonical((*sv.shape)[0]).is_const(0)) continue;
+    Node *cat = nullptr;
+    int uses = 0;
+    for (Node &nd : b.nodes) {
+      for (int o : nd.outputs)
+        if (o == out) cat = &nd;
+      for (int i : nd.inputs) uses += i == in;
+    }
+    if (!cat || cat->op_type != "Concat" || !cat->domain.empty() || cat->inputs.size() < 2 || cat->inputs[0] != in ||
+        uses != 1)
+      continue;
+    auto axis = cat->attrs.find("axis");
+    const int64_t rank = static_cast<int64_t>(sv.shape->size());
+    if (axis == cat->attrs.end() || (axis->second.i != 0 && axis->second.i != -rank)) continue;
+    if (std::count(b.outputs.begin(), b.outputs.end(), out) != 1 ||
+        std::count(b.outputs.begin(), b.outputs.end(), in) != 0)
+      continue;
+    std::set<std::string> nested;
+    for (const Node &nd : b.nodes)
+      for (const auto &[name, a] : nd.attrs)
+        if (a.kind == Attribute::GraphAttr && a.g) free_names(*a.g, nested);
+    if (nested.count(b.value(in).name)) continue;
+    // The body: the Concat without the carried value gives the part, a scan output.
+    cat->inputs.erase(cat->inputs.begin());
+    b.inputs.erase(b.inputs.begin() + 2 + static_cast<long>(k));
+    b.outputs.erase(b.outputs.begin() + 1 + static_cast<long>(k));
+    b.outputs.push_back(out);
+    const int final_value = n.outputs[k];
+    n.inputs.erase(n.inputs.begin() + 2 + static_cast<long>(k));
+    n.outputs.erase(n.outputs.begin() + static_cast<long>(k));
+    const std::string p = n.name + "/appended" + std::to_string(k);
+    const int parts = fresh_value(g, p + "/parts", sv.dtype);
+    n.outputs.push_back(parts);
+    if (final_value < 0) continue;
+    auto constant = [&](const std::string &what, int64_t v) {
+      return g.add_constant(g.value(fresh_value(g, p + "/" + what, DType::I64)).name + "/c",
+                            TensorData::from_int64({v}, {1}));
+    };
+    auto value = [&](const std::string &what) { return fresh_value(g, p + "/" + what, DType::Undefined); };
+    const int shape = value("shape"), trips = value("trips"), e = value("e"), rest = value("rest");
+    const int merged = value("merged"), flat_shape = value("flat_shape"), flat = value("flat");
+    const int zero = constant("zero", 0), one = constant("one", 1), two = constant("two", 2);
+    const int end = constant("end", INT64_MAX);
+    after.push_back(plain_node(p + "/Shape", "Shape", {parts}, shape));
+    after.push_back(plain_node(p + "/trips", "Slice", {shape, zero, one}, trips));
+    after.push_back(plain_node(p + "/e", "Slice", {shape, one, two}, e));
+    after.push_back(plain_node(p + "/rest", "Slice", {shape, two, end}, rest));
+    after.push_back(plain_node(p + "/merged", "Mul", {trips, e}, merged));
+    Attribute zero_axis;
+    zero_axis.kind = Attribute::Int;
+    zero_axis.i = 0;
+    after.push_back(plain_node(p + "/flat_shape", "Concat", {merged, rest}, flat_shape));
+    after.back().attrs["axis"] = zero_axis;
+    after.push_back(plain_node(p + "/Reshape", "Reshape", {parts, flat_shape}, flat));
+    after.push_back(plain_node(p + "/Concat", "Concat", {start, flat}, final_value));
+    after.back().attrs["axis"] = zero_axis;
+  }
+}
+
 bool exists(const std::string &p) {
   struct stat st;
   return ::stat(p.c_str(), &st) == 0;
@@ -217,8 +321,13 @@ bool exists(const std::string &p) {
 
 }  // namespace
 
-Node loop_at_run_time(Graph &g, const Node &n, const ShapeStore &store) {
-  const Graph &b = body_of(n);
+std::vector<Node> loop_at_run_time(Graph &g, const Node &loop, const ShapeStore &store) {
+  Node n = loop;
+  Graph b = body_of(loop);
+  std::vector<Node> after;
+  DISCO_CHECK(n.inputs.size() >= 2 && n.outputs.size() + 2 >= n.inputs.size(), n.where(),
+              ": a Loop takes a trip count, a condition and carried values, and gives one output per carried value");
+  appends_to_scans(g, n, b, store, after);
   const size_t carried = n.inputs.size() - 2, scans = n.outputs.size() - carried;
   DISCO_CHECK(b.inputs.size() == 2 + carried, n.where(), ": the body takes ", b.inputs.size(),
               " inputs; the iteration, the condition and ", carried, " carried values make ", 2 + carried);
@@ -241,8 +350,10 @@ Node loop_at_run_time(Graph &g, const Node &n, const ShapeStore &store) {
   // known at compile time stay constants; the others become body inputs.
   std::set<std::string> names;
   free_names(b, names);
+  const std::set<std::string> read = names_read(b);
   std::vector<int> outer;
   for (const auto &name : names) {
+    if (!read.count(name)) continue;  // a value nothing reads (an input appends_to_scans took away)
     const int id = g.find_value(name);
     DISCO_CHECK(id >= 0, n.where(), ": the body uses '", name, "', which no enclosing graph defines");
     const Value &o = g.value(id);
@@ -287,7 +398,8 @@ Node loop_at_run_time(Graph &g, const Node &n, const ShapeStore &store) {
   count.kind = Attribute::Int;
   count.i = static_cast<int64_t>(carried);
   out.attrs = {{"body", body}, {"carried", count}};
-  return out;
+  after.insert(after.begin(), std::move(out));
+  return after;
 }
 
 void register_run_time_loop(OpRegistry &r) {

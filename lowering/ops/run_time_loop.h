@@ -29,8 +29,10 @@ namespace disco {
 
 class OpRegistry;
 
-// The disco::Loop node that runs Loop node `n` of `g` at run time.
-Node loop_at_run_time(Graph &g, const Node &n, const ShapeStore &store);
+// The disco::Loop node that runs Loop node `n` of `g` at run time, and the
+// nodes after it that rebuild carried values the body only appends to
+// (collected as scan outputs instead: run_time_loop.cc, appends_to_scans).
+std::vector<Node> loop_at_run_time(Graph &g, const Node &n, const ShapeStore &store);
 
 void register_run_time_loop(OpRegistry &r);
 

@@ -123,12 +123,13 @@ Model scan_loop() {
 // trips = the number of positive elements of v; Loop(trips, -, zeros [1, 2]) with body
 //   sel = Compress(v, v > float(i)) (its extent changes each trip), row = [sum(sel), len(sel)],
 //   acc' = Concat(acc, [row]) (grows a row a trip), scan c = [len(sel)], cond' = i < 3.
-Model grow_loop() {
+// From an empty start (`from_empty`), the appended rows become a scan output.
+Model grow_loop(bool from_empty = false) {
   Model md("grow_loop");
   G &m = md.main;
   input(m, "v", onnx::TensorProto::FLOAT, {"n"});
   m.scalar("zero", 0.f);
-  m.tensor("acc0", f32({1, 2}, {0.f, 0.f}));
+  m.tensor("acc0", from_empty ? f32({0, 2}, {}) : f32({1, 2}, {0.f, 0.f}));
   m.node("Greater", {"v", "zero"}, {"pos"});
   int_attr(m.node("Cast", {"pos"}, {"posi"}), "to", onnx::TensorProto::INT64);
   int_attr(m.node("ReduceSum", {"posi"}, {"trips"}), "keepdims", 0);
@@ -223,6 +224,20 @@ TEST(RunTimeLoop, ABodyWhoseExtentsComeFromEachTripsDataBindsThemAtRunTime) {
     auto out = s.run({npy(k + ".lens")});
     ASSERT_EQ(out.size(), 1u);
     expect_close(out[0], npy(k + ".ref.0"), k + " s");
+  }
+  EXPECT_EQ(s.compiles(), 1);
+}
+
+// torchvision's paste_masks_in_image collects a [1, h, w] mask a trip into a
+// [0, h, w] start with a Concat: the body appends to the carried value only.
+TEST(RunTimeLoop, ACarriedValueTheBodyOnlyAppendsToFromAnEmptyStartIsCollectedAsAScanOutput) {
+  Session s(grow_loop(true).graph(), "grow_loop_from_empty", "", options());
+  for (int c = 0; c < 4; ++c) {
+    const std::string k = "grow_loop." + std::to_string(c);
+    auto out = s.run({npy(k + ".v")});
+    ASSERT_EQ(out.size(), 2u);
+    expect_close(out[0], npy(k + ".ref.from_empty"), k + " acc");
+    expect_close(out[1], npy(k + ".ref.1"), k + " cs");
   }
   EXPECT_EQ(s.compiles(), 1);
 }

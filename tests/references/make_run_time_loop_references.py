@@ -63,6 +63,7 @@ for case, v in enumerate(([-1.0, -2.0], [0.5, 3.0, -1.0, 2.5], [4.5, 1.5, 2.5, 3
         cond = i < 3
         i += 1
     save(f"grow_loop.{case}.ref.0", acc)
+    save(f"grow_loop.{case}.ref.from_empty", acc[1:])  # the same loop from an empty [0, 2]
     save(f"grow_loop.{case}.ref.1", np.array(cs, dtype=np.float32).reshape(len(cs), 1))
 
 # dims_loop: one trip per element of lens (the trip count is lens' extent, a
