@@ -2,8 +2,10 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <list>
 
 #include "HalideRuntime.h"
 #include "frontend/errors.h"
@@ -454,7 +456,27 @@ void Executor::run(const std::vector<TensorData> &inputs, std::vector<TensorData
     for (int slot : step_symbols_[s]) sym_values.push_back(static_cast<int32_t>(symbols_.at(slot)));
     std::vector<void *> &args = sc.args[s];
     args.clear();
-    for (int b : step.inputs) args.push_back(&bufs[b].buf);
+    // An input with no elements may still have its element 0 read, by a
+    // clamped read whose value a select drops (a Concat of an empty part, as
+    // torchvision's paste_masks pads with zeros(y0, w), y0 = 0 for a box at the
+    // top). Halide's bounds check refuses that read, so such an input gets a
+    // stand-in of zeros whose empty dims have extent 1.
+    std::list<AlignedBytes> standin_bytes;
+    std::list<RuntimeBuffer> standins;
+    for (int b : step.inputs) {
+      halide_buffer_t *in = &bufs[b].buf;
+      if (std::find(buf_shapes[b].begin(), buf_shapes[b].end(), 0) != buf_shapes[b].end()) {
+        std::vector<int64_t> shape = buf_shapes[b];
+        int64_t n = 1;
+        for (auto &d : shape) n *= (d = std::max<int64_t>(d, 1));
+        standin_bytes.emplace_back(static_cast<size_t>(n) * dtype_size(plan_.buffers[b].dtype));
+        standins.emplace_back();
+        standins.back().set(standin_bytes.back().data(), plan_.buffers[b].dtype, shape);
+        if (device) standins.back().buf.set_host_dirty(true);
+        in = &standins.back().buf;
+      }
+      args.push_back(in);
+    }
     for (auto &v : sym_values) args.push_back(&v);
     for (int b : step.outputs) args.push_back(&bufs[b].buf);
     g_halide_error.clear();

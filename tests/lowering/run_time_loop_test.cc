@@ -185,7 +185,8 @@ TEST(RunTimeLoop, ABodyWithDataDependentShapesAGrowingCarriedValueAndItsOwnCondi
 
 // trips = lens' extent (a shape symbol); Loop(trips, -) with body
 //   z = ConstantOfShape(Unsqueeze(Gather(lens, i)), 1.0), whose extent the data gives each trip;
-//   scan s = ReduceSum(z * float(i + 1), keepdims 1).
+//   scan s = ReduceSum(Concat(z, [2, 2]) * float(i + 1), keepdims 1); lens[i] = 0 makes z an empty
+//   part of the Concat, as torchvision's paste_masks pads a box at the image's edge with zeros(0, w).
 Model dims_loop() {
   Model md("dims_loop");
   G &m = md.main;
@@ -208,7 +209,9 @@ Model dims_loop() {
   G::fill(value->mutable_t(), "value", f32({1}, {1.f}));
   body.node("Add", {"i", "one"}, {"i1"});
   int_attr(body.node("Cast", {"i1"}, {"fi1"}), "to", onnx::TensorProto::FLOAT);
-  body.node("Mul", {"z", "fi1"}, {"zi"});
+  body.tensor("twos", f32({2}, {2.f, 2.f}));
+  int_attr(body.node("Concat", {"z", "twos"}, {"zc"}), "axis", 0);
+  body.node("Mul", {"zc", "fi1"}, {"zi"});
   int_attr(body.node("ReduceSum", {"zi"}, {"sum"}), "keepdims", 1);
   body.node("Identity", {"cond_in"}, {"cond_out"});
   body.output("cond_out");

@@ -69,9 +69,12 @@ for case, v in enumerate(([-1.0, -2.0], [0.5, 3.0, -1.0, 2.5], [4.5, 1.5, 2.5, 3
 # dims_loop: one trip per element of lens (the trip count is lens' extent, a
 # shape symbol); the body makes a tensor whose extent is lens[i], read from the
 # data in each trip (as paste_masks resizes each mask to its box's size):
-#   body(i, cond): z = ConstantOfShape([lens[i]], 1.0); scan s = [sum(z * float(i + 1))]
+#   body(i, cond): z = ConstantOfShape([lens[i]], 1.0); zc = Concat(z, [2, 2]);
+#     scan s = [sum(zc * float(i + 1))]
+# lens[i] = 0 makes z empty: a Concat of an empty part, as paste_masks pads a
+# box at the image's edge with zeros(0, w).
 for case, lens in enumerate(([3, 0, 2], [5], [])):
     lens = np.array(lens, dtype=np.int64)
     save(f"dims_loop.{case}.lens", lens)
-    s = np.array([[float(n * (i + 1))] for i, n in enumerate(lens)], dtype=np.float32).reshape(len(lens), 1)
+    s = np.array([[float((n + 4) * (i + 1))] for i, n in enumerate(lens)], dtype=np.float32).reshape(len(lens), 1)
     save(f"dims_loop.{case}.ref.0", s)
