@@ -245,6 +245,58 @@ TEST(RunTimeLoop, ACarriedValueTheBodyOnlyAppendsToFromAnEmptyStartIsCollectedAs
   EXPECT_EQ(s.compiles(), 1);
 }
 
+// No trip count: start = ReduceSum(k); Loop(-, start > 0, x = start) with body
+//   x' = x - 1, cond' = x' > 0, scan y = Loop(x, -, a = 0){ a' = a + float(x) }: a run-time Loop
+//   inside the body, whose trip count is the carried value and whose body reads it.
+Model while_loop() {
+  Model md("while_loop");
+  G &m = md.main;
+  input(m, "k", onnx::TensorProto::INT64, {"m"});
+  m.int_scalar("zero", 0);
+  int_attr(m.node("ReduceSum", {"k"}, {"start"}), "keepdims", 0);
+  m.node("Greater", {"start", "zero"}, {"go"});
+  auto *loop = m.node("Loop", {"", "go", "start"}, {"x_final", "ys"}, "Loop_while");
+  G body = graph_attr(loop, "body");
+  body.input("i", onnx::TensorProto::INT64, {});
+  body.input("cond_in", onnx::TensorProto::BOOL, {});
+  body.untyped_input("x");
+  body.int_scalar("one", 1);
+  body.int_scalar("none", 0);
+  body.scalar("fzero", 0.f);
+  body.node("Sub", {"x", "one"}, {"x_next"});
+  body.node("Greater", {"x_next", "none"}, {"cond_out"});
+  auto *inner = body.node("Loop", {"x", "", "fzero"}, {"y"}, "Loop_inner");
+  G ib = graph_attr(inner, "body");
+  ib.input("j", onnx::TensorProto::INT64, {});
+  ib.input("icond", onnx::TensorProto::BOOL, {});
+  ib.untyped_input("a");
+  int_attr(ib.node("Cast", {"x"}, {"fx"}), "to", onnx::TensorProto::FLOAT);
+  ib.node("Add", {"a", "fx"}, {"a_next"});
+  ib.node("Identity", {"icond"}, {"icond_out"});
+  ib.output("icond_out");
+  ib.output("a_next");
+  body.node("Identity", {"y"}, {"y_scan"});
+  body.output("cond_out");
+  body.output("x_next");
+  body.output("y_scan");
+  m.output("x_final");
+  m.output("ys");
+  return md;
+}
+
+TEST(RunTimeLoop, AWhileLoopWithoutATripCountRunsARunTimeLoopInsideItsBody) {
+  Session s(while_loop().graph(), "while_loop", "", options());
+  for (int c = 0; c < 4; ++c) {
+    const std::string k = "while_loop." + std::to_string(c);
+    auto out = s.run({npy(k + ".k")});
+    ASSERT_EQ(out.size(), 2u);
+    ASSERT_EQ(out[0].shape, npy(k + ".ref.0").shape) << k;
+    EXPECT_EQ(out[0].int_at(0), npy(k + ".ref.0").int_at(0)) << k;
+    expect_close(out[1], npy(k + ".ref.1"), k + " ys");
+  }
+  EXPECT_EQ(s.compiles(), 1);
+}
+
 TEST(RunTimeLoop, TheBodysPlanComesBackFromTheCompileCache) {
   CompileOptions o = options();
   o.use_cache = true;

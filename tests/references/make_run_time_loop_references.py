@@ -78,3 +78,16 @@ for case, lens in enumerate(([3, 0, 2], [5], [])):
     save(f"dims_loop.{case}.lens", lens)
     s = np.array([[float((n + 4) * (i + 1))] for i, n in enumerate(lens)], dtype=np.float32).reshape(len(lens), 1)
     save(f"dims_loop.{case}.ref.0", s)
+
+# while_loop: no trip count; the condition comes from the data, and the body
+# holds a run-time Loop of its own whose trip count is the outer carried value:
+#   start = ReduceSum(k); Loop(-, start > 0, x = start):
+#     x' = x - 1; cond' = x' > 0; inner = Loop(x, -, a = 0.0){ a' = a + float(x) }; scan y = inner
+#   outputs: x after the loop, ys = [start^2, (start-1)^2, ..., 1] ([0] when start <= 0)
+for case, k in enumerate(([2, 1], [], [4], [1, -3])):
+    k = np.array(k, dtype=np.int64)
+    save(f"while_loop.{case}.k", k)
+    start = int(k.sum())
+    xs = list(range(start, 0, -1))
+    save(f"while_loop.{case}.ref.0", np.array(0 if start > 0 else start, dtype=np.int64))
+    save(f"while_loop.{case}.ref.1", np.array([float(x * x) for x in xs], dtype=np.float32))
