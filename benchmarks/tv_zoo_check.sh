@@ -46,8 +46,14 @@ wanted() {
   return 1
 }
 
-# cells.txt may hold a model twice (make_tv_zoo.py run again): each (model, opset, shape) once, the last line.
-tac "$zoo/cells.txt" | awk -F'\t' 'NF && !seen[$1 FS $2 FS $3]++' | tac |
+# cells.txt may hold a model twice (make_tv_zoo.py run again, e.g. after a fix to its export): make_tv_zoo.py
+# appends a model's lines together, so a model's last block of lines is its current set of cells. Its older
+# cells (an export failure since fixed, a skip since lifted) are neither run nor shown in the table.
+current_cells() {
+  awk -F'\t' 'NF { if ($1 != prev) blocks++; prev = $1; last[$1] = blocks; line[NR] = $0; block[NR] = blocks; name[NR] = $1 }
+               END { for (i = 1; i <= NR; i++) if ((i in line) && block[i] == last[name[i]]) print line[i] }' "$zoo/cells.txt"
+}
+current_cells > "$zoo/cells.current.txt"
 while IFS=$'\t' read -r name opset shape kind model input expect; do
   wanted "$name" || continue
   key="$name"$'\t'"$opset"$'\t'"$shape"
@@ -79,23 +85,25 @@ while IFS=$'\t' read -r name opset shape kind model input expect; do
   fi
   printf '%s\t%s\t%s\t%.0f\n' "$key" "$status" "$detail" "$secs" >> "$results"
   echo "tv_zoo_check: $name opset $opset $shape: $status ($detail) ${secs%.*} s" >&2
-done
+done < "$zoo/cells.current.txt"
 
 [ -n "$table" ] || exit 0
 # Every model make_tv_zoo.py knows gets a row: those with no cells yet say so.
 /usr/bin/python3 benchmarks/make_tv_zoo.py --list > "$zoo/all-models.txt"
-/usr/bin/python3 - "$results" "$table" "$zoo/cells.txt" "$zoo/all-models.txt" <<'EOF'
+/usr/bin/python3 - "$results" "$table" "$zoo/cells.txt" "$zoo/cells.current.txt" "$zoo/all-models.txt" <<'EOF'
 import os, re, sys
 import numpy as np
-results, table, cells, all_models = sys.argv[1:]
-order = []  # the models in cells.txt's order
+results, table, all_cells, cells, all_models = sys.argv[1:]
+order = []  # the models in the order they were first made
+for line in open(all_cells):
+    f = line.rstrip("\n").split("\t")
+    if line.strip() and f[0] not in order:
+        order.append(f[0])
 expect = {}  # (name, opset, shape) -> the reference's file, to show the output's size beside the error
 for line in open(cells):
     f = line.rstrip("\n").split("\t")
     if len(f) == 7:
         expect[tuple(f[:3])] = os.path.join(os.path.dirname(cells), f[6])
-    if line.strip() and f[0] not in order:
-        order.append(f[0])
 
 
 def max_ref(name, opset, shape):
@@ -103,9 +111,12 @@ def max_ref(name, opset, shape):
     return f"{np.abs(np.load(path)).max():.3g}" if path and os.path.exists(path) else "?"
 
 
-rows = {}  # (name, opset) -> [(shape, status, detail)]
+current = {tuple(line.split("\t")[:3]) for line in open(cells) if line.strip()}
+rows = {}  # (name, opset) -> [(shape, status, detail)], of the current cells only
 for line in open(results):
     name, opset, shape, status, detail, _ = line.rstrip("\n").split("\t")
+    if (name, opset, shape) not in current:
+        continue
     rows.setdefault((name, opset), []).append((shape, status, detail))
 out = ["| model | opset | input shapes | result |", "|---|---|---|---|"]
 for name in order:
