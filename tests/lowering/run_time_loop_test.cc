@@ -297,6 +297,42 @@ TEST(RunTimeLoop, AWhileLoopWithoutATripCountRunsARunTimeLoopInsideItsBody) {
   EXPECT_EQ(s.compiles(), 1);
 }
 
+// Scan outputs are stacked: a body whose scan output changes shape from one
+// trip to the next (here Compress(v, v > float(i))) stops with an error that
+// names the loop, the output, the trips and the shapes.
+TEST(RunTimeLoop, AScanOutputWhoseShapeChangesBetweenTripsIsAnErrorNamingTheLoop) {
+  Model md("ragged_scan");
+  G &m = md.main;
+  input(m, "v", onnx::TensorProto::FLOAT, {"n"});
+  input(m, "trips", onnx::TensorProto::INT64, {});
+  auto *loop = m.node("Loop", {"trips", ""}, {"sels"}, "Loop_ragged");
+  G body = graph_attr(loop, "body");
+  body.input("i", onnx::TensorProto::INT64, {});
+  body.input("cond_in", onnx::TensorProto::BOOL, {});
+  int_attr(body.node("Cast", {"i"}, {"fi"}), "to", onnx::TensorProto::FLOAT);
+  body.node("Greater", {"v", "fi"}, {"mask"});
+  int_attr(body.node("Compress", {"v", "mask"}, {"sel"}), "axis", 0);
+  body.node("Identity", {"cond_in"}, {"cond_out"});
+  body.output("cond_out");
+  body.output("sel");
+  m.output("sels");
+  Session s(md.graph(), "ragged_scan", "", options());
+  // v = [0.5, 2, 3]: trip 0 keeps 3 elements, trip 1 keeps 2.
+  try {
+    s.run({f32({3}, {0.5f, 2.f, 3.f}), i64({}, {2})});
+    FAIL() << "ran";
+  } catch (const Error &e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("node 'Loop_ragged' (Loop): scan output 0 has the shape [2] at iteration 1 and [3] at iteration 0"),
+              std::string::npos) << msg;
+  }
+  // Trips of one shape stack: v = [5, 6] keeps both elements in both trips.
+  auto out = s.run({f32({2}, {5.f, 6.f}), i64({}, {2})});
+  ASSERT_EQ(out.at(0).shape, (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(testing::floats(out[0]), (std::vector<double>{5, 6, 5, 6}));
+  EXPECT_EQ(s.compiles(), 1);
+}
+
 TEST(RunTimeLoop, TheBodysPlanComesBackFromTheCompileCache) {
   CompileOptions o = options();
   o.use_cache = true;
