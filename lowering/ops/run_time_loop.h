@@ -16,6 +16,15 @@
 // change from one iteration to the next (constants, the outer values' dims,
 // carried dims the body keeps), and fresh symbols, bound by the runner's
 // outputs at run time, elsewhere: the scan outputs' first dim is the trip count.
+//
+// Inside the body, an integer value an op needs at compile time (Resize's
+// sizes, Slice's starts) that the body computes from each trip's data is bound
+// at run time by a disco::RunTimeDims. A carried value that starts empty along
+// axis 0 and that the body only appends to (Concat(acc, part)) is collected as
+// a scan output and rebuilt after the loop. A body that still cannot compile
+// fails naming the loop, unless the trip count comes from graph inputs: then
+// the loop unrolls as before, the session compiling the count in
+// (lowering/control_flow.cc).
 #pragma once
 #include <functional>
 #include <string>

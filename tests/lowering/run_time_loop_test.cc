@@ -333,6 +333,42 @@ TEST(RunTimeLoop, AScanOutputWhoseShapeChangesBetweenTripsIsAnErrorNamingTheLoop
   EXPECT_EQ(s.compiles(), 1);
 }
 
+// A body that cannot run at run time: its Resize needs float scales computed
+// from the iteration index (run time binds integer values only). With the trip
+// count a graph input, the loop unrolls as before: the session compiles the
+// count in, once per value. scan s_i = sum(Resize(x, scales [1, 1, i + 1, i + 1], nearest)) = (i + 1)^2 sum(x).
+TEST(RunTimeLoop, ABodyThatCannotRunAtRunTimeUnrollsWithATripCountFromAGraphInputCompiledIn) {
+  Model md("scales_loop");
+  G &m = md.main;
+  input(m, "x", onnx::TensorProto::FLOAT, {"1", "1", "2", "2"});
+  input(m, "trips", onnx::TensorProto::INT64, {});
+  auto *loop = m.node("Loop", {"trips", ""}, {"sums"}, "Loop_scales");
+  G body = graph_attr(loop, "body");
+  body.input("i", onnx::TensorProto::INT64, {});
+  body.input("cond_in", onnx::TensorProto::BOOL, {});
+  body.tensor("axes0", i64({1}, {0}));
+  body.tensor("ones2", f32({2}, {1.f, 1.f}));
+  body.tensor("roi", f32({0}, {}));
+  body.int_scalar("one", 1);
+  body.node("Add", {"i", "one"}, {"i1"});
+  int_attr(body.node("Cast", {"i1"}, {"f"}), "to", onnx::TensorProto::FLOAT);
+  body.node("Unsqueeze", {"f", "axes0"}, {"f1"});
+  int_attr(body.node("Concat", {"ones2", "f1", "f1"}, {"scales"}), "axis", 0);
+  body.node("Resize", {"x", "roi", "scales"}, {"big"});
+  int_attr(body.node("ReduceSum", {"big"}, {"sum"}), "keepdims", 0);
+  body.node("Identity", {"cond_in"}, {"cond_out"});
+  body.output("cond_out");
+  body.output("sum");
+  m.output("sums");
+  Session s(md.graph(), "scales_loop", "", options());
+  const TensorData x = f32({1, 1, 2, 2}, {1.f, 2.f, 3.f, 4.f});
+  auto out = s.run({x, i64({}, {3})});
+  EXPECT_EQ(testing::floats(out.at(0)), (std::vector<double>{10, 40, 90}));
+  out = s.run({x, i64({}, {1})});
+  EXPECT_EQ(testing::floats(out.at(0)), (std::vector<double>{10}));
+  EXPECT_EQ(s.compiles(), 2);
+}
+
 TEST(RunTimeLoop, TheBodysPlanComesBackFromTheCompileCache) {
   CompileOptions o = options();
   o.use_cache = true;
