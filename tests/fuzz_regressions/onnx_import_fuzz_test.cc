@@ -59,8 +59,9 @@ TEST(OnnxImportFuzz, AScanBodyWithTooFewOutputsIsADiscoError) {
 }
 
 // The checks above leave well-formed control flow alone: the ONNX node
-// tests' Scan models infer; their If and Loop models stop, as before, only
-// because their condition and trip count are inputs known at run time.
+// tests' Scan and Loop models infer (test_loop11's trip count, an input, makes
+// it a run-time disco::Loop); test_if stops, as before, only because its
+// condition is an input known at run time.
 TEST(OnnxImportFuzz, WellFormedControlFlowStillInfers) {
   const std::string node = "/usr/share/libonnx-testdata/data/node/";
   for (const char *t : {"test_if", "test_scan_sum", "test_scan9_sum", "test_loop11"}) {
