@@ -6,6 +6,11 @@ namespace disco {
 
 namespace {
 
+// Output extents known at compile time are given to Halide only when they are
+// a multiple of this (the widest vector, 64 bytes of int8), so no vector loop
+// over them has a tail (see bound_outputs).
+constexpr int64_t kBoundedExtentMultiple = 64;
+
 // Halide's simplifier learns the facts of a branch condition of the form
 // !(a || b || ...) one by one (each a is false inside the branch), while it
 // loses them from a && b once it has folded that into min()s. So every
@@ -45,7 +50,20 @@ void Scheduler::bound_outputs() {
     // Not for outputs with updates: a known min makes Halide take their loads of the output as
     // vector-aligned, which the caller's buffer need not be (an aligned masked load faults).
     if (f.outputs() != 1 || f.dimensions() != r || f.has_update_definition()) continue;
-    for (int d = 0; d < r; ++d) f.output_buffer().dim(d).set_bounds(0, extent(s[r - 1 - d]));
+    for (int d = 0; d < r; ++d) {
+      const KnownExtent e = known_extent(s[r - 1 - d]);
+      // A constant extent with a tail (17, not a multiple of any vector or
+      // task width) is left to the buffer: Halide 14 mis-partitions
+      // GuardWithIf loops over such an output. Gathers of 17 keypoints in
+      // vectors of 16 kept the loop (2 trips) but dropped its index, so row
+      // 16 was never written (keypointrcnn's keypoints_scores); ArgMax over
+      // 33 rows ran its last vector unguarded past the input. Unbounded,
+      // the loop is partitioned at run time, as for a symbolic extent.
+      if (e.value && *e.value % kBoundedExtentMultiple != 0)
+        f.output_buffer().dim(d).set_min(0);
+      else
+        f.output_buffer().dim(d).set_bounds(0, e.expr);
+    }
   }
 }
 

@@ -140,18 +140,7 @@ void schedule_updates(Func f, int lanes, bool parallel) {
     order.push_back(lanes > 1 ? inner_o : args[0]);
     for (size_t i = 1; i < args.size(); ++i) order.push_back(args[i]);
     stage.reorder(order);
-    // Halide 14 loses the vector tail of a Tuple-valued update split with
-    // GuardWithIf when the extent is a compile-time constant: ArgMax of 17
-    // rows in vectors of 16 left row 16 at its initial value, and of 33 rows
-    // ran the last vector unguarded, reading past the input. Such updates are
-    // unrolled instead, each lane under its own guard (correct at every
-    // extent tried, 1-50 rows in vectors of 8 and 16).
-    if (lanes > 1) {
-      if (f.outputs() > 1)
-        stage.unroll(inner_i);
-      else
-        stage.vectorize(inner_i);
-    }
+    if (lanes > 1) stage.vectorize(inner_i);
     if (parallel && args.size() >= 2) stage.parallel(args.back());
   }
 }
