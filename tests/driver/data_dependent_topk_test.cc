@@ -6,7 +6,9 @@
 // the boxes per class. Hand references.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <vector>
@@ -86,6 +88,81 @@ TEST(DataDependentTopK, NonMaxSuppressionWithInt64MaxBoxesPerClassKeepsAll) {
   auto out = s.run({f32({1, 3, 4}, {0, 0, 1, 1, 0, 0, 1, 1.05f, 2, 2, 3, 3}), f32({1, 1, 3}, {0.9f, 0.8f, 0.7f})});
   ASSERT_EQ(out[0].shape, (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(floats(out[0]), (std::vector<double>{0, 0, 0, 0, 0, 2}));
+}
+
+// A plain NonMaxSuppression (corner boxes): every candidate, by descending
+// score with ties in index order, compared with every kept box of its class.
+std::vector<double> nms_reference(const std::vector<float> &boxes, const std::vector<float> &scores, int64_t batches,
+                                  int64_t classes, int64_t n, int64_t most, float iou_th, float score_th) {
+  std::vector<double> sel;
+  for (int64_t b = 0; b < batches; ++b)
+    for (int64_t c = 0; c < classes; ++c) {
+      const float *sc = &scores[(b * classes + c) * n];
+      std::vector<int64_t> order;
+      for (int64_t i = 0; i < n; ++i)
+        if (sc[i] > score_th) order.push_back(i);
+      std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) { return sc[x] > sc[y]; });
+      std::vector<int64_t> kept;
+      for (int64_t i : order) {
+        if (static_cast<int64_t>(kept.size()) == most) break;
+        int overlaps = 0;
+        for (int64_t k : kept) {
+          const float *p = &boxes[(b * n + i) * 4], *q = &boxes[(b * n + k) * 4];
+          float h = std::max(0.f, std::min(std::max(p[0], p[2]), std::max(q[0], q[2])) -
+                                      std::max(std::min(p[0], p[2]), std::min(q[0], q[2])));
+          float w = std::max(0.f, std::min(std::max(p[1], p[3]), std::max(q[1], q[3])) -
+                                      std::max(std::min(p[1], p[3]), std::min(q[1], q[3])));
+          float ap = std::fabs(p[2] - p[0]) * std::fabs(p[3] - p[1]), aq = std::fabs(q[2] - q[0]) * std::fabs(q[3] - q[1]);
+          float uni = ap + aq - h * w;
+          if (uni > 0 && h * w / uni > iou_th) ++overlaps;
+        }
+        if (overlaps == 0) kept.push_back(i);
+      }
+      for (int64_t k : kept) sel.insert(sel.end(), {double(b), double(c), double(k)});
+    }
+  return sel;
+}
+
+// Thousands of boxes in clusters, as a detector's proposals come (2 images, 2
+// classes, 3000 boxes on a quarter-pixel grid, many tied scores), with a
+// score threshold, and a limit of 40 per class in a second model.
+TEST(DataDependentTopK, NonMaxSuppressionOfThousandsOfClusteredBoxesMatchesAPlainScan) {
+  const int64_t batches = 2, classes = 2, n = 3000;
+  std::vector<float> boxes(batches * n * 4), scores(batches * classes * n);
+  uint32_t r = 12345;
+  auto next = [&r](int m) { return static_cast<int>((r = r * 1664525u + 1013904223u) >> 8) % m; };
+  for (int64_t i = 0; i < batches * n; ++i) {
+    float cy = 8.f * next(12), cx = 8.f * next(12);  // 144 cluster centres
+    float y1 = cy + 0.25f * next(16), x1 = cx + 0.25f * next(16);
+    float y2 = y1 + 2 + 0.25f * next(24), x2 = x1 + 2 + 0.25f * next(24);
+    bool flipped = next(4) == 0;  // corners in either order
+    boxes[i * 4 + 0] = flipped ? y2 : y1;
+    boxes[i * 4 + 1] = x1;
+    boxes[i * 4 + 2] = flipped ? y1 : y2;
+    boxes[i * 4 + 3] = x2;
+  }
+  for (auto &v : scores) v = 0.01f * next(100);
+  for (int64_t most : {std::numeric_limits<int64_t>::max(), int64_t{40}}) {
+    SCOPED_TRACE("max boxes per class " + std::to_string(most));
+    GraphBuilder b;
+    const Dim dn = Dim::symbol("n");
+    auto bx = b.input("boxes", DType::F32, {batches, dn, 4});
+    auto sc = b.input("scores", DType::F32, {batches, classes, dn});
+    auto m = b.constant("most", testing::i64({1}, {most}));
+    auto iou = b.constant("iou", f32({1}, {0.5f}));
+    auto th = b.constant("th", f32({1}, {0.2f}));
+    b.output(b.op("NonMaxSuppression", {bx, sc, m, iou, th}));
+    Session s(b.build(), "nms_many", "", options());
+    auto out = s.run({f32({batches, n, 4}, boxes), f32({batches, classes, n}, scores)});
+    std::vector<double> want = nms_reference(boxes, scores, batches, classes, n, most, 0.5f, 0.2f);
+    ASSERT_EQ(out[0].shape, (std::vector<int64_t>{static_cast<int64_t>(want.size() / 3), 3}));
+    // Many kept and many suppressed; with the limit, every class reaches it.
+    if (most == 40)
+      EXPECT_EQ(want.size() / 3, static_cast<size_t>(batches * classes * 40));
+    else
+      EXPECT_GT(want.size() / 3, 200u);
+    EXPECT_EQ(floats(out[0]), want);
+  }
 }
 
 }  // namespace
