@@ -7,6 +7,7 @@
 
 #include "frontend/errors.h"
 #include "runtime/host_op_bind_dims.h"
+#include "runtime/non_max_suppression.h"
 
 namespace disco {
 
@@ -121,82 +122,6 @@ std::vector<TensorData> unique(const std::vector<const TensorData *> &in, const 
     counts.mutable_as<int64_t>()[r] += 1;
   }
   return {y, idx, inv, counts};
-}
-
-// A box as NonMaxSuppression compares it: corners and area, computed once per
-// box (detection models run it on tens of thousands of boxes).
-struct NmsBox {
-  float y1, x1, y2, x2, area;
-};
-
-NmsBox nms_box(const float *p, bool center) {
-  NmsBox b;
-  if (center) {
-    b.y1 = p[1] - p[3] / 2;
-    b.y2 = p[1] + p[3] / 2;
-    b.x1 = p[0] - p[2] / 2;
-    b.x2 = p[0] + p[2] / 2;
-  } else {
-    b.y1 = std::min(p[0], p[2]);
-    b.y2 = std::max(p[0], p[2]);
-    b.x1 = std::min(p[1], p[3]);
-    b.x2 = std::max(p[1], p[3]);
-  }
-  b.area = (b.y2 - b.y1) * (b.x2 - b.x1);
-  return b;
-}
-
-float iou(const NmsBox &a, const NmsBox &b) {
-  float ih = std::max(0.f, std::min(a.y2, b.y2) - std::max(a.y1, b.y1));
-  float iw = std::max(0.f, std::min(a.x2, b.x2) - std::max(a.x1, b.x1));
-  float inter = ih * iw, uni = a.area + b.area - inter;
-  return uni <= 0 ? 0.f : inter / uni;
-}
-
-// ONNX NonMaxSuppression, greedy per (batch, class) as the reference does:
-// candidates by descending score (ties in index order), each kept unless it
-// overlaps a kept box by more than iou_threshold. A candidate stops being
-// compared at its first overlap: torchvision's exports batch every class of
-// 1000 proposals into one call (maskrcnn, score threshold 0.01: 14 of 28 s
-// here, all in full scans of the kept list).
-std::vector<TensorData> non_max_suppression(const std::vector<const TensorData *> &in, const HostAttrs &attrs) {
-  const TensorData &boxes = *in.at(0), &scores = *in.at(1);
-  auto scalar = [&](size_t i, double dflt) { return in.size() > i && in[i] && in[i]->num_elements() ? in[i]->float_at(0) : dflt; };
-  // An integer, read as one: torchvision exports INT64_MAX ("no limit"), which as a double
-  // rounds to 2^63, whose conversion back to int64 overflows (INT64_MIN on x86: no box kept).
-  const int64_t max_out = in.size() > 2 && in[2] && in[2]->num_elements() ? in[2]->int_at(0) : 0;
-  const float iou_th = static_cast<float>(scalar(3, 0)), score_th = static_cast<float>(scalar(4, -INFINITY));
-  const bool has_score_th = in.size() > 4 && in[4];
-  const bool center = attrs.count("center_point_box") && attrs.at("center_point_box") != 0;
-  DISCO_CHECK(boxes.dtype == DType::F32 && scores.dtype == DType::F32, "NonMaxSuppression needs float32 boxes and scores");
-  const int64_t batches = scores.shape.at(0), classes = scores.shape.at(1), n = scores.shape.at(2);
-  std::vector<int64_t> sel;
-  std::vector<NmsBox> bx(static_cast<size_t>(n));
-  for (int64_t b = 0; b < batches; ++b) {
-    for (int64_t i = 0; i < n; ++i) bx[i] = nms_box(boxes.as<float>() + (b * n + i) * 4, center);
-    for (int64_t c = 0; c < classes; ++c) {
-      const float *sc = scores.as<float>() + (b * classes + c) * n;
-      std::vector<int64_t> cand;
-      for (int64_t i = 0; i < n; ++i)
-        if (!has_score_th || sc[i] > score_th) cand.push_back(i);
-      std::stable_sort(cand.begin(), cand.end(), [&](int64_t x, int64_t y) { return sc[x] > sc[y]; });
-      std::vector<int64_t> kept;
-      for (int64_t i : cand) {
-        if (static_cast<int64_t>(kept.size()) >= max_out) break;
-        bool ok = true;
-        for (int64_t k : kept)
-          if (iou(bx[i], bx[k]) > iou_th) {
-            ok = false;
-            break;
-          }
-        if (ok) kept.push_back(i);
-      }
-      for (int64_t k : kept) sel.insert(sel.end(), {b, c, k});
-    }
-  }
-  TensorData out(DType::I64, {static_cast<int64_t>(sel.size() / 3), 3});
-  std::copy(sel.begin(), sel.end(), out.mutable_as<int64_t>());
-  return {out};
 }
 
 // TopK whose k is computed from the data (lowering/ops/data_dependent_ops.cc:

@@ -124,8 +124,9 @@ std::vector<double> nms_reference(const std::vector<float> &boxes, const std::ve
 }
 
 // Thousands of boxes in clusters, as a detector's proposals come (2 images, 2
-// classes, 3000 boxes on a quarter-pixel grid, many tied scores), with a
-// score threshold, and a limit of 40 per class in a second model.
+// classes, 3000 boxes on a quarter-pixel grid, many tied scores, a NaN corner,
+// boxes wider than the field), with a score threshold, and a limit of 40 per
+// class in a second model. disco looks the kept boxes up in a grid.
 TEST(DataDependentTopK, NonMaxSuppressionOfThousandsOfClusteredBoxesMatchesAPlainScan) {
   const int64_t batches = 2, classes = 2, n = 3000;
   std::vector<float> boxes(batches * n * 4), scores(batches * classes * n);
@@ -141,7 +142,14 @@ TEST(DataDependentTopK, NonMaxSuppressionOfThousandsOfClusteredBoxesMatchesAPlai
     boxes[i * 4 + 2] = flipped ? y1 : y2;
     boxes[i * 4 + 3] = x2;
   }
+  // A box with a NaN corner, and boxes wider than the whole cluster field.
+  boxes[7 * 4 + 2] = std::numeric_limits<float>::quiet_NaN();
+  for (int64_t i : {11, 3011}) {
+    boxes[i * 4 + 0] = -1000, boxes[i * 4 + 1] = -1000, boxes[i * 4 + 2] = 1000, boxes[i * 4 + 3] = 1000;
+  }
+  boxes[13 * 4 + 0] = -10, boxes[13 * 4 + 1] = -10, boxes[13 * 4 + 2] = 200, boxes[13 * 4 + 3] = 150;
   for (auto &v : scores) v = 0.01f * next(100);
+  scores[11] = scores[13] = 0.995f;  // kept first: every later candidate meets them
   for (int64_t most : {std::numeric_limits<int64_t>::max(), int64_t{40}}) {
     SCOPED_TRACE("max boxes per class " + std::to_string(most));
     GraphBuilder b;
