@@ -18,6 +18,13 @@ const char *group_kind_name(GroupKind k) {
 
 namespace {
 
+// The most nodes one group takes. Halide's lowering is superlinear in a
+// pipeline's stages: torchvision's ssdlite postprocess (a branch per class,
+// all Views and Elementwise ops into one Concat) made one kernel of hundreds
+// of nodes that took over 20 minutes to compile. Groups this large gain
+// nothing more from fusion than their parts do.
+constexpr size_t kMaxGroupNodes = 64;
+
 OpKind kind_of(const Node &n) {
   const OpDef *d = OpRegistry::global().find(n.domain, n.op_type, n.opset);
   return d ? d->kind : OpKind::Opaque;
@@ -182,7 +189,7 @@ std::vector<FusionGroup> Planner::run(bool copy_outputs) {
       const int c = *readers.begin();
       bool ok = true;
       for (int r : readers) ok = ok && in_scope_[r] && group_of_[r] == group_of_[c] && joins(i, r);
-      if (ok) target = group_of_[c];
+      if (ok && members_[group_of_[c]].size() < kMaxGroupNodes) target = group_of_[c];
     }
     if (target < 0) {
       target = static_cast<int>(members_.size());

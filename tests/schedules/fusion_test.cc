@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "frontend/graph_builder.h"
 #include "lowering/infer_context.h"
 #include "tests/support/tensors.h"
@@ -43,6 +45,21 @@ TEST(Fusion, ElementwiseOpsOfEqualShapesShareOneLoop) {
   auto r = b.op("Relu", {s});
   b.output(b.op("Mul", {r, r}));
   EXPECT_EQ(plan(b.build()), (std::vector<std::string>{"loop: Add Relu Mul"}));
+}
+
+// A chain of 150 elementwise ops would be one kernel; Halide's lowering time
+// grows faster than its stages, so groups stop at 64 nodes (ssdlite's
+// per-class postprocess was one kernel of hundreds, compiled for 20 minutes).
+TEST(Fusion, AGroupStopsAtSixtyFourNodes) {
+  GraphBuilder b;
+  std::string v = b.input("x", DType::F32, bs8());
+  for (int i = 0; i < 150; ++i) v = b.op(i % 2 ? "Relu" : "Neg", {v});
+  b.output(v);
+  std::vector<std::string> groups = plan(b.build());
+  ASSERT_EQ(groups.size(), 3u);
+  std::vector<size_t> sizes;
+  for (const auto &gr : groups) sizes.push_back(std::count(gr.begin(), gr.end(), ' '));
+  EXPECT_EQ(sizes, (std::vector<size_t>{22, 64, 64}));  // grown from the output back
 }
 
 TEST(Fusion, ABroadcastOperandIsNotRecomputedForEveryElement) {
