@@ -145,17 +145,25 @@ std::vector<TensorData> topk_dynamic(const std::vector<const TensorData *> &in, 
   shape[axis] = k;
   TensorData values(x.dtype, shape), indices(DType::I64, shape);
   const size_t esize = x.num_elements() ? x.num_bytes() / static_cast<size_t>(x.num_elements()) : 1;
+  // The top k by partial sort on a copy of the slice, ties broken by index: the
+  // order a stable sort gives, in O(n log k). RetinaNet's TopK of k = 1000 over
+  // 19206 anchors x 91 classes took 6.5 s as a full stable sort through float_at.
   std::vector<int64_t> order(static_cast<size_t>(n));
+  std::vector<double> vals(static_cast<size_t>(n));
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < inner; ++i) {
-      auto at = [&](int64_t j) { return x.float_at((o * n + j) * inner + i); };
-      auto before = [&](int64_t a, int64_t b) {  // a ranks before b (a < b in index)
-        const double va = at(a), vb = at(b);
-        if (std::isnan(va) || std::isnan(vb)) return std::isnan(va) && !std::isnan(vb) ? largest : !std::isnan(va) && !largest;
-        return largest ? va > vb : va < vb;
+      for (int64_t j = 0; j < n; ++j) vals[static_cast<size_t>(j)] = x.float_at((o * n + j) * inner + i);
+      auto before = [&](int64_t a, int64_t b) {  // a ranks before b, ties in index order
+        const double va = vals[static_cast<size_t>(a)], vb = vals[static_cast<size_t>(b)];
+        if (std::isnan(va) || std::isnan(vb)) {
+          if (std::isnan(va) && std::isnan(vb)) return a < b;
+          return std::isnan(va) ? largest : !largest;
+        }
+        if (va != vb) return largest ? va > vb : va < vb;
+        return a < b;
       };
       std::iota(order.begin(), order.end(), 0);
-      std::stable_sort(order.begin(), order.end(), before);
+      std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
       for (int64_t p = 0; p < k; ++p) {
         const int64_t src = (o * n + order[static_cast<size_t>(p)]) * inner + i, dst = (o * k + p) * inner + i;
         std::memcpy(values.mutable_data() + dst * esize, x.data() + src * esize, esize);

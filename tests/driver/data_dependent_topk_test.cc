@@ -67,6 +67,42 @@ TEST(DataDependentTopK, KFromTheDataBindsTheOutputExtentAtRunTime) {
   EXPECT_EQ(s.compiles(), 1);
 }
 
+// k = min(100, positives) of 2 rows of 6000 values on 40 levels: ties all
+// through the top 100, which must come in index order, as a stable sort of
+// the whole row gives them.
+TEST(DataDependentTopK, TheTopHundredOfThousandsOfTiedValuesComeInIndexOrder) {
+  const int64_t n = 6000, k = 100;
+  std::vector<float> xv(2 * n);
+  for (int64_t i = 0; i < 2 * n; ++i) xv[i] = static_cast<float>((i * 7919) % 40) - 3.f;
+  for (bool largest : {true, false}) {
+    SCOPED_TRACE(largest ? "largest" : "smallest");
+    GraphBuilder b;
+    auto x = b.input("x", DType::F32, {2, Dim::symbol("n")});
+    auto zero = b.constant("zero", f32({}, {0.f}));
+    auto positive = b.op("Cast", {b.op("Greater", {x, zero})}, attrs({{"to", attr_int(7)}}));
+    auto count = b.op("ReduceSum", {b.op("Reshape", {positive, b.constant("flat", testing::i64({1}, {-1}))})},
+                      attrs({{"keepdims", attr_int(1)}}));
+    auto kk = b.op("Min", {count, b.constant("most", testing::i64({1}, {k}))});
+    auto outs = b.op_n("TopK", {x, kk}, 2, attrs({{"axis", attr_int(1)}, {"largest", attr_int(largest ? 1 : 0)}}));
+    b.output(outs[0]);
+    b.output(outs[1]);
+    Session s(b.build(), "topk_ties", "", options());
+    auto out = s.run({f32({2, n}, xv)});
+    ASSERT_EQ(out[0].shape, (std::vector<int64_t>{2, k}));
+    std::vector<double> want_v, want_i;
+    for (int64_t r = 0; r < 2; ++r) {
+      std::vector<int64_t> order(n);
+      for (int64_t j = 0; j < n; ++j) order[j] = j;
+      const float *row = &xv[r * n];
+      std::stable_sort(order.begin(), order.end(),
+                       [&](int64_t a, int64_t c) { return largest ? row[a] > row[c] : row[a] < row[c]; });
+      for (int64_t j = 0; j < k; ++j) want_v.push_back(row[order[j]]), want_i.push_back(double(order[j]));
+    }
+    EXPECT_EQ(floats(out[0]), want_v);
+    EXPECT_EQ(floats(out[1]), want_i);
+  }
+}
+
 TEST(DataDependentTopK, SmallestFirstWithNaNLast) {
   Session s(topk_of_positives(false), "topk_dynamic_smallest", "", options());
   const float nan = std::numeric_limits<float>::quiet_NaN();
