@@ -31,16 +31,16 @@ CompileOptions options() {
 
 Attributes attrs(std::initializer_list<std::pair<const std::string, Attribute>> a) { return Attributes(a); }
 
-// y, i = TopK(x, k = min(3, number of x > 0)) along axis 1 of x [2, n]:
+// y, i = TopK(x, k = min(most, number of x > 0)) along axis 1 of x [2, n]:
 // k counts the positive elements of the whole x, from the data.
-Graph topk_of_positives(bool largest) {
+Graph topk_of_positives(bool largest, int64_t most = 3) {
   GraphBuilder b;
   auto x = b.input("x", DType::F32, {2, Dim::symbol("n")});
   auto zero = b.constant("zero", f32({}, {0.f}));
   auto positive = b.op("Cast", {b.op("Greater", {x, zero})}, attrs({{"to", attr_int(7)}}));
   auto count = b.op("ReduceSum", {b.op("Reshape", {positive, b.constant("flat", testing::i64({1}, {-1}))})},
                     attrs({{"keepdims", attr_int(1)}}));
-  auto k = b.op("Min", {count, b.constant("three", testing::i64({1}, {3}))});
+  auto k = b.op("Min", {count, b.constant("most", testing::i64({1}, {most}))});
   auto outs = b.op_n("TopK", {x, k}, 2, attrs({{"axis", attr_int(1)}, {"largest", attr_int(largest ? 1 : 0)}}));
   b.output(outs[0]);
   b.output(outs[1]);
@@ -76,17 +76,7 @@ TEST(DataDependentTopK, TheTopHundredOfThousandsOfTiedValuesComeInIndexOrder) {
   for (int64_t i = 0; i < 2 * n; ++i) xv[i] = static_cast<float>((i * 7919) % 40) - 3.f;
   for (bool largest : {true, false}) {
     SCOPED_TRACE(largest ? "largest" : "smallest");
-    GraphBuilder b;
-    auto x = b.input("x", DType::F32, {2, Dim::symbol("n")});
-    auto zero = b.constant("zero", f32({}, {0.f}));
-    auto positive = b.op("Cast", {b.op("Greater", {x, zero})}, attrs({{"to", attr_int(7)}}));
-    auto count = b.op("ReduceSum", {b.op("Reshape", {positive, b.constant("flat", testing::i64({1}, {-1}))})},
-                      attrs({{"keepdims", attr_int(1)}}));
-    auto kk = b.op("Min", {count, b.constant("most", testing::i64({1}, {k}))});
-    auto outs = b.op_n("TopK", {x, kk}, 2, attrs({{"axis", attr_int(1)}, {"largest", attr_int(largest ? 1 : 0)}}));
-    b.output(outs[0]);
-    b.output(outs[1]);
-    Session s(b.build(), "topk_ties", "", options());
+    Session s(topk_of_positives(largest, k), "topk_ties", "", options());
     auto out = s.run({f32({2, n}, xv)});
     ASSERT_EQ(out[0].shape, (std::vector<int64_t>{2, k}));
     std::vector<double> want_v, want_i;
