@@ -7,10 +7,7 @@
 // numpy (tests/lowering/control_flow_references.py, run at test time).
 #include <gtest/gtest.h>
 
-#include <unistd.h>
 
-#include <cstdlib>
-#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
@@ -23,34 +20,19 @@
 #include "tests/support/error_message.h"
 #include "tests/support/jit_eval.h"
 #include "tests/support/onnx_graph_writer.h"
+#include "tests/support/python_references.h"
 #include "tests/support/tensors.h"
 
 namespace disco {
 namespace {
 
-// Writes the numpy inputs and references once per test process, into a
-// folder removed when the process ends.
-struct ReferenceDir {
-  std::string path;
-  ReferenceDir() {
-    path = (std::filesystem::temp_directory_path() / ("disco-control-flow-" + std::to_string(getpid()))).string();
-    std::filesystem::create_directories(path);
-    const std::string cmd = "/usr/bin/python3 " + std::string(DISCO_SOURCE_DIR) +
-                            "/tests/lowering/control_flow_references.py " + path;
-    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
-  }
-  ~ReferenceDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-};
-
-const std::string &reference_dir() {
-  static const ReferenceDir dir;
-  return dir.path;
+// The numpy inputs and references, written once per test process.
+const testing::PythonReferences &references() {
+  static const testing::PythonReferences refs("control-flow", "tests/lowering/control_flow_references.py");
+  return refs;
 }
 
-TensorData npy(const std::string &name) { return read_npy(reference_dir() + "/" + name + ".npy"); }
+TensorData npy(const std::string &name) { return references().npy(name); }
 
 TensorData flag(bool v) {
   TensorData t(DType::Bool, {});

@@ -8,7 +8,6 @@
 
 #include <unistd.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -19,6 +18,7 @@
 #include "onnx/onnx_pb.h"
 #include "runtime/npy.h"
 #include "tests/support/onnx_graph_writer.h"
+#include "tests/support/python_references.h"
 #include "tests/support/tensors.h"
 
 namespace disco {
@@ -30,42 +30,13 @@ using testing::graph_attr;
 using testing::i64;
 using testing::int_attr;
 
-// A folder of the numpy inputs and references, removed when the process ends.
-struct ReferenceDir {
-  std::string path;
-  ReferenceDir() {
-    path = (std::filesystem::temp_directory_path() / ("disco-run-time-loop-" + std::to_string(getpid()))).string();
-    std::filesystem::create_directories(path);
-    const std::string cmd = "/usr/bin/python3 " + std::string(DISCO_SOURCE_DIR) +
-                            "/tests/references/make_run_time_loop_references.py " + path;
-    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
-  }
-  ~ReferenceDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-};
-
-const std::string &reference_dir() {
-  static const ReferenceDir dir;
-  return dir.path;
+// The numpy inputs and references, written once per test process.
+const testing::PythonReferences &references() {
+  static const testing::PythonReferences refs("run-time-loop", "tests/references/make_run_time_loop_references.py");
+  return refs;
 }
 
-TensorData npy(const std::string &name) { return read_npy(reference_dir() + "/" + name + ".npy"); }
-
-// An input whose dims are numbers or named symbols ("" for a number).
-void input(G &g, const std::string &name, int elem, const std::vector<std::string> &dims) {
-  auto *vi = g.g->add_input();
-  vi->set_name(name);
-  auto *tt = vi->mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(elem);
-  auto *shape = tt->mutable_shape();
-  for (const auto &d : dims)
-    if (!d.empty() && std::isdigit(static_cast<unsigned char>(d[0])))
-      shape->add_dim()->set_dim_value(std::stoll(d));
-    else
-      shape->add_dim()->set_dim_param(d);
-}
+TensorData npy(const std::string &name) { return references().npy(name); }
 
 struct Model : testing::ModelWriter {
   explicit Model(const std::string &name) : ModelWriter(name, 13) {}
@@ -90,8 +61,8 @@ void expect_close(const TensorData &got, const TensorData &want, const std::stri
 Model scan_loop() {
   Model md("scan_loop");
   G &m = md.main;
-  input(m, "x", onnx::TensorProto::FLOAT, {"n", "3"});
-  input(m, "k", onnx::TensorProto::INT64, {"m"});
+  m.symbolic_input("x", onnx::TensorProto::FLOAT, {"n", "3"});
+  m.symbolic_input("k", onnx::TensorProto::INT64, {"m"});
   m.tensor("axes0", i64({1}, {0}));
   m.tensor("s0", f32({3}, {1.f, 1.f, 1.f}));
   m.scalar("two", 2.f);
@@ -127,7 +98,7 @@ Model scan_loop() {
 Model grow_loop(bool from_empty = false) {
   Model md("grow_loop");
   G &m = md.main;
-  input(m, "v", onnx::TensorProto::FLOAT, {"n"});
+  m.symbolic_input("v", onnx::TensorProto::FLOAT, {"n"});
   m.scalar("zero", 0.f);
   m.tensor("acc0", from_empty ? f32({0, 2}, {}) : f32({1, 2}, {0.f, 0.f}));
   m.node("Greater", {"v", "zero"}, {"pos"});
@@ -190,7 +161,7 @@ TEST(RunTimeLoop, ABodyWithDataDependentShapesAGrowingCarriedValueAndItsOwnCondi
 Model dims_loop() {
   Model md("dims_loop");
   G &m = md.main;
-  input(m, "lens", onnx::TensorProto::INT64, {"m"});
+  m.symbolic_input("lens", onnx::TensorProto::INT64, {"m"});
   m.tensor("zero_index", i64({}, {0}));
   m.node("Shape", {"lens"}, {"lens_shape"});
   int_attr(m.node("Gather", {"lens_shape", "zero_index"}, {"trips"}), "axis", 0);
@@ -251,7 +222,7 @@ TEST(RunTimeLoop, ACarriedValueTheBodyOnlyAppendsToFromAnEmptyStartIsCollectedAs
 Model while_loop() {
   Model md("while_loop");
   G &m = md.main;
-  input(m, "k", onnx::TensorProto::INT64, {"m"});
+  m.symbolic_input("k", onnx::TensorProto::INT64, {"m"});
   m.int_scalar("zero", 0);
   int_attr(m.node("ReduceSum", {"k"}, {"start"}), "keepdims", 0);
   m.node("Greater", {"start", "zero"}, {"go"});
@@ -303,8 +274,8 @@ TEST(RunTimeLoop, AWhileLoopWithoutATripCountRunsARunTimeLoopInsideItsBody) {
 TEST(RunTimeLoop, AScanOutputWhoseShapeChangesBetweenTripsIsAnErrorNamingTheLoop) {
   Model md("ragged_scan");
   G &m = md.main;
-  input(m, "v", onnx::TensorProto::FLOAT, {"n"});
-  input(m, "trips", onnx::TensorProto::INT64, {});
+  m.symbolic_input("v", onnx::TensorProto::FLOAT, {"n"});
+  m.symbolic_input("trips", onnx::TensorProto::INT64, {});
   auto *loop = m.node("Loop", {"trips", ""}, {"sels"}, "Loop_ragged");
   G body = graph_attr(loop, "body");
   body.input("i", onnx::TensorProto::INT64, {});
@@ -340,8 +311,8 @@ TEST(RunTimeLoop, AScanOutputWhoseShapeChangesBetweenTripsIsAnErrorNamingTheLoop
 TEST(RunTimeLoop, ABodyThatCannotRunAtRunTimeUnrollsWithATripCountFromAGraphInputCompiledIn) {
   Model md("scales_loop");
   G &m = md.main;
-  input(m, "x", onnx::TensorProto::FLOAT, {"1", "1", "2", "2"});
-  input(m, "trips", onnx::TensorProto::INT64, {});
+  m.symbolic_input("x", onnx::TensorProto::FLOAT, {"1", "1", "2", "2"});
+  m.symbolic_input("trips", onnx::TensorProto::INT64, {});
   auto *loop = m.node("Loop", {"trips", ""}, {"sums"}, "Loop_scales");
   G body = graph_attr(loop, "body");
   body.input("i", onnx::TensorProto::INT64, {});

@@ -1,6 +1,7 @@
 // A small writer of ONNX graphs with subgraphs (If, Loop and Scan bodies), for
 // the tests that build control-flow models by hand: names in, names out.
 #pragma once
+#include <cctype>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -37,6 +38,19 @@ struct GraphWriter {
         shape->add_dim()->set_dim_param("n");
       else
         shape->add_dim()->set_dim_value(d);
+  }
+  // Dims: a number ("3"), or a symbol by name ("n").
+  void symbolic_input(const std::string &name, int elem, const std::vector<std::string> &dims) {
+    auto *vi = g->add_input();
+    vi->set_name(name);
+    auto *tt = vi->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(elem);
+    auto *shape = tt->mutable_shape();
+    for (const auto &d : dims)
+      if (!d.empty() && std::isdigit(static_cast<unsigned char>(d[0])))
+        shape->add_dim()->set_dim_value(std::stoll(d));
+      else
+        shape->add_dim()->set_dim_param(d);
   }
   // A body input with no type (the spec lets Loop and Scan bodies leave it out).
   void untyped_input(const std::string &name) { g->add_input()->set_name(name); }
