@@ -360,29 +360,48 @@ int threads(const char *in_path, const char *ref_path) {
   return g_failures ? 1 : 0;
 }
 
+// The timed runs' input and output in 64-byte aligned memory, as disco run's
+// buffers are: a vector's loads and stores then never straddle cache lines (a
+// std::vector's 16-byte alignment cost the AOT side up to 10% on memory-bound
+// kernels). The output is sized by NAME_output_shapes; `ok` is false (and the
+// failure said) when that fails.
+struct AlignedIo {
+  std::unique_ptr<uint8_t, decltype(&std::free)> xa, ya;
+  View x;
+  std::vector<halide_dimension_t> ydims;
+  halide_buffer_t y{};
+  bool ok = false;
+  AlignedIo(const npy_lite::Array &in, size_t out_bytes)
+      : xa(static_cast<uint8_t *>(std::aligned_alloc(64, (in.bytes.size() + 63) / 64 * 64)), &std::free),
+        ya(static_cast<uint8_t *>(std::aligned_alloc(64, (out_bytes + 63) / 64 * 64)), &std::free),
+        x(copy_into(xa.get(), in), in.shape, halide_type_float, 32),
+        ydims(FN(_output_ranks)[0]) {
+    y.dim = ydims.data();
+    if (FN(_output_shapes)(&x.buf, &y) != 0) {
+      failure(std::string("output_shapes: ") + FN(_last_error)());
+      return;
+    }
+    y.host = ya.get();
+    ok = true;
+  }
+  static uint8_t *copy_into(uint8_t *dst, const npy_lite::Array &in) {
+    std::memcpy(dst, in.bytes.data(), in.bytes.size());
+    return dst;
+  }
+};
+
 // Times NAME_run alone: the output is allocated once, as `disco run --repeat` does.
 int time_runs(const char *path, int runs) {
   npy_lite::Array in = npy_lite::read(path);
   std::vector<float> out;
   std::vector<int64_t> shape;
   if (!run(in, out, shape)) return 1;  // the warm-up, which sizes `out`
-  // X and Y 64-byte aligned, as disco run's buffers are: a vector's loads and
-  // stores then never straddle cache lines (a std::vector's 16-byte alignment
-  // cost the AOT side up to 10% on memory-bound kernels).
-  const size_t in_bytes = in.bytes.size(), out_bytes = out.size() * sizeof(float);
-  std::unique_ptr<uint8_t, decltype(&std::free)> xa(static_cast<uint8_t *>(std::aligned_alloc(64, (in_bytes + 63) / 64 * 64)), &std::free),
-      ya(static_cast<uint8_t *>(std::aligned_alloc(64, (out_bytes + 63) / 64 * 64)), &std::free);
-  std::memcpy(xa.get(), in.bytes.data(), in_bytes);
-  View x(xa.get(), in.shape, halide_type_float, 32);
-  std::vector<halide_dimension_t> ydims(FN(_output_ranks)[0]);
-  halide_buffer_t y{};
-  y.dim = ydims.data();
-  if (FN(_output_shapes)(&x.buf, &y) != 0) return failure(std::string("output_shapes: ") + FN(_last_error)()), 1;
-  y.host = ya.get();
+  AlignedIo io(in, out.size() * sizeof(float));
+  if (!io.ok) return 1;
   std::vector<double> ms;
   for (int r = 0; r < runs; ++r) {
     const auto t0 = std::chrono::steady_clock::now();
-    if (FN(_run)(&x.buf, &y) != 0) return failure(std::string("run: ") + FN(_last_error)()), 1;
+    if (FN(_run)(&io.x.buf, &io.y) != 0) return failure(std::string("run: ") + FN(_last_error)()), 1;
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
   std::sort(ms.begin(), ms.end());
@@ -399,19 +418,11 @@ int bench_runs(const char *path, double warmup, double seconds) {
   std::vector<float> out;
   std::vector<int64_t> shape;
   if (!run(in, out, shape)) return 1;  // sizes `out`
-  const size_t in_bytes = in.bytes.size(), out_bytes = out.size() * sizeof(float);
-  std::unique_ptr<uint8_t, decltype(&std::free)> xa(static_cast<uint8_t *>(std::aligned_alloc(64, (in_bytes + 63) / 64 * 64)), &std::free),
-      ya(static_cast<uint8_t *>(std::aligned_alloc(64, (out_bytes + 63) / 64 * 64)), &std::free);
-  std::memcpy(xa.get(), in.bytes.data(), in_bytes);
-  View x(xa.get(), in.shape, halide_type_float, 32);
-  std::vector<halide_dimension_t> ydims(FN(_output_ranks)[0]);
-  halide_buffer_t y{};
-  y.dim = ydims.data();
-  if (FN(_output_shapes)(&x.buf, &y) != 0) return failure(std::string("output_shapes: ") + FN(_last_error)()), 1;
-  y.host = ya.get();
+  AlignedIo io(in, out.size() * sizeof(float));
+  if (!io.ok) return 1;
   using clock = std::chrono::steady_clock;
   const auto run_once = [&] {
-    if (FN(_run)(&x.buf, &y) != 0) throw std::runtime_error(std::string("run: ") + FN(_last_error)());
+    if (FN(_run)(&io.x.buf, &io.y) != 0) throw std::runtime_error(std::string("run: ") + FN(_last_error)());
   };
   for (const auto t0 = clock::now(); std::chrono::duration<double>(clock::now() - t0).count() < warmup;) run_once();
   std::vector<double> ms;
