@@ -83,7 +83,8 @@ class KeptBoxes {
     cells_.resize(static_cast<size_t>(rows_ * cols_));
   }
 
-  size_t size() const { return count_; }
+  size_t size() const { return all_.size(); }
+  const std::vector<int64_t> &in_order() const { return all_; }  // as added
 
   bool suppresses(int64_t c) const {
     const NmsBox &b = boxes_[c];
@@ -103,7 +104,6 @@ class KeptBoxes {
   }
 
   void add(int64_t k) {
-    ++count_;
     all_.push_back(k);
     if (!grid_) return;
     Span s;
@@ -147,7 +147,6 @@ class KeptBoxes {
   int64_t rows_ = 1, cols_ = 1;
   std::vector<std::vector<int64_t>> cells_;
   std::vector<int64_t> wide_, all_;
-  size_t count_ = 0;
 };
 
 }  // namespace
@@ -177,14 +176,11 @@ std::vector<TensorData> non_max_suppression(const std::vector<const TensorData *
         if (!has_score_th || sc[i] > score_th) cand.push_back(i);
       std::stable_sort(cand.begin(), cand.end(), [&](int64_t x, int64_t y) { return sc[x] > sc[y]; });
       KeptBoxes kept(bx, cand, iou_th);
-      std::vector<int64_t> order;
       for (int64_t i : cand) {
         if (static_cast<int64_t>(kept.size()) >= max_out) break;
-        if (kept.suppresses(i)) continue;
-        kept.add(i);
-        order.push_back(i);
+        if (!kept.suppresses(i)) kept.add(i);
       }
-      for (int64_t k : order) sel.insert(sel.end(), {b, c, k});
+      for (int64_t k : kept.in_order()) sel.insert(sel.end(), {b, c, k});
     }
   }
   TensorData out(DType::I64, {static_cast<int64_t>(sel.size() / 3), 3});
