@@ -5,7 +5,8 @@
 # threads over the sweep shapes, plus a STREAM copy. The table goes to stdout
 # and to benchmarks/results/cpu-<date>.md, with a chart of disco / ONNX Runtime
 # time per model and shape at 1 and 2 threads beside it (cpu-<date>.png, drawn
-# by benchmarks/plot_results.py with python3-matplotlib; the table embeds it).
+# by benchmarks/plot_results.py with python3-matplotlib; the table embeds it;
+# benchmarks/plot_results_report.sh writes both).
 # Extra arguments go to the harness (see build/benchmarks/harness --help), e.g.
 # --only bert_layer --runs 30.
 set -euo pipefail
@@ -28,28 +29,10 @@ if [ ! -d ../shared/models ]; then
   exit 1
 fi
 out="benchmarks/results/cpu-$(date +%F).md"
-chart="${out%.md}.png"
 tmp="$(mktemp)"
 trap 'rm -f "$tmp"' EXIT
 build/benchmarks/harness --out "$tmp" "$@"
-# The chart is a convenience: without matplotlib the table is still written, without it.
-chart_line=""
-if "${PYTHON:-python3}" benchmarks/plot_results.py "$tmp" "$chart"; then
-  chart_line="![disco / ONNX Runtime time per model and shape, 1 and 2 threads]($(basename "$chart"))"
-else
-  echo "benchmarks/run.sh: no chart (benchmarks/plot_results.py failed; it needs python3-matplotlib)" >&2
-fi
-{
-  echo "# CPU benchmark, $(date +%F)"
-  echo
-  echo "Machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cores;" \
-       "ONNX Runtime $(node -p "require('./benchmarks/peers/node_modules/onnxruntime-node/package.json').version")" \
-       "(onnxruntime-node). Command: \`benchmarks/run.sh $*\`"
-  echo
-  if [ -n "$chart_line" ]; then
-    echo "$chart_line"
-    echo
-  fi
-  cat "$tmp"
-} > "$out"
-echo "wrote $out${chart_line:+ and $chart}"
+# The report and its chart (benchmarks/plot_results_report.sh; $PYTHON, else /usr/bin/python3, draws it).
+machine="Machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cores;"
+ort="ONNX Runtime $(node -p "require('./benchmarks/peers/node_modules/onnxruntime-node/package.json').version") (onnxruntime-node)."
+benchmarks/plot_results_report.sh "$tmp" "$out" "CPU benchmark, $(date +%F)" "$machine $ort Command: \`benchmarks/run.sh $*\`"
