@@ -13,6 +13,7 @@
 #include "driver/aot/c_text.h"
 #include "driver/aot/driver_gen.h"
 #include "driver/aot/header_gen.h"
+#include "driver/aot/installed_archive_dir.h"
 #include "driver/aot/link_flags.h"
 #include "driver/backend_registry.h"
 #include "driver/compile_model.h"
@@ -124,18 +125,15 @@ std::string tool_output(const std::vector<std::string> &argv) {
 }
 
 // An archive the build made (Backend::aot_glue names its build path), or the
-// copy `cmake --install` put beside this executable (DISCO_ARCHIVE_DIR_FROM_BINDIR,
-// cmake/install_dirs.cmake): an installed disco reads its own install's, also
-// when the build folder is gone or has moved on.
+// copy `cmake --install` put in the install holding this code
+// (installed_archive_dir.h): an installed disco, or Python module, reads its
+// own install's, also when the build folder is gone or has moved on.
 std::string glue_archive_path(const std::string &built) {
-#ifdef DISCO_ARCHIVE_DIR_FROM_BINDIR
-  std::error_code ec;
-  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    const fs::path installed = self.parent_path() / DISCO_ARCHIVE_DIR_FROM_BINDIR / fs::path(built).filename();
-    if (fs::exists(installed, ec)) return installed.lexically_normal().string();
+  if (const auto dir = installed_archive_dir()) {
+    std::error_code ec;
+    const fs::path installed = fs::path(*dir) / fs::path(built).filename();
+    if (fs::exists(installed, ec)) return installed.string();
   }
-#endif
   return built;
 }
 

@@ -1,14 +1,17 @@
 #!/bin/bash
 # install_test: `cmake --install` into a fresh prefix, then a consumer project
 # (consumer/) configured against that prefix alone, built and run.
-#   install_test.sh CMAKE BUILD_DIR WORK_DIR MODEL.onnx REFS_PREFIX
+#   install_test.sh CMAKE BUILD_DIR WORK_DIR MODEL.onnx REFS_PREFIX [PYTHON PYTHON_DIR]
 # Checks: the install holds the files docs/install.md lists; none of its text
 # files names the source tree; find_package(disco) works from the prefix; the
 # model is compiled by the prefix's bin/disco; the program's output matches
 # PyTorch's (REFS_PREFIX.{1,2}.{input,output}.npy); the installed disco reads the
 # runtime glue archives of its install; a wrong version is refused.
+# With PYTHON (the interpreter the Python module is built for; empty when it is
+# not built) the module is installed too, into PREFIX/PYTHON_DIR: its
+# Model.export works from the prefix and reads the glue archives of its install.
 set -euo pipefail
-cmake=$1 build=$2 work=$3 model=$4 refs=$5
+cmake=$1 build=$2 work=$3 model=$4 refs=$5 python=${6:-} python_dir=${7:-lib/python3/dist-packages}
 here=$(cd "$(dirname "$0")" && pwd)
 source_dir=$(cd "$here/../.." && pwd)
 
@@ -18,6 +21,11 @@ prefix=$work/prefix
 fail() { echo "install_test: FAIL: $*" >&2; exit 1; }
 
 "$cmake" --install "$build" --prefix "$prefix" --component disco > "$work/install.log"
+if [ -n "$python" ]; then
+  "$cmake" --install "$build" --prefix "$prefix" --component python >> "$work/install.log"
+  compgen -G "$prefix/$python_dir/disco/_disco*.so" > /dev/null || fail "the install lacks $python_dir/disco/_disco*.so"
+  [ -e "$prefix/$python_dir/disco/__init__.py" ] || fail "the install lacks $python_dir/disco/__init__.py"
+fi
 
 for f in bin/disco bin/disco-exec lib/cmake/disco/discoConfig.cmake lib/cmake/disco/discoConfigVersion.cmake \
          lib/cmake/disco/discoTargets.cmake lib/cmake/disco/disco.cmake lib/disco/libdisco_runtime.a \
@@ -61,6 +69,31 @@ if "$work/broken/bin/disco" compile "$model" -o "$work/broken_out/m" --quiet > "
 fi
 grep -q -- "$work/broken/lib/disco/libdisco_openmp_par_for.a" "$work/broken.log" ||
   { cat "$work/broken.log"; fail "disco compile failed, but not on its install's glue archive"; }
+
+# The installed Python module: its Model.export, as `disco compile`, from the
+# prefix alone, then from the broken copy, where it must fail on that copy's
+# glue archive (in Python /proc/self/exe is the interpreter, not disco).
+if [ -z "$python" ]; then
+  echo "install_test: the Python module is not built; its installed Model.export is not checked"
+else
+  export_model() {  # export_model PREFIX OUTDIR
+    PYTHONPATH="$1/$python_dir" PYTHONDONTWRITEBYTECODE=1 PYTHONNOUSERSITE=1 "$python" -c '
+import os, sys
+import disco
+prefix, model, out = sys.argv[1:]
+assert os.path.realpath(disco.__file__).startswith(os.path.realpath(prefix) + "/"), "disco imported from " + disco.__file__
+disco.compile(model, targets="host").export(out, "m")
+' "$1" "$model" "$2"
+  }
+  export_model "$prefix" "$work/py_out" > "$work/py_export.log" 2>&1 ||
+    { cat "$work/py_export.log"; fail "the installed Python module's Model.export failed"; }
+  [ -s "$work/py_out/m.a" ] && [ -s "$work/py_out/m.h" ] || fail "Model.export wrote no $work/py_out/m.a and m.h"
+  if export_model "$work/broken" "$work/py_broken_out" > "$work/py_broken.log" 2>&1; then
+    fail "the installed Python module's Model.export did not read the glue archive of its install ($work/broken/lib/disco)"
+  fi
+  grep -q -- "$work/broken/lib/disco/libdisco_openmp_par_for.a" "$work/py_broken.log" ||
+    { cat "$work/py_broken.log"; fail "Model.export failed, but not on its install's glue archive"; }
+fi
 
 # The version file: 0.1 is found above; 99 is refused.
 mkdir -p "$work/v99"
