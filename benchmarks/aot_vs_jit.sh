@@ -7,7 +7,8 @@
 # SECONDS s (at least 10), the median of those (the AOT side through the test
 # harness's `bench` mode, the JIT side by `disco bench --warmup --seconds`).
 # Each round runs both once, rounds alternate which goes first, and each side's
-# time is the median over the rounds. Prints markdown.
+# time is the median over the rounds; the last column is the median of each
+# round's AOT/JIT ratio (paired, so slow drift cancels). Prints markdown.
 #
 #   benchmarks/aot_vs_jit.sh [--build build] [--models ../shared/models] [--rounds 3] [--warmup 0.3] [--seconds 1] [--threads 1,2]
 set -euo pipefail
@@ -37,8 +38,8 @@ sweep=("mlp 1x256 16x256 256x256" "bert_layer 1x32x768 1x128x768 4x128x768 8x384
        "bert_small4 1x64x256 8x128x256" "convnet 1x3x64x64 8x3x128x128" "layernorm_softmax 1x128x768 16x512x768")
 echo "Command: \`benchmarks/aot_vs_jit.sh $*\` at $(git rev-parse --short HEAD), $(date -u +%Y-%m-%d); load at the start $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores."
 echo
-echo "| model | shape | threads | AOT ms | JIT (disco bench) ms | AOT / JIT |"
-echo "|---|---|---|---|---|---|"
+echo "| model | shape | threads | AOT ms | JIT (disco bench) ms | AOT / JIT (of the medians) | AOT / JIT (median of the rounds' ratios) |"
+echo "|---|---|---|---|---|---|---|"
 for line in "${sweep[@]}"; do
   read -r name shapes <<< "$line"
   [ -f "$models/$name.onnx" ] || continue
@@ -55,15 +56,18 @@ CC
     /usr/bin/python3 -c "import numpy as np, sys; np.save(sys.argv[1], np.random.default_rng(7).standard_normal([int(d) for d in sys.argv[2].split('x')]).astype(np.float32))" "$in" "$shape"
     "$disco" run "$models/$name.onnx" --input "x=$in" >/dev/null  # compiles into the cache once
     for th in ${threads//,/ }; do
-      : > "$tmp/a"; : > "$tmp/j"
+      : > "$tmp/a"; : > "$tmp/j"; : > "$tmp/r"
       for r in $(seq "$rounds"); do
         aot() { "$tmp/$name/harness" bench "$in" "$warmup" "$seconds" "$th" | sed -n 's/median \([0-9.]*\) ms.*/\1/p' >> "$tmp/a"; }
         jit() { "$disco" bench "$models/$name.onnx" --input "x=$in" --warmup "$warmup" --seconds "$seconds" --threads "$th" 2>&1 |
                   sed -n 's/.* p50 \([0-9.]*\) .*/\1/p' >> "$tmp/j"; }
         if [ $((r % 2)) -eq 1 ]; then aot; jit; else jit; aot; fi
+        # This round's ratio, of two runs seconds apart: a drift of the VM
+        # over minutes moves both of its sides alike.
+        echo "$(tail -1 "$tmp/a") / $(tail -1 "$tmp/j")" | bc -l >> "$tmp/r"
       done
-      a=$(median < "$tmp/a"); j=$(median < "$tmp/j")
-      printf '| %s | %s | %s | %s | %s | %.2f |\n' "$name" "$shape" "$th" "$a" "$j" "$(echo "$a / $j" | bc -l)"
+      a=$(median < "$tmp/a"); j=$(median < "$tmp/j"); ratio=$(median < "$tmp/r")
+      printf '| %s | %s | %s | %s | %s | %.2f | %.2f |\n' "$name" "$shape" "$th" "$a" "$j" "$(echo "$a / $j" | bc -l)" "$ratio"
     done
   done
 done
