@@ -95,14 +95,14 @@ TensorData read_tensor(const onnx::TensorProto &p, const std::string &base_dir, 
   }
   if (p.has_raw_data()) {
     DISCO_CHECK(p.raw_data().size() == nbytes, what, " has ", p.raw_data().size(), " bytes of raw data, its shape ",
-                dims_text(dims), " needs ", needed);
+                dims_text(dims), " needs ", needed, " bytes");
     TensorData t(dtype, dims);
     std::memcpy(t.mutable_data(), p.raw_data().data(), nbytes);
     return t;
   }
   const int64_t given = typed_count(p, dtype);
   DISCO_CHECK(given >= 0, what, ": unsupported dtype");
-  DISCO_CHECK(given == count, what, " has ", given, " elements, its shape ", dims_text(dims), " needs ", count);
+  DISCO_CHECK(given == count, what, " has ", given, " elements, its shape ", dims_text(dims), " needs ", count, " elements");
   TensorData t(dtype, dims);
   switch (t.dtype) {
     case DType::F32: copy_elements<decltype(p.float_data()), float>(p.float_data(), t); break;
