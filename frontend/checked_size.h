@@ -42,6 +42,18 @@ inline std::string bytes_text(int64_t bytes) {
   return buf;
 }
 
+// The element count of `shape`; nothing on a negative dim or a count above
+// 2^63-1. For code that decides something from a count (few enough to compile
+// in, to fold) and treats a count too large to hold as "too many".
+inline std::optional<int64_t> element_count(const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    if (d < 0) return std::nullopt;
+  for (int64_t d : shape)
+    if (__builtin_mul_overflow(n, d, &n)) return std::nullopt;
+  return n;
+}
+
 // The element count of `shape`. Fails naming `what` (e.g. "initializer 'w'")
 // on a negative dim or a count above 2^63-1.
 inline int64_t checked_elements(const std::vector<int64_t> &shape, const std::string &what) {
@@ -54,17 +66,26 @@ inline int64_t checked_elements(const std::vector<int64_t> &shape, const std::st
   return n;
 }
 
+// The product of dims [begin, end) of `shape`: a part of a tensor's shape,
+// such as the dims before an axis. It may pass 2^63 where the whole does not,
+// when a dim outside it is 0; then it fails naming `what`.
+inline int64_t checked_dims_product(const std::vector<int64_t> &shape, size_t begin, size_t end,
+                                    const std::string &what) {
+  int64_t n = 1;
+  for (size_t i = begin; i < end && i < shape.size(); ++i)
+    if (shape[i] < 0 || __builtin_mul_overflow(n, shape[i], &n))
+      fail(what, " of shape ", dims_text(shape), ": the product of its dims ", begin, " to ", end - 1,
+           " is negative or above 2^63-1");
+  return n;
+}
+
 // The byte size of a `t` tensor of `shape`; nothing exactly where
 // checked_bytes fails (a negative dim, a count or size above 2^63-1: the same
 // products in the same order). The executor's per-run fast path: no message
 // is built unless it fails, and then checked_bytes says why.
 inline std::optional<int64_t> tensor_bytes(const std::vector<int64_t> &shape, DType t) {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    if (d < 0) return std::nullopt;
-  for (int64_t d : shape)
-    if (__builtin_mul_overflow(n, d, &n)) return std::nullopt;
-  if (__builtin_mul_overflow(n, static_cast<int64_t>(dtype_size(t)), &n)) return std::nullopt;
+  std::optional<int64_t> n = element_count(shape);
+  if (n && __builtin_mul_overflow(*n, static_cast<int64_t>(dtype_size(t)), &*n)) return std::nullopt;
   return n;
 }
 

@@ -1,6 +1,7 @@
 #include "frontend/tensor_data.h"
 
 #include <cstring>
+#include <optional>
 
 #include "frontend/checked_size.h"
 #include "frontend/errors.h"
@@ -32,9 +33,9 @@ bool TensorData::borrowed() const {
 }
 
 int64_t TensorData::num_elements() const {
-  int64_t n = 1;
-  for (auto d : shape) n *= d;
-  return n;
+  // `shape` is a public field: a caller may have set one its bytes do not hold.
+  if (const std::optional<int64_t> n = element_count(shape)) return *n;
+  return checked_elements(shape, std::string("a ") + dtype_name(dtype) + " tensor");  // fails, saying why
 }
 
 float half_to_float(uint16_t h) {

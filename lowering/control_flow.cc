@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 
+#include "frontend/checked_size.h"
 #include "frontend/errors.h"
 #include "lowering/infer_context.h"
 #include "lowering/known_values.h"
@@ -224,13 +225,16 @@ bool condition_compiles_in(const Graph &g, int cond, const std::vector<int> &fro
   for (int id : from) {
     const Value &v = g.value(id);
     if (dtype_is_float(v.dtype) || !v.shape) return false;
-    int64_t elements = 1;
+    std::vector<int64_t> dims;
     for (const Dim &d : *v.shape) {
       const Dim c = store.canonical(d);
       if (!c.is_const()) return false;
-      elements *= c.as_const();
+      dims.push_back(c.as_const());
     }
-    if (elements > 64) return false;
+    // A count past 2^63 (an input of [2^32, 2^32]; fuzz/regressions/onnx-if-
+    // condition-of-2-to-64-elements.onnx overflowed here) is many values too.
+    const std::optional<int64_t> elements = element_count(dims);
+    if (!elements || *elements > 64) return false;
   }
   const OpRegistry &reg = OpRegistry::global();
   std::set<int> seen;

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <map>
 
+#include "frontend/checked_size.h"
 #include "frontend/errors.h"
 
 namespace disco {
@@ -73,9 +74,9 @@ std::vector<int> pack_dot_weights(Graph &g, const std::vector<int> &nodes,
 TensorData channels_last(const TensorData &w, int axis) {
   DISCO_CHECK(w.shape.size() >= 3 && axis >= 0 && axis < 2, "internal: channels_last needs a Conv weight");
   // [outer, m, inner] -> [outer, inner, m]
-  int64_t outer = 1, inner = 1;
-  for (int d = 0; d < axis; ++d) outer *= w.shape[d];
-  for (size_t d = axis + 1; d < w.shape.size(); ++d) inner *= w.shape[d];
+  const auto at = static_cast<size_t>(axis);
+  const int64_t outer = checked_dims_product(w.shape, 0, at, "a Conv weight"),
+                inner = checked_dims_product(w.shape, at + 1, w.shape.size(), "a Conv weight");
   const int64_t m = w.shape[axis];
   std::vector<int64_t> shape;
   for (size_t d = 0; d < w.shape.size(); ++d)

@@ -72,7 +72,9 @@ struct RuntimeBuffer {
       d.min = 0;
       d.extent = static_cast<int32_t>(shape[shape.size() - 1 - i]);
       d.stride = static_cast<int32_t>(stride);
-      stride *= shape[shape.size() - 1 - i];
+      // Only a buffer with no elements (a 0 dim outside the product) has
+      // strides past 2^63; a kernel never reads its strides.
+      if (__builtin_mul_overflow(stride, shape[shape.size() - 1 - i], &stride)) stride = 0;
     }
     buf = halide_buffer_t{};
     buf.host = static_cast<uint8_t *>(data ? data : empty_storage);
@@ -423,9 +425,7 @@ void Executor::run(const std::vector<TensorData> &inputs, std::vector<TensorData
     for (int b : step.outputs) {
       eval_shape_into(buffer_shapes_[b], symbols_, sc.shape);
       allocate(b, sc.shape);
-      int64_t n = 1;
-      for (auto d : buf_shapes[b]) n *= d;
-      any_elements = any_elements || n > 0;
+      any_elements = any_elements || std::find(buf_shapes[b].begin(), buf_shapes[b].end(), 0) == buf_shapes[b].end();
     }
     if (!any_elements) continue;  // nothing to compute, and empty inputs must not be bounds-checked
     if (externs_[s]) {

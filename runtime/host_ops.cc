@@ -5,6 +5,7 @@
 #include <cstring>
 #include <numeric>
 
+#include "frontend/checked_size.h"
 #include "frontend/errors.h"
 #include "runtime/host_op_bind_dims.h"
 #include "runtime/non_max_suppression.h"
@@ -26,6 +27,7 @@ std::vector<TensorData> nonzero(const std::vector<const TensorData *> &in, const
     if (x.float_at(i) != 0) hits.push_back(i);
   const int64_t rank = static_cast<int64_t>(x.shape.size()), n = static_cast<int64_t>(hits.size());
   TensorData out(DType::I64, {rank, n});
+  if (n == 0) return {out};  // x may have no elements, and dims whose strides pass 2^63
   auto st = strides_of(x.shape);
   for (int64_t k = 0; k < n; ++k)
     for (int64_t d = 0; d < rank; ++d) out.mutable_as<int64_t>()[d * n + k] = (hits[k] / st[d]) % x.shape[d];
@@ -47,8 +49,9 @@ Slices slices_of(const TensorData &x, const HostAttrs &attrs) {
   s.axis = it->second < 0 ? it->second + static_cast<int64_t>(x.shape.size()) : it->second;
   DISCO_CHECK(s.axis >= 0 && s.axis < static_cast<int64_t>(x.shape.size()), "axis ", it->second, " is out of range");
   s.count = x.shape[s.axis];
-  for (int64_t d = 0; d < s.axis; ++d) s.outer *= x.shape[d];
-  for (size_t d = s.axis + 1; d < x.shape.size(); ++d) s.inner *= x.shape[d];
+  const auto axis = static_cast<size_t>(s.axis);
+  s.outer = checked_dims_product(x.shape, 0, axis, "the input");
+  s.inner = checked_dims_product(x.shape, axis + 1, x.shape.size(), "the input");
   return s;
 }
 
@@ -138,9 +141,8 @@ std::vector<TensorData> topk_dynamic(const std::vector<const TensorData *> &in, 
   const bool largest = !attrs.count("largest") || attrs.at("largest") != 0;
   const int64_t n = x.shape[axis];
   DISCO_CHECK(k >= 0 && k <= n, "TopK's k (", k, ") must be in [0, ", n, "], the extent of axis ", axis);
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < axis; ++d) outer *= x.shape[d];
-  for (int64_t d = axis + 1; d < rank; ++d) inner *= x.shape[d];
+  const int64_t outer = checked_dims_product(x.shape, 0, static_cast<size_t>(axis), "TopK's input"),
+                inner = checked_dims_product(x.shape, static_cast<size_t>(axis) + 1, x.shape.size(), "TopK's input");
   std::vector<int64_t> shape = x.shape;
   shape[axis] = k;
   TensorData values(x.dtype, shape), indices(DType::I64, shape);

@@ -12,7 +12,9 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
+#include "frontend/checked_size.h"
 #include "lowering/constant_folding.h"
 #include "lowering/infer_context.h"
 #include "lowering/known_values.h"
@@ -63,12 +65,15 @@ bool already_routed(const Graph &g, int v) {
 void infer_run_time_dims(InferContext &c) {
   if (!is_integer(c.dtype(0))) c.fail("input must be an integer tensor");
   const Shape &s = c.shape(0);
-  int64_t n = 1;
+  std::vector<int64_t> input_dims;
   for (const Dim &d : s) {
     Dim k = c.store().canonical(d);
     if (!k.is_const()) c.fail("input must have a constant shape, got dim ", k.str());
-    n *= k.as_const();
+    input_dims.push_back(k.as_const());
   }
+  const std::optional<int64_t> count = element_count(input_dims);
+  if (!count) c.fail("input of shape ", dims_text(input_dims), " has more than 2^63 elements");
+  const int64_t n = *count;
   if (n > kMaxElements || c.num_outputs() != n + 1)
     c.fail("has ", c.num_outputs(), " outputs for ", n, " elements (at most ", kMaxElements, ")");
   std::vector<Dim> dims;
@@ -86,14 +91,13 @@ void infer_run_time_dims(InferContext &c) {
 std::optional<std::vector<int64_t>> small_static_shape(const Value &v, const ShapeStore &store) {
   if (!v.shape) return std::nullopt;
   std::vector<int64_t> shape;
-  int64_t n = 1;
   for (const Dim &d : *v.shape) {
     Dim k = store.canonical(d);
     if (!k.is_const()) return std::nullopt;
     shape.push_back(k.as_const());
-    n *= k.as_const();
   }
-  if (n > kMaxElements) return std::nullopt;
+  const std::optional<int64_t> n = element_count(shape);  // none past 2^63: not small either
+  if (!n || *n > kMaxElements) return std::nullopt;
   return shape;
 }
 
@@ -131,8 +135,7 @@ bool fold_view_of_dims(Graph &g, size_t index, const ShapeStore &store) {
     return false;  // the op's own inference reports it on the real graph
   }
   const Value &picked = mini.value(op.outputs[0]);
-  int64_t count = 1;
-  for (int64_t d : *ys) count *= d;
+  const int64_t count = *element_count(*ys);  // at most kMaxElements: small_static_shape
   if (!picked.constant || picked.constant->num_elements() != count) return false;
   std::vector<Dim> dims;
   for (int64_t k : picked.constant->to_int64()) {
@@ -150,13 +153,14 @@ bool route_run_time_dims(Graph &g, size_t index, const ShapeStore &store) {
   if (in < 0 || out < 0 || !dtype_is_float(g.value(in).dtype)) return false;
   const Value &v = g.value(out);
   if (v.constant || v.sym_value || !v.shape || !is_integer(v.dtype)) return false;
-  int64_t n = 1;
+  std::vector<int64_t> dims;
   for (const Dim &d : *v.shape) {
     Dim k = store.canonical(d);
     if (!k.is_const()) return false;
-    n *= k.as_const();
+    dims.push_back(k.as_const());
   }
-  if (n < 1 || n > kMaxElements) return false;
+  const std::optional<int64_t> n = element_count(dims);  // none past 2^63: not small either
+  if (!n || *n < 1 || *n > kMaxElements) return false;
   std::map<int, bool> memo;
   if (!from_shapes(g, in, memo) || already_routed(g, out)) return false;
 
@@ -170,7 +174,7 @@ bool route_run_time_dims(Graph &g, size_t index, const ShapeStore &store) {
   bind.opset = 1;
   bind.inputs = {computed};
   bind.outputs = {out};
-  for (int64_t i = 0; i < n; ++i) bind.outputs.push_back(g.add_value(name + "/extent" + std::to_string(i), DType::U8));
+  for (int64_t i = 0; i < *n; ++i) bind.outputs.push_back(g.add_value(name + "/extent" + std::to_string(i), DType::U8));
   g.nodes[index].outputs[0] = computed;
   g.value(computed).shape = g.value(out).shape;
   g.nodes.insert(g.nodes.begin() + static_cast<long>(index) + 1, std::move(bind));

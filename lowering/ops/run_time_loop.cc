@@ -7,8 +7,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 
+#include "frontend/checked_size.h"
 #include "frontend/errors.h"
 #include "lowering/control_flow.h"
 #include "lowering/graph_rewrites.h"
@@ -79,13 +81,15 @@ bool bind_at_run_time(Graph &b, int id, const Graph &trial, const ShapeStore &st
     return false;  // a value of an inlined branch: not in the body as written
   const Value &t = trial.value(id);
   if (t.dtype == DType::Bool || dtype_is_float(t.dtype) || t.dtype == DType::Undefined || !t.shape) return false;
-  int64_t elements = 1;
+  std::vector<int64_t> dims;
   for (const Dim &d : *t.shape) {
     const Dim c = store.canonical(d);
     if (!c.is_const()) return false;
-    elements *= c.as_const();
+    dims.push_back(c.as_const());
   }
-  if (elements < 1 || elements > 64) return false;
+  const std::optional<int64_t> count = element_count(dims);  // none past 2^63: not small either
+  if (!count || *count < 1 || *count > 64) return false;
+  const int64_t elements = *count;
   size_t producer = b.nodes.size();
   for (size_t i = 0; i < b.nodes.size(); ++i)
     for (int o : b.nodes[i].outputs)

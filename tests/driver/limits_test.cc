@@ -63,6 +63,31 @@ TEST(CheckedSize, ProductsThatOverflowAreRefusedNamingWhatIsSized) {
   expect_has(error_message([] { checked_elements({3, -1}, "input 'x'"); }), {"input 'x'", "negative dim 1 (-1)"});
 }
 
+TEST(CheckedSize, CountsThatDecideSomethingTreatAnOverflowAsTooMany) {
+  EXPECT_EQ(element_count({2, 3, 4}), 24);
+  EXPECT_EQ(element_count({}), 1);
+  EXPECT_EQ(element_count({0, int64_t(1) << 40}), 0);
+  EXPECT_FALSE(element_count({int64_t(1) << 32, int64_t(1) << 32}));  // 2^64 wrapped to 0
+  EXPECT_FALSE(element_count({3, -1}));
+  EXPECT_EQ(tensor_bytes({int64_t(1) << 32, int64_t(1) << 32}, DType::I64), std::nullopt);
+  // TensorData's count no longer wraps: a shape set by hand fails naming the tensor.
+  TensorData t(DType::F32, {2});
+  EXPECT_EQ(t.num_elements(), 2);
+  t.shape = {int64_t(1) << 32, int64_t(1) << 32};
+  expect_has(error_message([&] { (void)t.num_elements(); }),
+             {"a float32 tensor of shape [4294967296, 4294967296] has more than 2^63 elements"});
+}
+
+TEST(CheckedSize, PartsOfAShapeWithAZeroDimMayNotOverflow) {
+  // No elements, so the whole passes; the dims after the 0 multiply past 2^63.
+  const std::vector<int64_t> shape = {0, int64_t(1) << 31, int64_t(1) << 31, int64_t(1) << 31};
+  EXPECT_EQ(checked_elements(shape, "x"), 0);
+  EXPECT_EQ(checked_dims_product(shape, 1, 3, "x"), int64_t(1) << 62);
+  EXPECT_EQ(checked_dims_product(shape, 2, 2, "x"), 1);
+  expect_has(error_message([&] { checked_dims_product(shape, 1, 4, "TopK's input"); }),
+             {"TopK's input of shape [0, 2147483648, 2147483648, 2147483648]: the product of its dims 1 to 3"});
+}
+
 TEST(CheckedSize, ByteSizesReadAndPrintInBinaryUnits) {
   EXPECT_EQ(bytes_text(300), "300 bytes");
   EXPECT_EQ(bytes_text(int64_t(16) << 40), "16 TiB");

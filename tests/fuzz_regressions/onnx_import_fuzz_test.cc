@@ -85,6 +85,26 @@ TEST(OnnxImportFuzz, AReshapeWhoseDimsOverflowIsADiscoError) {
   EXPECT_NE(msg.find("overflows 64 bits"), std::string::npos) << msg;
 }
 
+// An If whose condition is computed from an int64 input of shape [2^32, 2^32]:
+// its element count, to see whether compiling the input's values in pays,
+// overflowed (UBSan: "4294967296 * 4294967296") and wrapped to 0, few enough
+// to compile in. It is many: the condition is bound at run time.
+TEST(OnnxImportFuzz, AnIfConditionFromAnInputOf2To64ElementsIsBoundAtRunTime) {
+  const std::string name = "onnx-if-condition-of-2-to-64-elements.onnx";
+  const std::string path = DISCO_SOURCE_DIR "/fuzz/regressions/" + name;
+  Graph g = load_onnx_bytes(read_file(path), DISCO_SOURCE_DIR "/fuzz/regressions", path);
+  ShapeStore store;
+  infer_shapes(g, store);
+  int selects = 0;
+  for (const Node &n : g.nodes)
+    if (n.domain == "disco" && n.op_type == "IfSelect") {
+      ++selects;
+      ASSERT_TRUE(n.attrs.count("bind_at_run_time"));
+      EXPECT_EQ(n.attrs.at("bind_at_run_time").i, 1) << "the condition's input was taken as few values";
+    }
+  EXPECT_EQ(selects, 1);
+}
+
 TEST(OnnxImportFuzz, DimArithmeticChecksItsCoefficients) {
   const Dim n = Dim::symbol("n");
   EXPECT_THROW(Dim(15) * Dim(INT64_MAX), Error);
