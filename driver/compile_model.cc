@@ -297,6 +297,9 @@ void check_known_sizes(const Graph &g, const ShapeStore &store, const MemoryLimi
     for (size_t i = 0; i < dims.size(); ++i)
       DISCO_CHECK(dims[i] <= INT32_MAX, what, " dim ", i, " is ", dims[i],
                   ", above the 2147483647 that a kernel's buffer dim can hold");
+    // Halide's bounds inference refused [32768, 65536, 1] float32 (8 GiB,
+    // under the memory limit) in its own words: "may be accessed in an unbounded way".
+    check_kernel_buffer_elements(what, dims);
   }
 }
 

@@ -97,6 +97,24 @@ inline int64_t checked_bytes(const std::vector<int64_t> &shape, DType t, const s
   return bytes;
 }
 
+// The most elements a buffer of a Halide kernel holds. Kernels are compiled
+// without Halide's large_buffers feature: their index arithmetic is 32-bit,
+// and Halide refuses a larger buffer with its own text, at compile time ("may
+// be accessed in an unbounded way") or from the kernel ("Total allocation for
+// buffer ... exceeds the maximum size"). Its dims are 32-bit too.
+constexpr int64_t kMaxKernelBufferElements = INT32_MAX;
+
+// Fails when `what` of `shape` has more elements than a kernel's buffer holds:
+// "value 'y' of shape [32768, 65536, 1] has 2147483648 elements, above the
+// 2147483647 that a kernel's buffer can hold". `shape` has passed
+// checked_elements (or tensor_bytes).
+inline void check_kernel_buffer_elements(const std::string &what, const std::vector<int64_t> &shape) {
+  const int64_t n = checked_elements(shape, what);
+  if (n > kMaxKernelBufferElements)
+    fail(what, " of shape ", dims_text(shape), " has ", n, " elements, above the ", kMaxKernelBufferElements,
+         " that a kernel's buffer can hold");
+}
+
 // A non-negative decimal integer below 2^63 ("1024"); nothing for anything
 // else (a sign, spaces, too many digits). Shape dims from text go through it.
 inline std::optional<int64_t> parse_count(const std::string &text) {

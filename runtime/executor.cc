@@ -28,6 +28,28 @@ void capture_halide_error(void *, const char *msg) {
   while (!g_halide_error.empty() && g_halide_error.back() == '\n') g_halide_error.pop_back();
 }
 
+// A kernel's failure in disco's words where it is a size Halide refused:
+// every buffer passed to a kernel is checked before the call
+// (check_fits_kernel), so this is a stage the kernel holds whole inside it
+// (a Softmax's row of 2^29 float32 is 2 GiB), which Halide sizes in bytes
+// (code -5; -6 counts elements), above its 2^31-1 without large_buffers.
+// Otherwise the code and Halide's text.
+std::string kernel_failure(const PlanStep &step, int rc, const std::string &halide_text) {
+  const std::string where = "kernel " + step.kernel + " (" + step.label + ")";
+  const char *unit = rc == halide_error_code_buffer_allocation_too_large  ? "bytes"
+                     : rc == halide_error_code_buffer_extents_too_large ? "elements"
+                                                                         : nullptr;
+  if (!unit) return where + " failed with code " + std::to_string(rc) + (halide_text.empty() ? "" : ": " + halide_text);
+  // "Total allocation for buffer f3 is 2147483648, which exceeds ...": the size, not the internal name.
+  std::string size;
+  if (const size_t at = halide_text.find(" is "); at != std::string::npos)
+    for (size_t i = at + 4; i < halide_text.size() && halide_text[i] >= '0' && halide_text[i] <= '9'; ++i)
+      size += halide_text[i];
+  return where + " needs a buffer of " + (size.empty() ? "more than 2147483647" : size) + " " + unit +
+         " inside it, above the " + std::to_string(kMaxKernelBufferElements) + " " + unit +
+         " that a kernel's buffer can hold";
+}
+
 halide_type_t runtime_type(DType t) {
   switch (t) {
     case DType::F32: return {halide_type_float, 32, 1};
@@ -228,6 +250,12 @@ void Executor::init() {
       kernels_.back() = reinterpret_cast<int (*)(void **)>(lib_->symbol(s.kernel + "_argv"));
     }
   }
+  kernel_buffer_ = kernel_buffers(plan_);
+  kernel_input_.assign(plan_.inputs.size(), false);
+  for (size_t i = 0; i < plan_.inputs.size() && i < plan_.input_buffers.size(); ++i) {
+    const int b = plan_.input_buffers[i];
+    kernel_input_[i] = b >= 0 && static_cast<size_t>(b) < kernel_buffer_.size() && kernel_buffer_[b];
+  }
   auto table = std::make_shared<SymbolTable>();
   binder_ = ShapeBinder(plan_.inputs, plan_.checks, *table);
   for (const auto &b : plan_.buffers) buffer_shapes_.push_back(compile_shape(b.shape, *table));
@@ -256,6 +284,12 @@ int64_t Executor::checked_buffer_bytes(int id, const std::vector<int64_t> &shape
   const std::optional<int64_t> bytes = tensor_bytes(shape, b.dtype);
   if (!bytes || *bytes > limit_.bytes) limit_.check("value '" + b.name + "'", shape, b.dtype);  // fails
   return *bytes;
+}
+
+template <typename What>
+void Executor::check_fits_kernel(const std::vector<int64_t> &shape, What what) const {
+  const std::optional<int64_t> n = element_count(shape);
+  if (!n || *n > kMaxKernelBufferElements) check_kernel_buffer_elements(what(), shape);  // fails
 }
 
 bool Executor::plan_arena() {
@@ -349,6 +383,8 @@ void Executor::run(const std::vector<TensorData> &inputs, std::vector<TensorData
            checked_bytes(t.shape, t.dtype, what));
     }
     binder_.bind_input(i, t.shape, t.dtype, symbols_);
+    // Before anything is allocated: Halide's own check would refuse it in the kernel, in its words.
+    if (kernel_input_[i]) check_fits_kernel(t.shape, [&] { return "input '" + plan_.inputs[i].name + "'"; });
   }
   binder_.verify_checks(symbols_);
   // Shapes repeat from run to run: the arena's sizes are evaluated once per set of symbols.
@@ -395,6 +431,7 @@ void Executor::run(const std::vector<TensorData> &inputs, std::vector<TensorData
     for (size_t d = 0; d < shape.size(); ++d)
       DISCO_CHECK(shape[d] < (int64_t(1) << 31), "value '", b.name, "' of shape ", dims_text(shape), ": dim ", d,
                   " (", b.shape[d].str(), ") is ", shape[d], ", above the 2147483647 that a kernel's buffer dim can hold");
+    if (kernel_buffer_[id]) check_fits_kernel(shape, [&] { return "value '" + b.name + "'"; });
     buf_shapes[id] = shape;
     ready[id] = true;
     if (b.kind == PlanBuffer::Output) {
@@ -467,9 +504,11 @@ void Executor::run(const std::vector<TensorData> &inputs, std::vector<TensorData
       halide_buffer_t *in = &bufs[b].buf;
       if (std::find(buf_shapes[b].begin(), buf_shapes[b].end(), 0) != buf_shapes[b].end()) {
         std::vector<int64_t> shape = buf_shapes[b];
-        int64_t n = 1;
-        for (auto &d : shape) n *= (d = std::max<int64_t>(d, 1));
-        standin_bytes.emplace_back(static_cast<size_t>(n) * dtype_size(plan_.buffers[b].dtype));
+        for (auto &d : shape) d = std::max<int64_t>(d, 1);
+        // Its other dims may make it large: [0, 65536, 65536] stands in as [1, 65536, 65536].
+        check_fits_kernel(shape, [&] { return "the stand-in for the empty value '" + plan_.buffers[b].name + "'"; });
+        const int64_t bytes = checked_buffer_bytes(b, shape);
+        standin_bytes.emplace_back(static_cast<size_t>(bytes));
         standins.emplace_back();
         standins.back().set(standin_bytes.back().data(), plan_.buffers[b].dtype, shape);
         if (device) standins.back().buf.set_host_dirty(true);
@@ -481,9 +520,7 @@ void Executor::run(const std::vector<TensorData> &inputs, std::vector<TensorData
     for (int b : step.outputs) args.push_back(&bufs[b].buf);
     g_halide_error.clear();
     int rc = kernels_[s](args.data());
-    if (rc != 0)
-      fail("kernel ", step.kernel, " (", step.label, ") failed with code ", rc,
-           g_halide_error.empty() ? "" : ": " + g_halide_error);
+    if (rc != 0) fail(kernel_failure(step, rc, g_halide_error));
   }
   for (int b : plan_.output_buffers) need_on_host(b);
 }

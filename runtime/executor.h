@@ -71,6 +71,10 @@ class Executor {
   void init();
   // Fails with the memory limit's message unless a `shape` buffer of value `id` fits; returns its bytes.
   int64_t checked_buffer_bytes(int id, const std::vector<int64_t> &shape) const;
+  // Fails unless a `shape` buffer fits a Halide kernel (kMaxKernelBufferElements,
+  // frontend/checked_size.h); `what` names it in the message, built only then.
+  template <typename What>
+  void check_fits_kernel(const std::vector<int64_t> &shape, What what) const;
   template <typename Bufs, typename Shapes, typename Alloc>
   void run_host_step(const PlanStep &step, Bufs &bufs, Shapes &shapes, Alloc &allocate);
 
@@ -80,6 +84,10 @@ class Executor {
   std::shared_ptr<KernelLibrary> lib_;  // shared with clones
   std::vector<int (*)(void **)> kernels_;
   std::vector<std::unique_ptr<ExternKernel>> externs_;  // per step; null for other steps
+  // Per buffer, and per input: whether a Halide kernel reads or writes it.
+  // Such a buffer holds at most kMaxKernelBufferElements; others (a oneDNN
+  // call's, a host op's) are not limited to that.
+  std::vector<char> kernel_buffer_, kernel_input_;
   std::vector<std::unique_ptr<LoopRunner>> loops_;  // per step: run-time Loops' bodies (runtime/loop_runner.h); null for other steps
   std::shared_ptr<AlignedBytes> constants_ = std::make_shared<AlignedBytes>();  // shared with clones; never written after loading
   // Temps live in one arena placed by lifetime (runtime/memory_plan.h), kept

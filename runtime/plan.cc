@@ -300,4 +300,17 @@ Plan Plan::load(const std::string &path) {
   return p;
 }
 
+std::vector<char> kernel_buffers(const Plan &plan) {
+  std::vector<char> used(plan.buffers.size(), false);
+  auto mark = [&](int b) {
+    if (b >= 0 && static_cast<size_t>(b) < used.size()) used[static_cast<size_t>(b)] = true;
+  };
+  for (const PlanStep &s : plan.steps)
+    if (s.host_op.empty() && s.extern_call.empty()) {
+      for (int b : s.inputs) mark(b);
+      for (int b : s.outputs) mark(b);
+    }
+  return used;
+}
+
 }  // namespace disco

@@ -57,6 +57,11 @@ struct Plan {
   static Plan load(const std::string &path);
 };
 
+// Per buffer: whether a compiled (Halide) kernel reads or writes it. Such a
+// buffer holds at most kMaxKernelBufferElements (frontend/checked_size.h);
+// a oneDNN call's or a host op's alone is not limited to that.
+std::vector<char> kernel_buffers(const Plan &plan);
+
 // Dims in a form that round-trips exactly (names may hold any character).
 std::string serialize_dim(const Dim &d);
 Dim parse_dim(const std::string &text);

@@ -21,7 +21,8 @@ const char *kInspectHelp =
     "\n"
     "Prints the model's inputs and outputs, every value with its dtype and symbolic\n"
     "shape (folded shape values too), and the shape constraints that were collected.\n"
-    "Values whose shape is known and above the memory limit, which a run refuses, are listed.\n"
+    "Values whose shape is known and above the memory limit or a kernel's buffer (2^31-1 elements),\n"
+    "which a run refuses, are listed.\n"
     "\n"
     "  --max-memory SIZE    the memory limit a run would have, e.g. 8G (default: $DISCO_MAX_MEMORY,\n"
     "                       else the physical memory)\n"
@@ -116,12 +117,13 @@ int cmd_inspect(int argc, char **argv) {
       if (shape.size() != v.shape->size()) continue;
       try {
         limit.check("value '" + v.name + "'", shape, v.dtype);
+        check_kernel_buffer_elements("value '" + v.name + "'", shape);
       } catch (const Error &e) {
         above.push_back(e.what());
       }
     }
   if (!above.empty()) {
-    std::printf("above the memory limit (a run refuses these):\n");
+    std::printf("above a limit (a run refuses these):\n");
     for (const auto &line : above) std::printf("  %s\n", line.c_str());
   }
   std::printf("constraints:\n");

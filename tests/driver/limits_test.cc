@@ -4,6 +4,9 @@
 // before anything is allocated, never std:: or Halide text, and never a hang.
 #include <gtest/gtest.h>
 
+#include <sys/mman.h>
+
+#include <chrono>
 #include <cmath>
 #include <fstream>
 
@@ -86,6 +89,16 @@ TEST(CheckedSize, PartsOfAShapeWithAZeroDimMayNotOverflow) {
   EXPECT_EQ(checked_dims_product(shape, 2, 2, "x"), 1);
   expect_has(error_message([&] { checked_dims_product(shape, 1, 4, "TopK's input"); }),
              {"TopK's input of shape [0, 2147483648, 2147483648, 2147483648]: the product of its dims 1 to 3"});
+}
+
+TEST(CheckedSize, AKernelsBufferHoldsAtMost2To31Minus1Elements) {
+  check_kernel_buffer_elements("value 'y'", {INT32_MAX});
+  check_kernel_buffer_elements("value 'y'", {0, int64_t(1) << 40});
+  expect_has(error_message([] { check_kernel_buffer_elements("value 'y'", {32768, 65536, 1}); }),
+             {"value 'y' of shape [32768, 65536, 1] has 2147483648 elements, above the 2147483647 that a kernel's "
+              "buffer can hold"});
+  expect_has(error_message([] { check_kernel_buffer_elements("value 'y'", {int64_t(1) << 32, int64_t(1) << 32}); }),
+             {"value 'y'", "more than 2^63 elements"});
 }
 
 TEST(CheckedSize, ByteSizesReadAndPrintInBinaryUnits) {
@@ -309,6 +322,66 @@ TEST(Limits, AWideDimUnderTheLimitIsRefusedNamingTheDim) {
   expect_has(msg, {"(Expand)", "dim 0 is 2147483648, above the 2147483647"});
 }
 
+Graph constant_of_shape_add(std::vector<int64_t> dims) {
+  GraphBuilder b;
+  auto x = b.input("x", DType::F32, {1});
+  auto shape = b.constant("shape", testing::i64({static_cast<int64_t>(dims.size())}, dims));
+  auto c = b.op("ConstantOfShape", {shape});
+  b.output(b.op("Add", {c, x}));
+  return b.build();
+}
+
+TEST(Limits, AValueAboveAKernelsBufferIsRefusedAtCompileTimeNamingIt) {
+  // 2^31 float32 are 8 GiB, under this 64 GiB limit, and each dim fits 32 bits; Halide's
+  // bounds inference refused the Add's buffer: "may be accessed in an unbounded way in dimension 2".
+  std::string msg = error_message([] { Session(constant_of_shape_add({32768, 65536, 1}), "cos", "", limited(int64_t(64) << 30)); });
+  expect_has(msg, {"(ConstantOfShape)) of shape [32768, 65536, 1] has 2147483648 elements, above the 2147483647 that "
+                   "a kernel's buffer can hold"});
+  EXPECT_EQ(msg.find("Halide"), std::string::npos) << msg;
+  // One element fewer compiles (it is not run: 8 GiB).
+  EXPECT_EQ(error_message([] { Session(constant_of_shape_add({32767, 65537, 1}), "cos", "", limited(int64_t(64) << 30)); }), "");
+}
+
+// A bool tensor of `shape` over reserved address space: nothing is touched
+// unless the run reads it, so a test can hand a run 2 GiB it never allocates.
+TensorData reserved_bool_tensor(const std::vector<int64_t> &shape) {
+  const auto bytes = static_cast<size_t>(checked_bytes(shape, DType::Bool, "reserved"));
+  void *p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  EXPECT_NE(p, MAP_FAILED);
+  std::shared_ptr<void> owner(p, [bytes](void *q) { munmap(q, bytes); });
+  return TensorData::borrow(DType::Bool, shape, p, owner);
+}
+
+TEST(Limits, ARunRefusesAKernelInputAbove2To31ElementsBeforeAllocating) {
+  // Not on bool [2, 1024, 1048576] (2 GiB) gave "kernel ... failed with code -5: Total allocation
+  // for buffer in_x is 2147483648, which exceeds the maximum size of 2147483647".
+  GraphBuilder b;
+  auto x = b.input("x", DType::Bool, {Dim::symbol("a"), Dim::symbol("b"), Dim::symbol("c")});
+  b.output(b.op("Not", {x}));
+  Session s(b.build(), "not", "", limited(int64_t(64) << 30));
+  TensorData small(DType::Bool, {2, 3, 4});
+  EXPECT_EQ(s.run({small})[0].shape, (std::vector<int64_t>{2, 3, 4}));
+  std::string msg = error_message([&] { s.run({reserved_bool_tensor({2, 1024, 1048576})}); });
+  expect_has(msg, {"input 'x' of shape [2, 1024, 1048576] has 2147483648 elements, above the 2147483647 that a "
+                   "kernel's buffer can hold"});
+  EXPECT_EQ(msg.find("Total allocation"), std::string::npos) << msg;
+}
+
+TEST(Limits, ARunRefusesAKernelOutputAbove2To31ElementsBeforeAllocatingIt) {
+  // [65536, 1] + [1, 32768]: small inputs, an output of 2^31 float32 (8 GiB, under the limit).
+  GraphBuilder b;
+  auto x = b.input("x", DType::F32, {Dim::symbol("n"), 1});
+  auto y = b.input("y", DType::F32, {1, Dim::symbol("m")});
+  b.output(b.op("Add", {x, y}));
+  Session s(b.build(), "outer_add", "", limited(int64_t(64) << 30));
+  EXPECT_EQ(s.run({testing::random_f32({3, 1}, 1), testing::random_f32({1, 5}, 2)})[0].shape,
+            (std::vector<int64_t>{3, 5}));
+  std::string msg =
+      error_message([&] { s.run({testing::random_f32({65536, 1}, 1), testing::random_f32({1, 32768}, 2)}); });
+  expect_has(msg, {"value '", "of shape [65536, 32768] has 2147483648 elements, above the 2147483647 that a "
+                   "kernel's buffer can hold"});
+}
+
 TEST(Limits, ALargeIntegerInitializerFeedingAnAddCompilesAndRuns) {
   // 2^20 int64 (8 MiB) + 1: shape inference read every element as a symbolic dim
   // (known_values' dims_value), minutes of compile; now the Add is left to its kernel.
@@ -474,11 +547,11 @@ TEST(LimitsCli, MaxMemoryFlagSetsTheLimitOfRunAndInspect) {
   const std::string cos = write_model(m);
   r = disco_cli("inspect " + cos + " --max-memory 1M");
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  expect_has(r.output, {"above the memory limit (a run refuses these):\n  value 'y' of shape [1024, 1024, 4] needs 16 "
+  expect_has(r.output, {"above a limit (a run refuses these):\n  value 'y' of shape [1024, 1024, 4] needs 16 "
                         "MiB, above the memory limit of 1 MiB (set by the max_memory option)"});
   r = disco_cli("inspect " + cos + " --max-memory 1G");
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_EQ(r.output.find("above the memory limit"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("above a limit"), std::string::npos) << r.output;
   EXPECT_EQ(disco_cli("inspect " + cos + " --max-memory 0").exit_code, 2);
 }
 
@@ -491,6 +564,61 @@ TEST(LimitsCli, NpyInputsWithHostileShapesGiveOneLine) {
     EXPECT_EQ(r.exit_code, 1) << r.output;
     expect_has(r.output, {"disco: error: '" + dir + "/x.npy", expected});
   }
+}
+
+TEST(LimitsCli, CompileAndRunRefuseAValueAboveAKernelsBufferNamingIt) {
+  // ConstantOfShape [2^15, 2^16, 1] -> Add: 8 GiB, under the limit; both commands gave
+  // "Halide could not compile kernel ...: Error: Buffer add_out0 may be accessed in an unbounded way".
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto *g = m.mutable_graph();
+  g->set_name("g");
+  testing::add_input(g, "x", {"1"});
+  auto *shape = testing::add_initializer(g, "shape", onnx::TensorProto::INT64, {3});
+  for (int64_t d : {32768, 65536, 1}) shape->add_int64_data(d);
+  testing::add_node(g, "ConstantOfShape", {"shape"}, {"c"}, "cos");
+  testing::add_node(g, "Add", {"c", "x"}, {"y"}, "add");
+  g->add_output()->set_name("y");
+  const std::string model = write_model(m), env = "DISCO_MAX_MEMORY=64G " + std::string(DISCO_BINARY);
+  const std::string expected = "disco: error: value 'c' (output of node 'cos' (ConstantOfShape)) of shape [32768, "
+                               "65536, 1] has 2147483648 elements, above the 2147483647 that a kernel's buffer can hold";
+  for (const std::string &cmd : {" run " + model + " --no-cache --shape x=1",
+                                 " compile " + model + " -o " + temp_dir() + "/cos"}) {
+    auto r = testing::run_command(env + cmd);
+    EXPECT_EQ(r.exit_code, 1) << cmd << ": " << r.output;
+    expect_has(r.output, {expected});
+    EXPECT_EQ(r.output.find("Halide"), std::string::npos) << r.output;
+  }
+  // inspect lists it among what a run refuses.
+  auto r = testing::run_command(env + " inspect " + model);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  expect_has(r.output, {"above a limit (a run refuses these):\n  value 'c' of shape [32768, 65536, 1] has 2147483648 "
+                        "elements, above the 2147483647 that a kernel's buffer can hold"});
+}
+
+TEST(LimitsCli, ARandomInputAboveAKernelsBufferIsRefusedBeforeItIsMade) {
+  // Not on --shape x=2x1024x1048576 (bool, 2 GiB) gave Halide's "Total allocation for buffer in_x
+  // is 2147483648, which exceeds the maximum size of 2147483647" after 24 s and 4 GB.
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto *g = m.mutable_graph();
+  g->set_name("g");
+  testing::add_input(g, "x", {"a", "b", "c"})->mutable_type()->mutable_tensor_type()->set_elem_type(
+      onnx::TensorProto::BOOL);
+  testing::add_node(g, "Not", {"x"}, {"y"}, "not");
+  g->add_output()->set_name("y");
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = testing::run_command("DISCO_MAX_MEMORY=64G " + std::string(DISCO_BINARY) + " run " + write_model(m) +
+                                " --no-cache --shape x=2x1024x1048576");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  expect_has(r.output, {"disco: error: input 'x' of shape [2, 1024, 1048576] has 2147483648 elements, above the "
+                        "2147483647 that a kernel's buffer can hold"});
+  EXPECT_EQ(r.output.find("Total allocation"), std::string::npos) << r.output;
+  // Refused before 2 GiB of random data is made (24 s before); the compile is most of this.
+  EXPECT_LT(seconds, 20) << r.output;
 }
 
 TEST(LimitsCli, InspectOfARangeOfTwoToThe40FinishesAndRunRefusesIt) {
