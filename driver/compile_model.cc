@@ -128,14 +128,33 @@ void add_sample_file(ContentHash &h, const std::string &sample) {
   if (exists(path)) h.add(read_file(path));  // a missing file: the backend names it when it reads the samples
 }
 
-// The code generator's runtime is the same for every model of a target: build it once per cache.
-std::string runtime_object(const std::string &root, const std::string &target, const Backend &fallback) {
+void warn(const CompileOptions &opts, const std::string &message) {
+  if (opts.warning) opts.warning(message);
+  else std::fprintf(stderr, "disco: warning: %s\n", message.c_str());
+}
+
+std::function<void(const std::string &)> warner(const CompileOptions &opts) {
+  return [&opts](const std::string &message) { warn(opts, message); };
+}
+
+// The code generator's runtime is the same for every model of a target: built
+// once per cache and kept in its root as a stored object with its checksum
+// (targets/kernel_store.h), checked before each link. A damaged one linked
+// into every later kernel library (a truncated one failed every link; one
+// with other bytes crashed every run, as it passed the library's own
+// checksum); now it gives one warning and is built again. Placed in `dir`
+// (as NAME.o: the AOT library's halide_runtime.o may be written there), for
+// the link or the AOT library.
+std::string runtime_object(const std::string &root, const std::string &dir, const CompileOptions &opts,
+                           const Backend &fallback) {
   const uint64_t id = compiler_id();
-  const std::string path = root + "/halide_runtime-" + ContentHash().add(target).add(&id, sizeof id).hex() + ".o";
-  if (exists(path)) return path;
-  const std::string tmp = path + ".tmp" + std::to_string(getpid());
-  fallback.write_runtime_object(target, tmp);
-  std::rename(tmp.c_str(), path.c_str());
+  const std::string key = "Halide runtime for " + opts.target + " by compiler " + hex64(id);
+  const std::string name = "halide_runtime-" + ContentHash().add(key).hex();
+  const std::string path = dir + "/" + name + ".o";
+  const KernelStore store(root, warner(opts));
+  if (store.fetch(name, key, path)) return path;
+  fallback.write_runtime_object(opts.target, path);
+  store.publish(name, key, path);
   return path;
 }
 
@@ -186,19 +205,19 @@ Plan build(Graph &g, const ShapeStore &store, const std::string &name, const std
   if (opts.keep_objects) {
     *kept = builder.objects();
     const auto t_runtime = std::chrono::steady_clock::now();
-    kept->push_back(runtime_object(runtime_root, opts.target, fallback));
+    kept->push_back(runtime_object(runtime_root, dir, opts, fallback));
     profile->runtime_s = seconds_since(t_runtime);
   } else if (!builder.objects().empty()) {
     builder.progress("linking " + std::to_string(builder.objects().size()) + " kernels");
     const auto t_runtime = std::chrono::steady_clock::now();
-    const std::string runtime = runtime_object(runtime_root, opts.target, fallback);
+    const std::string runtime = runtime_object(runtime_root, dir, opts, fallback);
     profile->runtime_s = seconds_since(t_runtime);
     const auto t_link = std::chrono::steady_clock::now();
     std::vector<std::string> objects = builder.objects();
     objects.push_back(runtime);
     plan.library = "kernels.so";
     fallback.link_kernel_library(objects, dir + "/" + plan.library);
-    for (const auto &o : builder.objects()) std::remove(o.c_str());
+    for (const auto &o : objects) std::remove(o.c_str());
     profile->link_s = seconds_since(t_link);
   }
   return plan;
@@ -251,11 +270,6 @@ std::string private_folder(const std::string &root) {
   }
   std::string tmp = root + "/tmp-XXXXXX";
   return mkdtemp(tmp.data()) ? tmp : "";
-}
-
-void warn(const CompileOptions &opts, const std::string &message) {
-  if (opts.warning) opts.warning(message);
-  else std::fprintf(stderr, "disco: warning: %s\n", message.c_str());
 }
 
 // Moves a damaged entry out of the way (atomically, so no other process
@@ -365,7 +379,7 @@ CompiledModel compile_graph(Graph g, const std::string &name, const std::string 
     const double shapes_s = seconds_since(t_shapes);
     // Kernels shared with the cache's other models: only for cached JIT
     // compiles (AOT kernels are named after their model, to link together).
-    const KernelStore kernels(root + "/kernels-" + ContentHash().add(&id, sizeof id).hex());
+    const KernelStore kernels(root + "/kernels-" + ContentHash().add(&id, sizeof id).hex(), warner(opts));
     m.plan = build(g, store, name, tmp, root, opts, cached ? &kernels : nullptr, &m.objects, &m.profile);
     m.profile.shapes_s = shapes_s;
     m.plan.save(tmp + "/plan.txt");

@@ -4,7 +4,10 @@
 // loaded, reported in one warning that names the file, and compiled again;
 // the outputs are checked against plain loops. Before, these crashed inside
 // dlopen (SIGBUS, SIGSEGV) or ran with the wrong weights. A damaged object in
-// the kernel store (targets/kernel_store.h) is compiled again too.
+// the kernel store (targets/kernel_store.h) and a damaged Halide runtime
+// object in the cache root are warned about and compiled again too: a bad
+// runtime object used to fail every later link, or be linked into every later
+// kernel library and crash every run.
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
@@ -146,11 +149,64 @@ TEST(CacheHeal, DamagedStoredKernelIsCompiledAgain) {
   const CompiledModel again = c.compile();
   EXPECT_FALSE(again.cache_hit);
   EXPECT_EQ(again.profile.stored_kernels, 0) << "a damaged stored object must not be linked";
+  ASSERT_EQ(c.warnings.size(), static_cast<size_t>(damaged));
+  EXPECT_NE(c.warnings[0].find("is damaged ('k_"), std::string::npos) << c.warnings[0];
+  EXPECT_NE(c.warnings[0].find(".o' does not match its checksum); compiling it again"), std::string::npos)
+      << c.warnings[0];
   expect_right_outputs(again);
   fs::remove_all(again.dir);
   const CompiledModel third = c.compile();
   EXPECT_EQ(third.profile.stored_kernels, third.profile.unique_kernels) << "the store was mended";
+  EXPECT_EQ(c.warnings.size(), static_cast<size_t>(damaged));
   expect_right_outputs(third);
+}
+
+// The Halide runtime object that every link of the cache shares (in its root).
+std::string runtime_object_of(const std::string &root) {
+  for (const auto &e : fs::directory_iterator(root)) {
+    const std::string name = e.path().filename().string();
+    if (e.is_regular_file() && name.rfind("halide_runtime-", 0) == 0 && e.path().extension() == ".o")
+      return e.path().string();
+  }
+  return "";
+}
+
+// Damages the runtime object of a first compile, then compiles the model as
+// new to the cache (its kernel from the store, so only the link needs the
+// runtime): one warning naming the object, a runtime built again, the right
+// outputs; then another link with no warning.
+void expect_runtime_healed(const std::function<void(const std::string &)> &damage) {
+  Cache c;
+  const CompiledModel first = c.compile();
+  const std::string runtime = runtime_object_of(c.root);
+  ASSERT_FALSE(runtime.empty()) << "no halide_runtime-*.o in " << c.root;
+  damage(runtime);
+  fs::remove_all(first.dir);
+  const CompiledModel again = c.compile();
+  EXPECT_FALSE(again.cache_hit);
+  EXPECT_EQ(again.profile.stored_kernels, again.profile.unique_kernels);
+  ASSERT_EQ(c.warnings.size(), 1u);
+  const std::string file = fs::path(runtime).filename().string();
+  EXPECT_NE(c.warnings[0].find("is damaged ('" + file + "' does not match its checksum); compiling it again"),
+            std::string::npos)
+      << c.warnings[0];
+  expect_right_outputs(again);
+  fs::remove_all(again.dir);
+  const CompiledModel third = c.compile();
+  EXPECT_EQ(c.warnings.size(), 1u) << "the runtime object was rebuilt";
+  expect_right_outputs(third);
+}
+
+TEST(CacheHeal, TruncatedRuntimeObject) {
+  expect_runtime_healed([](const std::string &p) { fs::resize_file(p, 1000); });
+}
+
+TEST(CacheHeal, OverwrittenRuntimeObjectBytes) {
+  expect_runtime_healed([](const std::string &p) {
+    // The start of every 4 KiB page (code, tables, symbols): before, runs crashed (SIGTRAP).
+    for (int64_t at = 0; at + 64 <= static_cast<int64_t>(fs::file_size(p)); at += 4096)
+      overwrite(p, at, std::string(64, '\xcc'));
+  });
 }
 
 // An unwritable cache folder: the compile goes to a temporary folder with a

@@ -128,6 +128,8 @@ TEST(KernelSharing, ModelsInOneCacheShareKernels) {
   CompileOptions o;
   o.backends = {"host"};
   o.cache_dir = cache;
+  std::vector<std::string> warnings;
+  o.warning = [&](const std::string &w) { warnings.push_back(w); };
   const std::vector<int> first = {2, 3}, second = {3, 0, 2};
   const CompiledModel a = compile_graph(softmax_chain(first), "first", "key-a", o);
   EXPECT_EQ(a.profile.unique_kernels, 2);
@@ -145,7 +147,8 @@ TEST(KernelSharing, ModelsInOneCacheShareKernels) {
   expect_matches_reference(b, second);
 
   // A stored kernel whose key file says something else (a damaged entry, or
-  // a hash collision) is compiled again, not used.
+  // a hash collision) is compiled again, not used; a damaged one with a warning.
+  EXPECT_TRUE(warnings.empty()) << warnings[0];
   int damaged = 0;
   for (const auto &e : std::filesystem::recursive_directory_iterator(cache))
     if (e.path().extension() == ".key" && e.path().stem() == kb[0]) {
@@ -155,6 +158,10 @@ TEST(KernelSharing, ModelsInOneCacheShareKernels) {
   ASSERT_EQ(damaged, 1) << "expected one key file for " << kb[0];
   const CompiledModel c = compile_graph(softmax_chain(second), "third", "key-c", o);
   EXPECT_EQ(c.profile.stored_kernels, 2) << "only the undamaged Pow 2 and plain stages are used";
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("the compile cache entry '" + cache), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("is damaged ('" + kb[0] + ".key' is damaged); compiling it again"), std::string::npos)
+      << warnings[0];
   expect_matches_reference(c, second);
 
   // Without the cache nothing is read from or written to any store.
