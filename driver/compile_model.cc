@@ -16,6 +16,7 @@
 #include <map>
 #include <sstream>
 
+#include "driver/cache_entry_in_use.h"
 #include "driver/compile_cache.h"
 #include "frontend/checked_size.h"
 #include "frontend/content_hash.h"
@@ -272,16 +273,6 @@ std::string private_folder(const std::string &root) {
   return mkdtemp(tmp.data()) ? tmp : "";
 }
 
-// Moves a damaged entry out of the way (atomically, so no other process
-// loads it meanwhile) and removes it.
-void discard_entry(const std::string &root, const std::string &dir) {
-  std::string away = root + "/tmp-damaged-XXXXXX";
-  if (!mkdtemp(away.data())) return;
-  std::rename(dir.c_str(), (away + "/entry").c_str());  // fails when another process discarded it first
-  std::error_code ec;
-  std::filesystem::remove_all(away, ec);
-}
-
 }  // namespace
 
 namespace {
@@ -326,13 +317,24 @@ std::optional<CompiledModel> find_cached(const std::string &name, const std::str
   const std::string root = cache_root(opts);
   m.dir = entry_dir(root, name, key, opts);
   if (!exists(m.dir + "/plan.txt")) return std::nullopt;
+  // In use from here, so no other process's eviction removes it before it is
+  // loaded; one that removed it already is a miss, not an error.
+  auto in_use = CacheEntryInUse::mark(m.dir);
+  if (!in_use) return std::nullopt;
   // Every file checked before the library is loaded or the constants mapped.
   if (auto problem = verify_cache_manifest(m.dir)) {
+    if (!in_use->is_at(m.dir)) return std::nullopt;  // discarded by another process while we read it
     warn(opts, "the compile cache entry '" + m.dir + "' is damaged (" + *problem + "); compiling the model again");
-    discard_entry(root, m.dir);
+    discard_cache_entry(root, m.dir, *in_use);
     return std::nullopt;
   }
-  m.plan = Plan::load(m.dir + "/plan.txt");
+  try {
+    m.plan = Plan::load(m.dir + "/plan.txt");
+  } catch (const Error &) {
+    if (!in_use->is_at(m.dir)) return std::nullopt;  // as above
+    throw;
+  }
+  m.in_use = std::move(in_use);
   m.cache_hit = true;
   touch_cache_entry(m.dir);
   m.seconds = seconds_since(t0);
@@ -391,6 +393,8 @@ CompiledModel compile_graph(Graph g, const std::string &name, const std::string 
   }
   ++g_compiles;
   if (cached) {
+    // In use before anyone else can find it: no eviction removes it before this process loads it.
+    m.in_use = CacheEntryInUse::mark(tmp);
     if (std::rename(tmp.c_str(), m.dir.c_str()) != 0) {
       // Another process finished first; use ours anyway, it is complete, and drop it at exit.
       m.dir = tmp;

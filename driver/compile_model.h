@@ -5,6 +5,7 @@
 #pragma once
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "targets/compile_profile.h"
 #include "frontend/graph.h"
 #include "driver/backend_registry.h"
+#include "driver/cache_entry_in_use.h"
 #include "runtime/plan.h"
 #include "targets/partitioner.h"
 
@@ -60,6 +62,9 @@ struct CompiledModel {
   std::vector<std::string> objects;
   double seconds = 0;
   CompileProfile profile;  // phase times of this compile (zero on a cache hit)
+  // The cache entry `dir` marked in use while this (or a copy) lives, so that no
+  // process's eviction removes it (driver/cache_entry_in_use.h); null when uncached.
+  std::shared_ptr<const CacheEntryInUse> in_use;
 };
 
 // A parsed ONNX file, its file stem, and a hash of its bytes (the cache key).

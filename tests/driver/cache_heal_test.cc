@@ -7,7 +7,7 @@
 // the kernel store (targets/kernel_store.h) and a damaged Halide runtime
 // object in the cache root are warned about and compiled again too: a bad
 // runtime object used to fail every later link, or be linked into every later
-// kernel library and crash every run.
+// kernel library and crash every run. Entries in use are not evicted.
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
@@ -18,9 +18,11 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "driver/compile_cache.h"
 #include "driver/compile_model.h"
 #include "frontend/graph_builder.h"
 #include "runtime/executor.h"
@@ -207,6 +209,27 @@ TEST(CacheHeal, OverwrittenRuntimeObjectBytes) {
     for (int64_t at = 0; at + 64 <= static_cast<int64_t>(fs::file_size(p)); at += 4096)
       overwrite(p, at, std::string(64, '\xcc'));
   });
+}
+
+// An entry that a process has in use (a CompiledModel alive) is not evicted,
+// even with a bound of 0; once nothing uses it, it goes.
+TEST(CacheHeal, AnEntryInUseIsNotEvicted) {
+  Cache c;
+  std::optional<CompiledModel> first = c.compile();
+  const std::string dir = first->dir;
+  EXPECT_EQ(evict_cache_entries(c.root, 0, ""), 1) << "only the kernel store goes";
+  EXPECT_TRUE(fs::exists(dir + "/plan.txt"));
+  {
+    const CompiledModel hit = c.compile();
+    EXPECT_TRUE(hit.cache_hit);
+    first.reset();
+    EXPECT_EQ(evict_cache_entries(c.root, 0, ""), 0) << "the hit has it in use";
+    EXPECT_TRUE(fs::exists(dir + "/plan.txt"));
+  }
+  EXPECT_EQ(evict_cache_entries(c.root, 0, ""), 1);
+  EXPECT_FALSE(fs::exists(dir));
+  for (const auto &e : fs::directory_iterator(c.root))
+    EXPECT_FALSE(e.is_directory()) << "left behind: " << e.path();
 }
 
 // An unwritable cache folder: the compile goes to a temporary folder with a
