@@ -31,9 +31,26 @@ ProgressDisplay::ProgressDisplay(bool is_tty, Write to_stderr, Write to_stdout, 
     : tty_(is_tty), err_(std::move(to_stderr)), out_(std::move(to_stdout)), clock_(std::move(clock)) {}
 
 ProgressDisplay::ProgressDisplay()
-    : ProgressDisplay(isatty(fileno(stderr)) != 0, stdio_writer(stderr), stdio_writer(stdout), steady_clock_from_now()) {}
+    : ProgressDisplay(isatty(fileno(stderr)) != 0, stdio_writer(stderr), stdio_writer(stdout), steady_clock_from_now()) {
+  if (!tty_) return;
+  ticker_ = std::thread([this] {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!stop_cv_.wait_for(lock, std::chrono::milliseconds(250), [this] { return stop_; }))
+      if (shown_ && done_ < total_) draw();
+  });
+}
 
-ProgressDisplay::~ProgressDisplay() { finish(); }
+ProgressDisplay::~ProgressDisplay() {
+  if (ticker_.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    stop_cv_.notify_one();
+    ticker_.join();
+  }
+  finish();
+}
 
 std::string ProgressDisplay::bar_text(size_t done, size_t total, double seconds, int width) {
   done = std::min(done, total);
@@ -53,23 +70,35 @@ void ProgressDisplay::draw() {
 
 void ProgressDisplay::kernel_done(size_t done, size_t total) {
   if (!tty_) return;
+  std::lock_guard<std::mutex> lock(mu_);
   done_ = done;
   total_ = total;
   if (done >= total) {
-    finish();
+    finish_locked();
     return;
   }
   draw();
 }
 
 void ProgressDisplay::line(const std::string &text) {
+  std::lock_guard<std::mutex> lock(mu_);
   const bool redraw = shown_;
-  finish();
+  finish_locked();
   out_(text + "\n");
   if (redraw) draw();
 }
 
+void ProgressDisplay::tick() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (shown_ && done_ < total_) draw();
+}
+
 void ProgressDisplay::finish() {
+  std::lock_guard<std::mutex> lock(mu_);
+  finish_locked();
+}
+
+void ProgressDisplay::finish_locked() {
   if (!shown_) return;
   err_(kClearLine);
   shown_ = false;

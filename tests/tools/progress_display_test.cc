@@ -45,6 +45,21 @@ TEST(ProgressDisplay, OnATerminalTheBarIsRedrawnInPlaceAndErasedAtTheEnd) {
   EXPECT_EQ(c.out, "");
 }
 
+TEST(ProgressDisplay, ATickRedrawsTheTimeWhileAKernelCompilesAndNothingOtherwise) {
+  Captured c;
+  ProgressDisplay d = c.display(true);
+  d.tick();  // nothing shown yet
+  EXPECT_EQ(c.err, "");
+  d.kernel_done(1, 3);
+  c.now = 2.3;
+  d.tick();  // one long kernel: the time moves without a kernel_done
+  EXPECT_EQ(c.err, kClear + ProgressDisplay::bar_text(1, 3, 0) + kClear + ProgressDisplay::bar_text(1, 3, 2.3));
+  d.kernel_done(3, 3);
+  const std::string erased = c.err;
+  d.tick();  // erased at the end: a tick draws nothing again
+  EXPECT_EQ(c.err, erased);
+}
+
 TEST(ProgressDisplay, OnATerminalAPlainLineGoesAboveTheBar) {
   Captured c;
   ProgressDisplay d = c.display(true);
