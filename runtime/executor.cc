@@ -260,8 +260,7 @@ void Executor::init() {
   binder_ = ShapeBinder(plan_.inputs, plan_.checks, *table);
   for (const auto &b : plan_.buffers) buffer_shapes_.push_back(compile_shape(b.shape, *table));
   for (const auto &s : plan_.steps) {
-    step_symbols_.emplace_back();
-    for (const auto &sym : s.symbols) step_symbols_.back().push_back(table->slot(sym));
+    step_symbols_.push_back(compile_shape(s.symbols, *table));
   }
   symbols_ = BoundSymbols(std::move(table));
   temps_.resize(plan_.buffers.size());
@@ -490,7 +489,7 @@ void Executor::run(const std::vector<TensorData> &inputs, std::vector<TensorData
     }
     std::vector<int32_t> &sym_values = sc.sym_values[s];
     sym_values.clear();
-    for (int slot : step_symbols_[s]) sym_values.push_back(static_cast<int32_t>(symbols_.at(slot)));
+    for (const SlotDim &arg : step_symbols_[s]) sym_values.push_back(static_cast<int32_t>(arg.eval(symbols_)));
     std::vector<void *> &args = sc.args[s];
     args.clear();
     // An input with no elements may still have its element 0 read, by a

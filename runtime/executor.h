@@ -105,7 +105,7 @@ class Executor {
   // kernel arguments are compiled over one table when the plan is loaded.
   ShapeBinder binder_;
   std::vector<SlotShape> buffer_shapes_;  // per buffer
-  std::vector<std::vector<int>> step_symbols_;  // per step: the slots of its kernel's symbol arguments
+  std::vector<SlotShape> step_symbols_;  // per step: its kernel's symbol arguments, over the slots
   BoundSymbols symbols_;
   mutable SymbolValues last_symbols_;  // by name: last_symbols(), or a child process's reply
   // A run's buffers, shapes and call arguments, kept from run to run so that

@@ -201,7 +201,7 @@ Dim parse_dim(const std::string &text) {
 
 void Plan::save(const std::string &path) const {
   Writer w;
-  w.word("disco-plan").num(3).str(name).str(library).str(constants);
+  w.word("disco-plan").num(4).str(name).str(library).str(constants);
   w.line();
   w.word("inputs").num(static_cast<int64_t>(inputs.size()));
   for (const auto &in : inputs) w.str(in.name).num(static_cast<int>(in.dtype)).shape(in.shape);
@@ -219,7 +219,7 @@ void Plan::save(const std::string &path) const {
   w.word("steps").num(static_cast<int64_t>(steps.size()));
   for (const auto &s : steps) {
     w.str(s.kernel).str(s.label).ints(s.inputs).ints(s.outputs).num(static_cast<int64_t>(s.symbols.size()));
-    for (const auto &sym : s.symbols) w.str(sym);
+    for (const Dim &sym : s.symbols) w.dim(sym);
     w.str(s.host_op).num(static_cast<int64_t>(s.host_attrs.size()));
     for (const auto &[k, v] : s.host_attrs) w.str(k).num(v);
     w.str(s.extern_call).num(static_cast<int64_t>(s.params.size()));
@@ -241,7 +241,7 @@ Plan Plan::load(const std::string &path) {
   Reader r(ss.str());
   Plan p;
   r.expect("disco-plan");
-  DISCO_CHECK(r.num() == 3, "plan file '", path, "' has an unknown version");
+  DISCO_CHECK(r.num() == 4, "plan file '", path, "' has an unknown version");
   p.name = r.str();
   p.library = r.str();
   p.constants = r.str();
@@ -282,7 +282,7 @@ Plan Plan::load(const std::string &path) {
     s.inputs = r.ints();
     s.outputs = r.ints();
     s.symbols.resize(r.count());
-    for (auto &sym : s.symbols) sym = r.str();
+    for (Dim &sym : s.symbols) sym = r.dim();
     s.host_op = r.str();
     for (int64_t k = r.num(); k > 0; --k) {
       std::string key = r.str();

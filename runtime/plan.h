@@ -38,7 +38,10 @@ struct PlanStep {
   std::map<std::string, std::string> params;
   std::string label;                 // the nodes it computes, for --verbose and errors
   std::vector<int> inputs;           // buffer ids
-  std::vector<std::string> symbols;  // int32 scalar arguments, in ABI order
+  // A kernel's int32 scalar arguments, in ABI order, each evaluated from the
+  // model's symbols before the call: a symbol, or an extent that the kernel
+  // takes as a parameter of its own (targets/host/shape_pattern.h).
+  std::vector<Dim> symbols;
   std::vector<int> outputs;          // buffer ids
 };
 

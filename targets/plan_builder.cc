@@ -26,6 +26,11 @@ PlanBuilder::PlanBuilder(const Graph &g, const ShapeStore &store, std::string na
   for (int o : g.outputs) plan_.output_names.push_back(g.value(o).name);
 }
 
+Graph &PlanBuilder::scratch_graph() {
+  if (!scratch_ || scratch_->values.size() != g_.values.size()) scratch_ = g_;
+  return *scratch_;
+}
+
 void PlanBuilder::progress(const std::string &line) const {
   if (progress_) progress_(line);
 }

@@ -29,6 +29,10 @@ class PlanBuilder {
   const ShapeStore &store() const { return store_; }
   const std::string &dir() const { return dir_; }
   const std::string &target() const { return target_; }  // the Halide target string for host code
+  // A copy of graph(), made on first use, that a backend may change while it
+  // compiles one group if it puts it back after (targets/host/shape_pattern.h):
+  // one copy per compile, not one per group.
+  Graph &scratch_graph();
   void progress(const std::string &line) const;
   // Called as each queued kernel finishes compiling (done, total).
   void set_kernel_progress(std::function<void(size_t, size_t)> f) { kernel_progress_ = std::move(f); }
@@ -74,6 +78,7 @@ class PlanBuilder {
  private:
   const Graph &g_;
   const ShapeStore &store_;
+  std::optional<Graph> scratch_;
   std::string dir_, target_;
   std::function<void(const std::string &)> progress_;
   std::function<void(size_t, size_t)> kernel_progress_;

@@ -217,8 +217,9 @@ void emit_steps(std::ostream &o, const Plan &plan, const Layout &l, const std::s
       o << "  }\n";
       continue;
     }
+    // A symbol, or an extent the kernel takes as a parameter (a division by 0 gives 0, as in the kernel).
     for (size_t k = 0; k < st.symbols.size(); ++k)
-      o << "    int32_t v" << k << " = (int32_t)s[" << l.sym.at(st.symbols[k]) << "];\n";
+      o << "    int32_t v" << k << " = (int32_t)" << c_dim_expr(st.symbols[k], l.sym) << ";\n";
     o << "    void *args[] = {";
     std::string sep;
     for (int b : st.inputs) o << sep << "&hb[" << b << "]", sep = ", ";

@@ -18,7 +18,7 @@ PlanStep unit_step(const CublasUnit &u, const Region &region, PlanBuilder &b) {
   PlanStep step;
   step.extern_call = "cublas.matmul";
   for (int n : u.nodes) step.label += (step.label.empty() ? "" : " ") + b.graph().nodes[n].name;
-  step.symbols = region.symbols;
+  for (const std::string &sym : region.symbols) step.symbols.push_back(Dim::symbol(sym));
   step.params["gemm"] = u.anchor == CublasUnit::Gemm ? "1" : "0";
   step.params["trans_a"] = u.trans_a ? "1" : "0";
   step.params["trans_b"] = u.trans_b ? "1" : "0";

@@ -19,7 +19,7 @@ PlanStep unit_step(const ExampleUnit &u, const Region &region, PlanBuilder &b) {
   PlanStep step;
   step.extern_call = u.conv ? "example.conv" : "example.add";
   for (int n : u.nodes) step.label += (step.label.empty() ? "" : " + ") + g.nodes[n].name;
-  step.symbols = region.symbols;
+  for (const std::string &sym : region.symbols) step.symbols.push_back(Dim::symbol(sym));
   step.params["relu"] = u.relu ? "1" : "0";
   if (u.conv) {
     step.params["strides"] = join_ints(u.strides);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 #include "frontend/errors.h"
 #include "lowering/op_registry.h"
@@ -13,6 +14,7 @@
 #include "schedules/x86_schedule.h"
 #include "targets/host/host_codegen.h"
 #include "targets/host/kernel_key.h"
+#include "targets/host/shape_pattern.h"
 #include "targets/partitioner.h"
 #include "targets/plan_builder.h"
 
@@ -32,6 +34,37 @@ bool has_symbol(const ShapeStore &store, const Shape &s) {
   for (const Dim &d : s)
     if (!store.canonical(d).is_const()) return true;
   return false;
+}
+
+// A group's kernel, its schedule and key, and what the plan step passes for
+// each symbol the kernel takes: the extent a pattern's parameter stands for,
+// or the model's symbol itself.
+struct KeyedKernel {
+  LoweredKernel k;
+  ScheduleReport sched;
+  std::string key;
+  std::vector<Dim> args;
+};
+
+// Lowers, schedules and keys `gr` over `pattern` or, when null, over the
+// model's graph and store.
+KeyedKernel lower_group(const FusionGroup &gr, PlanBuilder &b, const GroupScheduler &schedule,
+                        const ShapePattern *pattern) {
+  const Graph &g = pattern ? pattern->graph() : b.graph();
+  const ShapeStore &store = pattern ? pattern->store() : b.store();
+  const Halide::Target target = parse_target(b.target());
+  KeyedKernel r;
+  r.k = lower_nodes(g, store, gr.nodes, gr.outputs, /*constants_as_inputs=*/true,
+                    vector_lanes(Halide::Float(32), target));
+  r.sched = schedule(r.k, gr.kind, store, target);
+  std::vector<std::string> used;
+  for (const auto &[sym, p] : r.k.syms.used()) {
+    used.push_back(sym);
+    r.args.push_back(pattern ? pattern->extent(sym) : Dim::symbol(sym));
+  }
+  r.key = kernel_key(g, store, gr, r.k, pattern != nullptr, pattern ? pattern->params() : used, r.sched.describe(),
+                     b.target());
+  return r;
 }
 
 void compile_group(const FusionGroup &gr, PlanBuilder &b, const GroupScheduler &schedule) {
@@ -56,19 +89,31 @@ void compile_group(const FusionGroup &gr, PlanBuilder &b, const GroupScheduler &
     b.add_step(std::move(step));
     return;
   }
-  const Halide::Target target = parse_target(b.target());
   const auto t0 = std::chrono::steady_clock::now();
-  LoweredKernel k = lower_nodes(g, b.store(), gr.nodes, gr.outputs, /*constants_as_inputs=*/true,
-                                vector_lanes(Halide::Float(32), target));
-  const ScheduleReport sched = schedule(k, gr.kind, b.store(), target);
+  // Over the group's shape pattern, so that groups that differ only in their
+  // extents, or in the names of the model's symbols, share a kernel.
+  std::optional<KeyedKernel> lowered;
+  {
+    ShapePattern pattern(b.scratch_graph(), g, b.store(), gr);
+    if (pattern.applies()) {
+      try {
+        lowered = lower_group(gr, b, schedule, &pattern);
+      } catch (const std::exception &e) {  // then over the model's symbols, which fails alike if the group cannot lower
+        b.progress("  " + step.label + " over the model's symbols, not its shape pattern: " + e.what());
+      }
+    }
+  }
+  if (!lowered) lowered = lower_group(gr, b, schedule, nullptr);
   b.profile().lower_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const LoweredKernel &k = lowered->k;
+  const ScheduleReport &sched = lowered->sched;
+  const std::string &key = lowered->key;
   for (int vid : k.input_values) step.inputs.push_back(b.input_buffer(vid));
-  for (auto &[sym, p] : k.syms.used()) step.symbols.push_back(sym);
+  step.symbols = lowered->args;
   for (int vid : k.output_values) step.outputs.push_back(b.output_buffer(vid, gr.kind != GroupKind::Copy));
   ++b.profile().kernels;
-  // A group with the same ops, shapes, read values and schedule as an earlier
-  // one calls that kernel with its own buffers.
-  const std::string key = kernel_key(g, b.store(), gr, k, sched.describe(), b.target());
+  // A group with the same ops, shape pattern, read values and schedule as an
+  // earlier one calls that kernel with its own buffers and extents.
   if (auto same = b.kernel_for(key)) {
     step.kernel = *same;
     b.progress("kernel " + step.kernel + " again (" + step.label + ")");
@@ -79,7 +124,8 @@ void compile_group(const FusionGroup &gr, PlanBuilder &b, const GroupScheduler &
   b.progress("kernel " + step.kernel + " (" + step.label + ")");
   b.progress("  schedule " + sched.describe());
   const std::string obj = b.dir() + "/" + step.kernel + ".o";
-  b.add_kernel(key, {step.kernel, obj, [k, name = step.kernel, obj, target](CompileProfile &p) mutable {
+  const Halide::Target target = parse_target(b.target());
+  b.add_kernel(key, {step.kernel, obj, [k = lowered->k, name = step.kernel, obj, target](CompileProfile &p) mutable {
                        compile_kernel_object(k, name, obj, target, &p);
                      }});
   b.add_step(std::move(step));

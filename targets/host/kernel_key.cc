@@ -53,8 +53,10 @@ std::string shape_text(const ShapeStore &store, const Value &v) {
 }  // namespace
 
 std::string kernel_key(const Graph &g, const ShapeStore &store, const FusionGroup &group, const LoweredKernel &k,
-                       const std::string &schedule, const std::string &target) {
+                       bool pattern, const std::vector<std::string> &symbols, const std::string &schedule,
+                       const std::string &target) {
   std::string key = "target " + target + "\nkind " + group_kind_name(group.kind) + "\nschedule " + schedule + "\n";
+  key += pattern ? "shapes pattern\n" : "shapes model\n";
   // Values by role: kernel argument i, output o of the group's node n, or a
   // value the kernel embeds (an empty constant, a folded shape value).
   std::map<int, std::string> ref;
@@ -94,13 +96,15 @@ std::string kernel_key(const Graph &g, const ShapeStore &store, const FusionGrou
   key += "outputs";
   for (int vid : k.output_values) key += " " + name_of(vid);
   key += "\nsymbols";
-  for (const auto &[sym, p] : k.syms.used()) {
+  for (const std::string &sym : symbols) {
     const SymbolFacts &f = store.facts(sym);
     key += " " + sym + "(min " + std::to_string(f.min) + " div " + std::to_string(f.divisor) +
            (f.not_one ? " not1" : "") + " likely";
     for (int64_t l : f.likely) key += " " + std::to_string(l);
     key += ")";
   }
+  key += "\nargs";  // the symbols the kernel takes, in its ABI order
+  for (const auto &[sym, p] : k.syms.used()) key += " " + sym;
   key += "\nbroadcast";
   for (const auto &d : k.maybe_broadcast) key += " " + d.str();
   key += "\nreads " + k.value_notes + "\n";

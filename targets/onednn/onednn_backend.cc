@@ -89,7 +89,7 @@ std::set<int> channels_last_values(const MatchContext &ctx, const std::vector<co
 PlanStep unit_step(const OnednnUnit &u, const Region &region, const std::set<int> &channels_last, PlanBuilder &b) {
   PlanStep step;
   step.label = unit_label(b.graph(), u);
-  step.symbols = region.symbols;
+  for (const std::string &sym : region.symbols) step.symbols.push_back(Dim::symbol(sym));
   step.params["post_ops"] = post_ops_to_string(u.post_ops);
   if (spatial(u)) {
     // Step inputs kept channels last: X (0), a Concat's inputs or a Binary's

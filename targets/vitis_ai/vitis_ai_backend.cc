@@ -92,7 +92,7 @@ class VitisAiBackend : public Backend {
     step.extern_call = "vitis_ai.region";
     step.label = "vitis_ai " + rname + " (" + g.nodes[region.nodes.front()].name + " .. " +
                  g.nodes[region.nodes.back()].name + ")";
-    step.symbols = region.symbols;
+    for (const std::string &sym : region.symbols) step.symbols.push_back(Dim::symbol(sym));
     for (int vid : region.inputs) step.inputs.push_back(b.input_buffer(vid));
     for (int vid : built->const_values) step.inputs.push_back(b.input_buffer(vid));
     for (int vid : region.outputs) step.outputs.push_back(b.output_buffer(vid));

@@ -37,7 +37,7 @@ TEST(PlanFile, PlansRoundTrip) {
   kernel.kernel = "m_k0";
   kernel.label = "loop: a b";
   kernel.inputs = {0};
-  kernel.symbols = {"batch", "seq len"};
+  kernel.symbols = {Dim::symbol("batch"), Dim::symbol("seq len"), floor_div(s + 1, 2) * b};  // an extent too
   kernel.outputs = {1};
   host.kernel = "m_k1";
   host.host_op = "Unique";
