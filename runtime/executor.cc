@@ -532,7 +532,7 @@ void Executor::run_host_step(const PlanStep &step, Bufs &bufs, Shapes &shapes, A
     const int b = step.inputs[i];
     if (b < 0) continue;  // an omitted optional input
     copies[i] = TensorData(plan_.buffers[b].dtype, shapes[b]);
-    std::memcpy(copies[i].mutable_data(), bufs[b].buf.host, copies[i].num_bytes());
+    if (copies[i].num_bytes() > 0) std::memcpy(copies[i].mutable_data(), bufs[b].buf.host, copies[i].num_bytes());
     ins[i] = &copies[i];
   }
   const size_t index = static_cast<size_t>(&step - plan_.steps.data());
@@ -560,7 +560,9 @@ void Executor::run_host_step(const PlanStep &step, Bufs &bufs, Shapes &shapes, A
                   " dim ", d, " is ", outs[i].shape[d], ", the plan says ", pb.shape[d].str());
     }
     uint8_t *dst = allocate(b, outs[i].shape);
-    std::memcpy(dst, outs[i].data(), outs[i].num_bytes());
+    // An empty output (TopK with K = 0 from the data) may have no storage at
+    // all: memcpy's pointers must not be null even for 0 bytes.
+    if (outs[i].num_bytes() > 0) std::memcpy(dst, outs[i].data(), outs[i].num_bytes());
   }
 }
 

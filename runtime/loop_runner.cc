@@ -28,7 +28,7 @@ TensorData stack(const std::vector<TensorData> &parts) {
   TensorData out(parts[0].dtype, shape);
   uint8_t *dst = out.mutable_data();
   for (const TensorData &p : parts) {
-    std::memcpy(dst, p.data(), p.num_bytes());
+    if (p.num_bytes() > 0) std::memcpy(dst, p.data(), p.num_bytes());  // an empty part may have no storage
     dst += p.num_bytes();
   }
   return out;
