@@ -15,6 +15,7 @@
 #include "runtime/halide_block_cache.h"
 #include "runtime/host_ops.h"
 #include "runtime/loop_runner.h"
+#include "runtime/mapped_file.h"
 #include "runtime/openmp_par_for.h"
 
 namespace disco {
@@ -201,10 +202,7 @@ Executor::Executor(Plan plan, const std::string &dir, bool allow_child) : plan_(
     return;
   }
   if (!plan_.library.empty()) lib_ = std::make_shared<KernelLibrary>(dir + "/" + plan_.library);
-  if (!plan_.constants.empty()) {
-    const std::string bytes = read_file(dir + "/" + plan_.constants);
-    constants_->assign(bytes.begin(), bytes.end());
-  }
+  if (!plan_.constants.empty()) constants_ = std::make_shared<MappedFile>(dir + "/" + plan_.constants);
   init();
 }
 
@@ -229,7 +227,8 @@ void Executor::init() {
       shape.push_back(d.as_const());
     }
     const int64_t n = checked_bytes(shape, b.dtype, "constant '" + b.name + "'");
-    DISCO_CHECK(b.offset >= 0 && n <= static_cast<int64_t>(constants_->size()) - b.offset, "constant '", b.name,
+    const int64_t file_bytes = constants_ ? static_cast<int64_t>(constants_->size()) : 0;
+    DISCO_CHECK(b.offset >= 0 && n <= file_bytes - b.offset, "constant '", b.name,
                 "' lies outside the constants file");
   }
   for (const auto &s : plan_.steps) {
@@ -410,7 +409,7 @@ void Executor::run(const std::vector<TensorData> &inputs, std::vector<TensorData
   for (size_t i = 0; i < plan_.buffers.size(); ++i) {
     const PlanBuffer &b = plan_.buffers[i];
     if (b.kind == PlanBuffer::Constant) {
-      bufs[i].set(constants_->data() + b.offset, b.dtype, buf_shapes[i]);
+      bufs[i].set(constants_ ? constants_->data() + b.offset : nullptr, b.dtype, buf_shapes[i]);
       mark_host_written(static_cast<int>(i));
       ready[i] = true;
       continue;

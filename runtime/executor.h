@@ -20,6 +20,7 @@ namespace disco {
 class KernelLibrary;
 class ExternKernel;
 class ChildExecutor;
+class MappedFile;
 class LoopRunner;
 struct RunScratch;
 
@@ -89,7 +90,9 @@ class Executor {
   // call's, a host op's) are not limited to that.
   std::vector<char> kernel_buffer_, kernel_input_;
   std::vector<std::unique_ptr<LoopRunner>> loops_;  // per step: run-time Loops' bodies (runtime/loop_runner.h); null for other steps
-  std::shared_ptr<AlignedBytes> constants_ = std::make_shared<AlignedBytes>();  // shared with clones; never written after loading
+  // The constants file, mapped (runtime/mapped_file.h); shared with clones,
+  // never written. Null when the plan has no constants.
+  std::shared_ptr<const MappedFile> constants_;
   // Temps live in one arena placed by lifetime (runtime/memory_plan.h), kept
   // across runs: fresh pages are slow to touch. When a temp's size depends on
   // a host op's output (known only mid-run), each temp gets its own storage.
