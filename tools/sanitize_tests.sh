@@ -7,20 +7,24 @@ set -euo pipefail
 
 usage() {
   cat <<'USAGE'
-usage: tools/sanitize_tests.sh [--build-only] [CTEST_ARGS...]
+usage: tools/sanitize_tests.sh [--all] [--build-only] [CTEST_ARGS...]
 Builds the test executables below (and disco, disco_conformance) in build-fuzz/
 under ASan+UBSan, runs them with ctest (label unit; what this build has not
 built is left out), then disco_conformance on a subset of the ONNX node tests
 (dynamic mode, onednn and host backends) against tests/conformance/expected_failures.txt.
 UBSan findings are fatal and LeakSanitizer is on (no suppressions: nothing
 leaks). Exit status: non-zero when a test or a sanitizer fails.
+--all: every executable of the label unit (about 85; an hour or more on 2
+cores, so not CI's job) and every unit test but the two that measure the
+environment.
 Environment: DISCO_SANITIZE_JOBS (-j for build and ctest, default 2),
 DISCO_FUZZ_BUILD_DIR (default build-fuzz, as tools/fuzz.sh),
 DISCO_SANITIZE_CONFORMANCE=0 skips the conformance subset.
 USAGE
 }
 case "${1:-}" in -h|--help) usage; exit 0 ;; esac
-BUILD_ONLY=0
+BUILD_ONLY=0 ALL=0
+if [ "${1:-}" = "--all" ]; then ALL=1; shift; fi
 if [ "${1:-}" = "--build-only" ]; then BUILD_ONLY=1; shift; fi
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -56,6 +60,16 @@ if ! grep -q '^DISCO_BUILD_TESTS:BOOL=ON' "$BUILD/CMakeCache.txt"; then
   # A build-fuzz/ configured before tools/fuzz.sh configured the tests.
   cmake -S "$ROOT" -B "$BUILD" -DDISCO_BUILD_TESTS=ON >/dev/null
 fi
+if [ "$ALL" = 1 ]; then
+  # Every executable that a unit test runs (ctest's own list; scripts and python3 are not built here).
+  mapfile -t TESTS < <(cd "$BUILD" && ctest -L unit --show-only=json-v1 | python3 -c '
+import json, os, sys
+tests = json.load(sys.stdin)["tests"]
+names = {os.path.basename(t["command"][0]) for t in tests if t.get("command")}
+# An executable not built yet shows as one test named <target>_NOT_BUILT.
+names |= {t["name"][:-len("_NOT_BUILT")] for t in tests if t["name"].endswith("_NOT_BUILT")}
+print("\n".join(sorted(n for n in names if n.endswith("_test"))))')
+fi
 start=$(date +%s)
 # The build runs this build's disco (disco_add_model): no leak report at its exit.
 ASAN_OPTIONS=detect_leaks=0 cmake --build "$BUILD" -j "$JOBS" --target "${TESTS[@]}" disco disco_conformance
@@ -78,6 +92,7 @@ start=$(date +%s)
 SLOW='^OnednnMatMul\.TranscendentalEpiloguesGiveTheHostKernelsNumbers$|^KernelSharing\.ModelsInOneCacheShareKernels$'
 SLOW+='|^OnednnKernels\.FewRowsRunThePanelProductWithItsEpilogue$|^LimitsCli\.MaxMemoryFlagSetsTheLimitOfRunAndInspect$'
 SLOW+='|^LimitsCli\.A48GiBRandomInputIsRefusedBeforeItIsMade$'
+[ "$ALL" = 1 ] && SLOW='^$'
 (cd "$BUILD" && ctest --output-on-failure -j "$JOBS" -L unit \
   -E "_NOT_BUILT\$|_isa_avx2\$|^OpenmpWaitPolicy\\.|^HalideBlockCache\\.AKernelsLargeStageFaultsInNoFreshPages|$SLOW" "$@") || rc=1
 echo "sanitize: unit tests in $(( $(date +%s) - start )) s"
