@@ -116,7 +116,11 @@ echo "fuzz: $TARGET exit $rc; last status: ${last:-none}"
 grep -E '^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)' "$LOG" | sed 's/^/fuzz:   /' || true
 # With -fork=N -ignore_crashes=1 libFuzzer goes on past findings and exits 0:
 # what it wrote into the artifacts folder during this run is what it found.
-new=$(find "$ART" -type f -newer "$MARK" | sort)
+# A slow-unit-* input only took longer than -report_slow_units (10 s) on a
+# busy machine; a hang is a timeout-* (-timeout=25), which is a finding.
+slow=$(find "$ART" -type f -name 'slow-unit-*' -newer "$MARK" | sort)
+[ -n "$slow" ] && echo "fuzz: slow inputs (over 10 s, under the 25 s timeout; not findings): $slow"
+new=$(find "$ART" -type f ! -name 'slow-unit-*' -newer "$MARK" | sort)
 if [ $rc -ne 0 ] || [ -n "$new" ]; then
   echo "fuzz: FINDING (log $LOG):"
   grep -E 'ERROR: |fuzz finding|SUMMARY|Test unit written|runtime error' "$LOG" | sort -u | head -20
