@@ -97,7 +97,7 @@ TensorData read_tensor(const onnx::TensorProto &p, const std::string &base_dir, 
     DISCO_CHECK(p.raw_data().size() == nbytes, what, " has ", p.raw_data().size(), " bytes of raw data, its shape ",
                 dims_text(dims), " needs ", needed, " bytes");
     TensorData t(dtype, dims);
-    std::memcpy(t.mutable_data(), p.raw_data().data(), nbytes);
+    if (nbytes > 0) std::memcpy(t.mutable_data(), p.raw_data().data(), nbytes);  // an empty tensor has no storage
     return t;
   }
   const int64_t given = typed_count(p, dtype);

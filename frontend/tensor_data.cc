@@ -123,7 +123,7 @@ std::vector<int64_t> TensorData::to_int64() const {
 TensorData TensorData::from_int64(const std::vector<int64_t> &v, std::vector<int64_t> shape) {
   TensorData t(DType::I64, std::move(shape));
   DISCO_CHECK(t.num_elements() == static_cast<int64_t>(v.size()), "from_int64: size mismatch");
-  std::memcpy(t.mutable_data(), v.data(), v.size() * 8);
+  if (!v.empty()) std::memcpy(t.mutable_data(), v.data(), v.size() * 8);  // an empty tensor has no storage
   return t;
 }
 
