@@ -63,7 +63,7 @@ Int8Tensor scalar_conv(const Int8Tensor &x, const Int8Tensor &w, const Int8Tenso
     for (int64_t m = 0; m < M; ++m)
       for (int64_t oh = 0; oh < OH; ++oh)
         for (int64_t ow = 0; ow < OW; ++ow) {
-          int64_t acc = static_cast<int64_t>(b.data[m]) << (acc_fix - b.fix);
+          int64_t acc = static_cast<int64_t>(b.data[m]) * (int64_t{1} << (acc_fix - b.fix));  // not <<: b may be negative
           for (int64_t cg = 0; cg < Cg; ++cg) {
             const int64_t c = (m / (M / g.group)) * Cg + cg;
             for (int64_t kh = 0; kh < KH; ++kh)
@@ -167,7 +167,7 @@ TEST_P(VitisAiInt8Ops, GemmMatchesScalarCode) {
   ASSERT_EQ(got.shape, (Ints{7, 10}));
   for (int64_t m = 0; m < 7; ++m)
     for (int64_t n = 0; n < 10; ++n) {
-      int64_t acc = int64_t{b.data[n]} << (6 + 8 - 5);
+      int64_t acc = int64_t{b.data[n]} * (int64_t{1} << (6 + 8 - 5));
       for (int64_t k = 0; k < 37; ++k) acc += int64_t{a.data[m * 37 + k]} * w.data[n * 37 + k];
       EXPECT_EQ(got.data[m * 10 + n], shift_round_saturate(acc, 6 + 8 - 4)) << m << "," << n;
     }
@@ -193,7 +193,7 @@ TEST_P(VitisAiInt8Ops, AddAlignsFixPositionsLikeScalarCode) {
     Int8Tensor got = add(a, b, {relu ? ActKind::Relu : ActKind::None}, fo);
     Int8Tensor want = Int8Tensor::zeros(a.shape, fo);
     for (size_t i = 0; i < want.data.size(); ++i) {
-      int64_t s = (int64_t{a.data[i]} << 3) + b.data[i];  // both at fix 6
+      int64_t s = int64_t{a.data[i]} * 8 + b.data[i];  // both at fix 6 (a times 2^3)
       if (relu) s = std::max<int64_t>(s, 0);
       want.data[i] = shift_round_saturate(s, 6 - fo);
     }
