@@ -1,6 +1,5 @@
 #include "driver/compile_model.h"
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -115,18 +114,13 @@ void apply_hints(ShapeStore &store, const std::map<std::string, int64_t> &hints)
   }
 }
 
-bool exists(const std::string &p) {
-  struct stat st;
-  return stat(p.c_str(), &st) == 0;
-}
-
 // A calibration sample (FILE.npy or INPUT=FILE.npy) by its text and its bytes:
 // another file under the same name is another compile.
 void add_sample_file(ContentHash &h, const std::string &sample) {
   const size_t eq = sample.find('=');
   const std::string path = eq == std::string::npos ? sample : sample.substr(eq + 1);
   h.add("calibration:" + sample);
-  if (exists(path)) h.add(read_file(path));  // a missing file: the backend names it when it reads the samples
+  if (file_exists(path)) h.add(read_file(path));  // a missing file: the backend names it when it reads the samples
 }
 
 void warn(const CompileOptions &opts, const std::string &message) {
@@ -316,7 +310,7 @@ std::optional<CompiledModel> find_cached(const std::string &name, const std::str
   CompiledModel m;
   const std::string root = cache_root(opts);
   m.dir = entry_dir(root, name, key, opts);
-  if (!exists(m.dir + "/plan.txt")) return std::nullopt;
+  if (!file_exists(m.dir + "/plan.txt")) return std::nullopt;
   // In use from here, so no other process's eviction removes it before it is
   // loaded; one that removed it already is a miss, not an error.
   auto in_use = CacheEntryInUse::mark(m.dir);

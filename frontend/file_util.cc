@@ -1,5 +1,7 @@
 #include "frontend/file_util.h"
 
+#include <sys/stat.h>
+
 #include <fstream>
 #include <sstream>
 
@@ -20,6 +22,11 @@ void write_file(const std::string &path, const std::string &bytes) {
   f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   f.close();
   DISCO_CHECK(f.good(), "cannot write '", path, "'");
+}
+
+bool file_exists(const std::string &path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
 }
 
 }  // namespace disco

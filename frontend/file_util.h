@@ -11,4 +11,7 @@ std::string read_file(const std::string &path);
 // it cannot be written, the close included.
 void write_file(const std::string &path, const std::string &bytes);
 
+// Whether anything (a file, a folder) is at `path`.
+bool file_exists(const std::string &path);
+
 }  // namespace disco

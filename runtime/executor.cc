@@ -9,7 +9,6 @@
 
 #include "HalideRuntime.h"
 #include "frontend/errors.h"
-#include "frontend/file_util.h"
 #include "runtime/child_executor.h"
 #include "runtime/extern_kernel.h"
 #include "runtime/halide_block_cache.h"

@@ -1,6 +1,5 @@
 #include "targets/kernel_store.h"
 
-#include <sys/stat.h>
 #include <unistd.h>
 #include <utime.h>
 
@@ -13,6 +12,7 @@
 
 #include "frontend/content_hash.h"
 #include "frontend/file_checksum.h"
+#include "frontend/file_util.h"
 
 namespace disco {
 
@@ -57,11 +57,6 @@ std::optional<KeyFile> parse_key_file(const std::string &text) {
   return k;
 }
 
-bool exists(const std::string &path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0;
-}
-
 }  // namespace
 
 std::string KernelStore::kernel_name(const std::string &key) { return "k_" + ContentHash().add(key).hex(); }
@@ -78,7 +73,7 @@ bool KernelStore::fetch(const std::string &name, const std::string &key, const s
   if (stored->key != key) return false;  // another key with the same hash: compiled, and published in its place
   const std::string object = name + "-" + stored->checksum + ".o";
   const std::string path = dir_ + "/" + object;
-  if (!exists(path)) return false;  // removed (a damaged one, below) or gone with an evicted store
+  if (!file_exists(path)) return false;  // removed (a damaged one, below) or gone with an evicted store
   const auto sum = file_checksum(path);
   if (!sum || hex64(*sum) != stored->checksum) {
     std::error_code ec;
