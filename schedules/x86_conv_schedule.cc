@@ -42,7 +42,9 @@ void fuse_tasks(Halide::Stage s, const std::vector<Var> &a, const Var &coo) {
 // Edge tiles overlap instead of having tails.
 void schedule_channels_last(Func y, Func p, Func xp, const ConvExtents &e, int lanes, ScheduleReport *rep) {
   const int rank = y.dimensions();
-  const int tile = kChannelsLastWidth * (lanes >= 16 ? 2 : 1), channels = kChannelsLastVectors * lanes;
+  const int vectors = channels_last_vectors(e.channels.value.value_or(kChannelsLastVectors * lanes), lanes);
+  const int tile = kChannelsLastWidth * (lanes >= 16 ? 2 : 1) * (kChannelsLastVectors / vectors);
+  const int channels = vectors * lanes;
   const bool has_rows = rank > 3;
   Expr map_condition = e.positions.expr >= tile && e.channels.expr >= channels;
   if (has_rows) map_condition = map_condition && e.positions.expr <= kMapPositions;
@@ -134,6 +136,14 @@ void schedule_channels_last(Func y, Func p, Func xp, const ConvExtents &e, int l
 }
 
 }  // namespace
+
+int channels_last_vectors(int64_t out_channels, int lanes) {
+  return lanes >= 16 && out_channels < kChannelsLastVectors * lanes ? 1 : kChannelsLastVectors;
+}
+
+int channels_last_min_inputs(int lanes) { return lanes >= 16 ? 1 : kChannelsLastMinInputsAvx2; }
+
+int channels_last_min_outputs(int lanes) { return (lanes >= 16 ? 1 : kChannelsLastVectors) * lanes; }
 
 bool schedule_x86_conv(LoweredKernel &k, const ConvExtents &e, const Halide::Target &target, ScheduleReport *rep) {
   std::optional<ProductKernel> found = find_product_kernel(k, StageKind::ConvInput, 3);

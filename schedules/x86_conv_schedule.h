@@ -33,12 +33,25 @@ constexpr int kConvChannels = 6;  // output channels per micro-tile (AVX2; 12 wi
 // overlapped at the edge of 32 and 64 and ran slower).
 constexpr int kChannelsLastWidth = 6;
 constexpr int kChannelsLastVectors = 2;
-// Convs with fewer input channels (per group) than this keep W as it is and
-// the width-vectorized micro-kernel: a network's stem, 3 input channels, whose
-// sum over 27 taps LLVM unrolls whole, spilling registers with the
-// channels-last kernel's per-position addresses (0.67 against 0.33 ms for
-// convnet's stem at 3x3x40x56).
-constexpr int kChannelsLastMinInputs = 8;
+// Vectors of output channels in a channels-last micro-tile: kChannelsLastVectors,
+// or one where the output has fewer channels than that and the registers
+// allow (AVX-512's 16-31 channels, a UNet's 16: they took the
+// width-vectorized kernel's 6-channel tiles, 1.6-1.9x oneDNN's time); the
+// tile is then that much wider, so it keeps the same number of sums in
+// registers (one vector of 16 channels by 24 positions). AVX2 keeps two
+// vectors (16 channels) as its least.
+int channels_last_vectors(int64_t out_channels, int lanes);
+// The fewest output channels for which the host stores a Conv's weight channels-last.
+int channels_last_min_outputs(int lanes);
+// With AVX2, Convs with fewer input channels (per group) than this keep W as
+// it is and the width-vectorized micro-kernel: a network's stem, 3 input
+// channels, whose sum over 27 taps LLVM unrolls whole, spilling registers
+// with the channels-last kernel's per-position addresses (0.67 against 0.33
+// ms for convnet's stem at 3x3x40x56). AVX-512's 32 registers hold them: the
+// channels-last stem runs there in 0.35 against 0.43 ms (the width kernel
+// keeps 12 weight addresses live across its taps), so it takes any Conv.
+constexpr int kChannelsLastMinInputsAvx2 = 8;
+int channels_last_min_inputs(int lanes);
 // Maps of at most this many output positions are computed whole by each
 // task (one image by one micro-tile of channels); larger ones row by row.
 constexpr int kMapPositions = 256;
