@@ -141,8 +141,6 @@ int channels_last_vectors(int64_t out_channels, int lanes) {
   return lanes >= 16 && out_channels < kChannelsLastVectors * lanes ? 1 : kChannelsLastVectors;
 }
 
-int channels_last_min_inputs(int lanes) { return lanes >= 16 ? 1 : kChannelsLastMinInputsAvx2; }
-
 int channels_last_min_outputs(int lanes) { return (lanes >= 16 ? 1 : kChannelsLastVectors) * lanes; }
 
 bool schedule_x86_conv(LoweredKernel &k, const ConvExtents &e, const Halide::Target &target, ScheduleReport *rep) {

@@ -43,15 +43,15 @@ constexpr int kChannelsLastVectors = 2;
 int channels_last_vectors(int64_t out_channels, int lanes);
 // The fewest output channels for which the host stores a Conv's weight channels-last.
 int channels_last_min_outputs(int lanes);
-// With AVX2, Convs with fewer input channels (per group) than this keep W as
-// it is and the width-vectorized micro-kernel: a network's stem, 3 input
-// channels, whose sum over 27 taps LLVM unrolls whole, spilling registers
-// with the channels-last kernel's per-position addresses (0.67 against 0.33
-// ms for convnet's stem at 3x3x40x56). AVX-512's 32 registers hold them: the
-// channels-last stem runs there in 0.35 against 0.43 ms (the width kernel
-// keeps 12 weight addresses live across its taps), so it takes any Conv.
-constexpr int kChannelsLastMinInputsAvx2 = 8;
-int channels_last_min_inputs(int lanes);
+// Convs with fewer input channels (per group) than this keep W as it is and
+// the width-vectorized micro-kernel: a network's stem, 3 input channels, whose
+// sum over 27 taps LLVM unrolls whole, spilling registers with the
+// channels-last kernel's per-position addresses (0.67 against 0.33 ms for
+// convnet's stem at 3x3x40x56 with AVX2). With AVX-512, interleaved runs of
+// both kernels for that stem were within their noise (11.7-23.5 against
+// 17.4-20.5 ms per 40 runs at 3x3x40x56, 93-112 against 84-120 at 4x3x96x96),
+// so the rule stays.
+constexpr int kChannelsLastMinInputs = 8;
 // Maps of at most this many output positions are computed whole by each
 // task (one image by one micro-tile of channels); larger ones row by row.
 constexpr int kMapPositions = 256;

@@ -157,15 +157,15 @@ class HostBackend : public Backend {
   // Constant dot weights packed in the panels the x86 dot template reads;
   // constant Conv weights channels-last where there are enough output
   // channels for the conv template's channel vectors and enough input
-  // channels (channels_last_min_inputs); constant RNN/GRU/LSTM weights
+  // channels (kChannelsLastMinInputs); constant RNN/GRU/LSTM weights
   // gate-major (recurrent_weight_layout.h).
   void prepare_region(Graph &g, Region &region, const std::string &target) const override {
     const Halide::Target t = parse_target(target);
     for (int vid : pack_dot_weights(g, region.nodes, [&](int64_t n) { return dot_panel_width(n, t); }))
       region.inputs.push_back(vid);
     const int lanes = vector_lanes(Halide::Float(32), t);
-    const int64_t outputs = channels_last_min_outputs(lanes), inputs = channels_last_min_inputs(lanes);
-    auto wanted = [&](int64_t m, int64_t c) { return m >= outputs && c >= inputs; };
+    const int64_t outputs = channels_last_min_outputs(lanes);
+    auto wanted = [&](int64_t m, int64_t c) { return m >= outputs && c >= kChannelsLastMinInputs; };
     for (int vid : channels_last_conv_weights(g, region.nodes, wanted))
       region.inputs.push_back(vid);
     const int panel = 2 * vector_lanes(Halide::Float(32), t);  // the recurrent template's projection tile

@@ -50,9 +50,6 @@ const auto *const kTargetEnvironment = ::testing::AddGlobalTestEnvironment(new T
 // AVX-512, two with AVX2; 16 either way. With AVX-512 the cases of 16 take
 // one-vector micro-tiles, those of 32 and more two.
 int64_t channels_last_outputs() { return 16; }
-// And the fewest input channels: any with AVX-512, 8 with AVX2 (a stem's 3
-// keep the width-vectorized kernel there).
-int64_t channels_last_inputs() { return test_target_lanes() == 16 ? 1 : 8; }
 
 std::vector<float> values(int64_t n, int seed) {
   std::vector<float> v(static_cast<size_t>(n));
@@ -393,8 +390,8 @@ TEST(X86ConvSchedule, Conv1dAnd3dMatchTheReference) {
 // flattened across rows: "map" for maps of up to 256 positions (tiles
 // spanning rows: 2x3 is one tile), "rows" for larger ones at least a tile
 // wide, the guarded generic one for the rest (1x1, and 65x5 below).
-// 40 channels: edge tiles of channels overlap. With AVX2, fewer than 8 input
-// channels (a stem's 3) keep the width-vectorized kernel.
+// 40 channels: edge tiles of channels overlap. Fewer than 8 input channels
+// (a stem's 3) keep the width-vectorized kernel.
 TEST(X86ConvSchedule, ChannelsLastWeightsMatchTheReference) {
   const int64_t wide = channels_last_outputs();
   const char *both = "conv, branches: map rows";
@@ -410,7 +407,7 @@ TEST(X86ConvSchedule, ChannelsLastWeightsMatchTheReference) {
   check_conv({"channels-last 3-D", 8, wide, 1, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}},
              {{3, 4, 19}, {2, 3, 5}, {4, 8, 10}}, both);
   check_conv({"stem", 3, wide, 1, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}}, {{9, 37}, {3, 3}},
-             channels_last_inputs() <= 3 ? both : "conv, branches: tiles narrow masked");
+             "conv, branches: tiles narrow masked");
 }
 
 // ConvTranspose 2x2 stride 2 (a UNet's upsampling): host kernels against the reference.
@@ -463,7 +460,7 @@ void check_conv_transpose(int64_t cin, int64_t cout, int64_t kernel, int64_t str
   Compiled c = compile(b.build());
   ASSERT_EQ(c.schedules.size(), 1u);
   EXPECT_EQ(c.schedules[0].rfind(schedule, 0), 0u) << c.schedules[0];
-  const bool wide = cout >= channels_last_outputs() && cin >= channels_last_inputs();
+  const bool wide = cout >= channels_last_outputs() && cin >= 8;
   EXPECT_EQ(packed_constant(c, "/channels_last").empty(), !wide) << "the weight is stored channels-last iff wide";
   Executor exec(c.model.plan, c.model.dir);
   for (auto [n, h, wd] : shapes) {
