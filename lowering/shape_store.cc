@@ -1,6 +1,7 @@
 #include "lowering/shape_store.h"
 
 #include <algorithm>
+#include <numeric>
 #include <sstream>
 
 #include "frontend/errors.h"
@@ -129,17 +130,21 @@ bool ShapeStore::same_num_elements(const Shape &a, const Shape &b) const {
   return false;
 }
 
-bool ShapeStore::is_divisible(const Dim &d0, int64_t k) const {
-  Dim d = canonical(d0);
-  if (k == 0) return false;
+int64_t ShapeStore::divisor(const Dim &d0) const {
+  const Dim d = canonical(d0);  // held: terms() refers into it
+  int64_t g = 0;
   for (const auto &t : d.terms()) {
     int64_t div = t.coeff;
     for (const auto &a : t.atoms)
-      if (a->kind == AtomNode::Sym && facts_.count(a->name)) div *= facts_.at(a->name).divisor;
-    if (div % k != 0) return false;
+      if (a->kind == AtomNode::Sym && has_symbol(a->name) &&
+          __builtin_mul_overflow(div, facts_.at(a->name).divisor, &div))
+        return 1;
+    g = std::gcd(g, div);
   }
-  return true;
+  return g;
 }
+
+bool ShapeStore::is_divisible(const Dim &d, int64_t k) const { return k != 0 && divisor(d) % k == 0; }
 
 bool ShapeStore::can_be_one(const Dim &d0) const {
   Dim d = canonical(d0);

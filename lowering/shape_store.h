@@ -53,6 +53,10 @@ class ShapeStore {
   bool same_dim(const Dim &a, const Dim &b) const;
   bool same_shape(const Shape &a, const Shape &b) const;
   bool same_num_elements(const Shape &a, const Shape &b) const;
+  // What the symbol facts prove `d` a multiple of: the gcd over its terms of
+  // each term's coefficient times its symbols' divisors (0 for a zero dim; 1
+  // where such a product passes 2^63). is_divisible(d, k) is whether k divides it.
+  int64_t divisor(const Dim &d) const;
   bool is_divisible(const Dim &d, int64_t k) const;
   bool can_be_one(const Dim &d) const;
 

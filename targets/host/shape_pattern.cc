@@ -1,7 +1,6 @@
 #include "targets/host/shape_pattern.h"
 
 #include <algorithm>
-#include <numeric>
 #include <optional>
 #include <set>
 
@@ -15,22 +14,6 @@ bool has_subgraph(const Node &n) {
   for (const auto &[name, a] : n.attrs)
     if (a.kind == Attribute::GraphAttr) return true;
   return false;
-}
-
-// What the model's store proves `e` a multiple of: ShapeStore::is_divisible(e, k)
-// holds exactly when k divides it (every term's coefficient times its
-// symbols' divisors is a multiple of k). 1 where a product overflows.
-int64_t divisor_of(const ShapeStore &store, const Dim &e) {
-  int64_t g = 0;
-  for (const auto &t : e.terms()) {
-    int64_t div = t.coeff;
-    for (const auto &a : t.atoms)
-      if (a->kind == AtomNode::Sym && store.has_symbol(a->name) &&
-          __builtin_mul_overflow(div, store.facts(a->name).divisor, &div))
-        return 1;
-    g = std::gcd(g, div);
-  }
-  return g == 0 ? 1 : g;
 }
 
 // The extent at the likely value of each of its symbols (--hint), when every
@@ -81,7 +64,7 @@ ShapePattern::ShapePattern(Graph &scratch, const Graph &g, const ShapeStore &sto
     store_.declare_symbol(name, "extent " + c.str());
     SymbolFacts &f = store_.facts(name);
     f.min = *lo;
-    f.divisor = divisor_of(store, c);
+    f.divisor = std::max<int64_t>(store.divisor(c), 1);  // c is not constant, so not 0
     f.not_one = !store.can_be_one(c);
     f.likely = likely_of(store, c);
     params_.push_back(name);
