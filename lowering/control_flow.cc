@@ -225,15 +225,11 @@ bool condition_compiles_in(const Graph &g, int cond, const std::vector<int> &fro
   for (int id : from) {
     const Value &v = g.value(id);
     if (dtype_is_float(v.dtype) || !v.shape) return false;
-    std::vector<int64_t> dims;
-    for (const Dim &d : *v.shape) {
-      const Dim c = store.canonical(d);
-      if (!c.is_const()) return false;
-      dims.push_back(c.as_const());
-    }
+    const std::optional<std::vector<int64_t>> dims = constant_dims(*v.shape, store);
+    if (!dims) return false;
     // A count past 2^63 (an input of [2^32, 2^32]; fuzz/regressions/onnx-if-
     // condition-of-2-to-64-elements.onnx overflowed here) is many values too.
-    const std::optional<int64_t> elements = element_count(dims);
+    const std::optional<int64_t> elements = element_count(*dims);
     if (!elements || *elements > 64) return false;
   }
   const OpRegistry &reg = OpRegistry::global();

@@ -45,9 +45,13 @@ std::optional<std::vector<int64_t>> ints_value(const Value &v, const ShapeStore 
   if (!v.sym_value && v.constant && !dtype_is_float(v.constant->dtype)) return v.constant->to_int64();
   auto d = dims_value(v);
   if (!d) return std::nullopt;
+  return constant_dims(*d, store);
+}
+
+std::optional<std::vector<int64_t>> constant_dims(const std::vector<Dim> &dims, const ShapeStore &store) {
   std::vector<int64_t> out;
-  for (const auto &x : *d) {
-    Dim c = store.canonical(x);
+  for (const Dim &d : dims) {
+    const Dim c = store.canonical(d);
     if (!c.is_const()) return std::nullopt;
     out.push_back(c.as_const());
   }

@@ -42,6 +42,10 @@ std::optional<std::vector<Dim>> dims_value(const Value &v);
 // inputs such as Resize's scales); nullopt when not a constant.
 std::optional<std::vector<double>> floats_value(const Value &v);
 
+// The values of `dims` when each is a constant under `store` (a shape known
+// at compile time); nullopt otherwise.
+std::optional<std::vector<int64_t>> constant_dims(const std::vector<Dim> &dims, const ShapeStore &store);
+
 // Like dims_value, but every element must be a constant under `store`; a
 // constant of any size (Gather's indices are checked against their axis).
 std::optional<std::vector<int64_t>> ints_value(const Value &v, const ShapeStore &store);

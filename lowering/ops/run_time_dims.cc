@@ -90,13 +90,9 @@ void infer_run_time_dims(InferContext &c) {
 // The constant shape of value v if it has one and at most kMaxElements elements.
 std::optional<std::vector<int64_t>> small_static_shape(const Value &v, const ShapeStore &store) {
   if (!v.shape) return std::nullopt;
-  std::vector<int64_t> shape;
-  for (const Dim &d : *v.shape) {
-    Dim k = store.canonical(d);
-    if (!k.is_const()) return std::nullopt;
-    shape.push_back(k.as_const());
-  }
-  const std::optional<int64_t> n = element_count(shape);  // none past 2^63: not small either
+  std::optional<std::vector<int64_t>> shape = constant_dims(*v.shape, store);
+  if (!shape) return std::nullopt;
+  const std::optional<int64_t> n = element_count(*shape);  // none past 2^63: not small either
   if (!n || *n > kMaxElements) return std::nullopt;
   return shape;
 }
@@ -152,15 +148,11 @@ bool route_run_time_dims(Graph &g, size_t index, const ShapeStore &store) {
   const int in = cast.inputs[0], out = cast.outputs[0];
   if (in < 0 || out < 0 || !dtype_is_float(g.value(in).dtype)) return false;
   const Value &v = g.value(out);
-  if (v.constant || v.sym_value || !v.shape || !is_integer(v.dtype)) return false;
-  std::vector<int64_t> dims;
-  for (const Dim &d : *v.shape) {
-    Dim k = store.canonical(d);
-    if (!k.is_const()) return false;
-    dims.push_back(k.as_const());
-  }
-  const std::optional<int64_t> n = element_count(dims);  // none past 2^63: not small either
-  if (!n || *n < 1 || *n > kMaxElements) return false;
+  if (v.constant || v.sym_value || !is_integer(v.dtype)) return false;
+  const std::optional<std::vector<int64_t>> dims = small_static_shape(v, store);
+  if (!dims) return false;
+  const int64_t n = *element_count(*dims);  // at most kMaxElements: small_static_shape
+  if (n < 1) return false;
   std::map<int, bool> memo;
   if (!from_shapes(g, in, memo) || already_routed(g, out)) return false;
 
@@ -174,7 +166,7 @@ bool route_run_time_dims(Graph &g, size_t index, const ShapeStore &store) {
   bind.opset = 1;
   bind.inputs = {computed};
   bind.outputs = {out};
-  for (int64_t i = 0; i < *n; ++i) bind.outputs.push_back(g.add_value(name + "/extent" + std::to_string(i), DType::U8));
+  for (int64_t i = 0; i < n; ++i) bind.outputs.push_back(g.add_value(name + "/extent" + std::to_string(i), DType::U8));
   g.nodes[index].outputs[0] = computed;
   g.value(computed).shape = g.value(out).shape;
   g.nodes.insert(g.nodes.begin() + static_cast<long>(index) + 1, std::move(bind));

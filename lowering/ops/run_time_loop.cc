@@ -81,13 +81,9 @@ bool bind_at_run_time(Graph &b, int id, const Graph &trial, const ShapeStore &st
     return false;  // a value of an inlined branch: not in the body as written
   const Value &t = trial.value(id);
   if (t.dtype == DType::Bool || dtype_is_float(t.dtype) || t.dtype == DType::Undefined || !t.shape) return false;
-  std::vector<int64_t> dims;
-  for (const Dim &d : *t.shape) {
-    const Dim c = store.canonical(d);
-    if (!c.is_const()) return false;
-    dims.push_back(c.as_const());
-  }
-  const std::optional<int64_t> count = element_count(dims);  // none past 2^63: not small either
+  const std::optional<std::vector<int64_t>> dims = constant_dims(*t.shape, store);
+  if (!dims) return false;
+  const std::optional<int64_t> count = element_count(*dims);  // none past 2^63: not small either
   if (!count || *count < 1 || *count > 64) return false;
   const int64_t elements = *count;
   size_t producer = b.nodes.size();
