@@ -23,20 +23,12 @@ std::shared_ptr<const CacheEntryInUse> CacheEntryInUse::mark(const std::string &
   // eviction there removes entries as it did before the marks.
   while (::flock(fd, LOCK_SH) != 0 && errno == EINTR) {
   }
-  struct stat st;
-  if (::fstat(fd, &st) != 0) {
-    ::close(fd);
-    return nullptr;
-  }
-  std::shared_ptr<const CacheEntryInUse> in_use(new CacheEntryInUse(fd, st.st_dev, st.st_ino));
+  std::shared_ptr<const CacheEntryInUse> in_use(new CacheEntryInUse(fd));
   return in_use->is_at(dir) ? in_use : nullptr;
 }
 
 CacheEntryInUse::~CacheEntryInUse() { ::close(fd_); }
 
-bool CacheEntryInUse::is_at(const std::string &path) const {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0 && st.st_dev == dev_ && st.st_ino == ino_;
-}
+bool CacheEntryInUse::is_at(const std::string &path) const { return same_folder(fd_, path); }
 
 }  // namespace disco

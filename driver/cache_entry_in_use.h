@@ -8,8 +8,6 @@
 // Eviction that ran before the lock was taken shows as a folder that is gone
 // or another folder at the same path: a cache miss, not an error.
 #pragma once
-#include <sys/types.h>
-
 #include <memory>
 #include <string>
 
@@ -28,10 +26,8 @@ class CacheEntryInUse {
   bool is_at(const std::string &path) const;
 
  private:
-  CacheEntryInUse(int fd, dev_t dev, ino_t ino) : fd_(fd), dev_(dev), ino_(ino) {}
-  int fd_;
-  dev_t dev_;
-  ino_t ino_;
+  explicit CacheEntryInUse(int fd) : fd_(fd) {}
+  int fd_;  // the folder, open and locked
 };
 
 // Whether the folder at `path` is the one open as `fd`.

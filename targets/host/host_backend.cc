@@ -168,7 +168,7 @@ class HostBackend : public Backend {
     auto wanted = [&](int64_t m, int64_t c) { return m >= outputs && c >= kChannelsLastMinInputs; };
     for (int vid : channels_last_conv_weights(g, region.nodes, wanted))
       region.inputs.push_back(vid);
-    const int panel = 2 * vector_lanes(Halide::Float(32), t);  // the recurrent template's projection tile
+    const int panel = 2 * lanes;  // the recurrent template's projection tile
     for (int vid : transpose_recurrent_weights(g, region.nodes, panel)) region.inputs.push_back(vid);
   }
   Declined compile(const Region &region, PlanBuilder &b) const override {
