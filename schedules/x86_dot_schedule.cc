@@ -17,6 +17,20 @@ int dot_panel_width(int64_t n, const Halide::Target &target) {
   return 0;
 }
 
+Expr dot_task_rows(const Expr &m, int rows) {
+  // As few tasks as tiles of kTaskRows need, their rows spread evenly and
+  // rounded up to MR; the tiles overlap at M's edge by what the rounding adds.
+  // Tiles of the largest multiple of MR below M would overlap by nearly a
+  // whole task when M is not a multiple of MR: M = 60 ran two 56-row tasks.
+  // A tile cannot exceed M, so an M under kTaskRows that is not a multiple
+  // of MR takes two tasks (M = 60: two of 32 rows).
+  const Expr tasks = (m + kTaskRows - 1) / kTaskRows;
+  const Expr even = ((m + tasks - 1) / tasks + rows - 1) / rows * rows;
+  const Expr halves = ((m + 1) / 2 + rows - 1) / rows * rows;
+  const Expr fit = Halide::select(even <= m / rows * rows, even, halves);
+  return Halide::clamp(fit, rows, kTaskRows);
+}
+
 bool schedule_x86_dot(LoweredKernel &k, const DotExtents &e, const Halide::Target &target, ScheduleReport *rep) {
   std::optional<ProductKernel> found = find_product_kernel(k, StageKind::DotOperand, 2);
   if (!found || found->sum.rvars(0).size() != 1) return false;
@@ -43,7 +57,7 @@ bool schedule_x86_dot(LoweredKernel &k, const DotExtents &e, const Halide::Targe
     int vectors, micro_rows;
     Expr task_rows;
   };
-  const Expr task_rows = Halide::clamp(e.m.expr / rows * rows, rows, kTaskRows);
+  const Expr task_rows = dot_task_rows(e.m.expr, rows);
   const std::vector<TileShape> shapes{{vectors, rows, task_rows}, {kWideVectors, 1, Halide::max(e.m.expr, 1)}};
   const std::vector<TemplateBranch> branches{
       {"tiles", e.n.expr >= cols && e.m.expr >= rows, e.n.at_least(cols) && e.m.at_least(rows),

@@ -38,6 +38,11 @@ constexpr int kWideVectors = 6;   // vectors of N per task of the "rows" branch 
 // the last columns start at N - width).
 int dot_panel_width(int64_t n, const Halide::Target &target);
 
+// The rows of M one task computes (a multiple of `rows`, the micro-tile's,
+// at most kTaskRows and at most M when M >= rows): tasks of a shape with
+// M >= rows overlap at M's edge by less than one micro-tile's rows per task.
+Halide::Expr dot_task_rows(const Halide::Expr &m, int rows);
+
 struct DotExtents {
   KnownExtent n, m;  // the output's two innermost extents
 };

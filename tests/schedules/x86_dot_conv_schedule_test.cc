@@ -23,6 +23,7 @@
 #include "driver/compile_model.h"
 #include "frontend/graph_builder.h"
 #include "runtime/executor.h"
+#include "schedules/x86_dot_schedule.h"
 #include "tests/support/host_schedules.h"
 #include "tests/support/tensors.h"
 
@@ -131,8 +132,35 @@ TEST(X86DotSchedule, MatMulBranchesMatchTheReference) {
   Executor exec(c.model.plan, c.model.dir);
   run_matmul(exec, false, 2, 37, 19, 100);    // tiles, edge tiles overlapping in m and n
   run_matmul(exec, false, 1, 130, 300, 100);  // tiles, several tasks of rows and two K blocks
+  run_matmul(exec, false, 1, 60, 33, 100);    // tiles, two tasks of rows overlapping at M's edge
+  run_matmul(exec, false, 1, 65, 33, 100);    // tiles, two tasks of rows, one over kTaskRows
   run_matmul(exec, false, 3, 2, 7, 100);      // rows
   run_matmul(exec, false, 1, 1, 1, 100);      // rows, one element of k
+}
+
+// The rows per task of the "tiles" branch, for every M from one micro-tile
+// to 1000: full tiles (a multiple of MR, at most kTaskRows and at most M)
+// whose overlap at M's edge is under one micro-tile per task, in as few
+// tasks as kTaskRows allows, plus one when M < kTaskRows is not a multiple
+// of MR. (Tiles of the largest multiple of MR below M overlapped by up to a
+// task: M = 60 computed 112 rows.)
+TEST(X86DotSchedule, TaskRowsTileMWithLittleOverlap) {
+  for (int mr : {4, 8}) {
+    Halide::Func f("task_rows");
+    Halide::Var m("m");
+    f(m) = dot_task_rows(m, mr);
+    Halide::Buffer<int32_t> rows = f.realize({1001});
+    for (int M = mr; M <= 1000; ++M) {
+      const int t = rows(M), tasks = (M + t - 1) / t, least = (M + kTaskRows - 1) / kTaskRows;
+      SCOPED_TRACE("MR " + std::to_string(mr) + ", M " + std::to_string(M) + ": " + std::to_string(tasks) +
+                   " tasks of " + std::to_string(t) + " rows");
+      ASSERT_EQ(t % mr, 0);
+      ASSERT_LE(t, kTaskRows);
+      ASSERT_LE(t, M);
+      ASSERT_LT(tasks * t - M, tasks * mr);
+      ASSERT_LE(tasks, M < kTaskRows && M % mr != 0 ? 2 : least);
+    }
+  }
 }
 
 TEST(X86DotSchedule, NarrowMatMulTakesTheGenericBranch) {
