@@ -19,16 +19,14 @@ int dot_panel_width(int64_t n, const Halide::Target &target) {
 
 Expr dot_task_rows(const Expr &m, int rows) {
   // As few tasks as tiles of kTaskRows need, their rows spread evenly and
-  // rounded up to MR; the tiles overlap at M's edge by what the rounding adds.
-  // Tiles of the largest multiple of MR below M would overlap by nearly a
-  // whole task when M is not a multiple of MR: M = 60 ran two 56-row tasks.
-  // A tile cannot exceed M, so an M under kTaskRows that is not a multiple
-  // of MR takes two tasks (M = 60: two of 32 rows).
+  // rounded up to MR. The last task stops at M (its sums run on in whole
+  // micro-tiles, reading row M - 1, lowering/ops/dot_ops.cc), so no rows are
+  // computed twice. Tiles of the largest multiple of MR below M, shifted in
+  // at M's edge, computed up to a whole task twice: M = 20 (bert_layer at
+  // 3x20) ran two 16-row tasks, M = 60 two of 56.
   const Expr tasks = (m + kTaskRows - 1) / kTaskRows;
   const Expr even = ((m + tasks - 1) / tasks + rows - 1) / rows * rows;
-  const Expr halves = ((m + 1) / 2 + rows - 1) / rows * rows;
-  const Expr fit = Halide::select(even <= m / rows * rows, even, halves);
-  return Halide::clamp(fit, rows, kTaskRows);
+  return Halide::clamp(even, rows, kTaskRows);
 }
 
 bool schedule_x86_dot(LoweredKernel &k, const DotExtents &e, const Halide::Target &target, ScheduleReport *rep) {
@@ -48,7 +46,8 @@ bool schedule_x86_dot(LoweredKernel &k, const DotExtents &e, const Halide::Targe
 
   // The branches, tried in order, then the generic one (guarded tails):
   //  tiles  N >= one tile and M >= MR: tasks of a multiple of MR rows (at
-  //         most kTaskRows), full tiles overlapping at the edges;
+  //         most kTaskRows, dot_task_rows), full tiles overlapping at N's
+  //         edge, the last task stopping at M;
   //  rows   N >= one wide tile and M < MR (a few rows, as in decoding): each
   //         task all M rows of kWideVectors vectors of N, a micro-kernel of
   //         one row by kWideVectors vectors (memory-bound: wide tiles read
@@ -68,8 +67,10 @@ bool schedule_x86_dot(LoweredKernel &k, const DotExtents &e, const Halide::Targe
   std::vector<Var> a = y.args();
   Var n = a[0], m = a[1];
   Var no(n.name() + "_to"), ni(n.name() + "_ti"), mo(m.name() + "_to"), mi(m.name() + "_ti"), task("dot_task");
+  // Tiles of N overlap at its edge (ShiftInwards, whole vectors); tasks of
+  // rows stop at M (GuardWithIf: a row loop's bound).
   auto tasks = [&](Halide::Stage s, int width, const Expr &task_rows, TailStrategy tail) {
-    s.tile(n, m, no, mo, ni, mi, width, task_rows, tail);
+    s.split(n, no, ni, width, tail).split(m, mo, mi, task_rows, TailStrategy::GuardWithIf).reorder(ni, mi, no, mo);
     std::vector<Var> outer{no, mo};
     outer.insert(outer.end(), a.begin() + 2, a.end());
     s.rename(fuse_range(s, outer, 0, outer.size()), task).parallel(task);

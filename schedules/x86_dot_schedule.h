@@ -16,8 +16,10 @@
 // one micro-tile wide (dot_panel_width, lowering/weight_layout.h), and read in
 // place: no run packs it.
 // specialize() branches take shapes with at least one tile ("tiles": M >= MR;
-// "rows": M < MR, wider tiles of one row), whose tiles overlap at the edges
-// instead of having tails; the generic branch guards its tails. All run the
+// "rows": M < MR, wider tiles of one row), whose tiles of N overlap at N's
+// edge instead of having tails; tasks of rows stop at M, and the last
+// micro-tile of sums runs past it on A's last row (the dot lowering reads
+// rows past M there). The generic branch guards its tails. All run the
 // same loops. A branch the shape store decides is taken alone, or dropped.
 #pragma once
 #include "Halide.h"
@@ -38,9 +40,8 @@ constexpr int kWideVectors = 6;   // vectors of N per task of the "rows" branch 
 // the last columns start at N - width).
 int dot_panel_width(int64_t n, const Halide::Target &target);
 
-// The rows of M one task computes (a multiple of `rows`, the micro-tile's,
-// at most kTaskRows and at most M when M >= rows): tasks of a shape with
-// M >= rows overlap at M's edge by less than one micro-tile's rows per task.
+// The rows of M one task computes: a multiple of `rows` (the micro-tile's),
+// at most kTaskRows, in as few tasks as that allows, spread evenly over M.
 Halide::Expr dot_task_rows(const Halide::Expr &m, int rows);
 
 struct DotExtents {

@@ -135,8 +135,12 @@ void lower_matmul(LowerContext &c) {
     std::vector<Var> rest = reversed(std::vector<Var>(v.begin(), v.begin() + batch_rank));
     rhs = dot_operand(c, rest, read_b, panel);
   }
+  // Rows past M read row M - 1: the x86 template computes whole micro-tiles
+  // of rows, which may pass M in a task's last one (schedules/x86_dot_schedule.h);
+  // those rows' sums are never stored.
+  const Expr m_read = a.rank() >= 2 ? Halide::min(m, c.dim(a.shape[a.rank() - 2]) - 1) : Expr();
   auto product = [&](const Expr &k) {
-    std::vector<Expr> ta = a.rank() >= 2 ? std::vector<Expr>{m, k} : std::vector<Expr>{k};
+    std::vector<Expr> ta = a.rank() >= 2 ? std::vector<Expr>{m_read, k} : std::vector<Expr>{k};
     return Halide::cast(acc, matmul_read(c, 0, batch, batch_shape, ta)) * Halide::cast(acc, rhs(n, k));
   };
   define_dot(c, v, a.shape.back(), product, nullptr, Expr());
@@ -208,8 +212,10 @@ void lower_gemm(LowerContext &c) {
     return g.trans_b ? b.at({n, k}) : b.at({k, n});
   };
   if (acc.is_float()) rhs = dot_operand(c, {}, rhs, panel);
+  // Rows past M read row M - 1, as in lower_matmul.
+  const Expr m_read = Halide::min(m, c.dim(g.trans_a ? a.shape[1] : a.shape[0]) - 1);
   auto product = [&](const Expr &k) {
-    Expr x = g.trans_a ? a.at({k, m}) : a.at({m, k});
+    Expr x = g.trans_a ? a.at({k, m_read}) : a.at({m_read, k});
     return Halide::cast(acc, x) * Halide::cast(acc, rhs(n, k));
   };
   Dim k_extent = g.trans_a ? a.shape[0] : a.shape[1];

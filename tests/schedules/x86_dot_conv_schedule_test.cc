@@ -130,21 +130,51 @@ TEST(X86DotSchedule, MatMulBranchesMatchTheReference) {
   Compiled c = compile(matmul_graph(false, 100));
   ASSERT_EQ(c.schedules, std::vector<std::string>{"dot, branches: tiles rows"});
   Executor exec(c.model.plan, c.model.dir);
-  run_matmul(exec, false, 2, 37, 19, 100);    // tiles, edge tiles overlapping in m and n
+  run_matmul(exec, false, 2, 37, 19, 100);    // tiles, edge tiles overlapping in n, the task of rows past M
   run_matmul(exec, false, 1, 130, 300, 100);  // tiles, several tasks of rows and two K blocks
-  run_matmul(exec, false, 1, 60, 33, 100);    // tiles, two tasks of rows overlapping at M's edge
-  run_matmul(exec, false, 1, 65, 33, 100);    // tiles, two tasks of rows, one over kTaskRows
+  run_matmul(exec, false, 3, 20, 33, 100);    // tiles, one task of rows past M (24 with AVX-512)
+  run_matmul(exec, false, 1, 60, 33, 100);    // tiles, one task of rows past M (64)
+  run_matmul(exec, false, 1, 65, 33, 100);    // tiles, two tasks of 40 rows (AVX-512), the last past M
   run_matmul(exec, false, 3, 2, 7, 100);      // rows
   run_matmul(exec, false, 1, 1, 1, 100);      // rows, one element of k
 }
 
+// Gemm with alpha = beta = 1 seeds its sums with C. The "tiles" branch's
+// last task computes whole micro-tiles past M, reading A's last row there
+// (lowering/ops/dot_ops.cc): inputs of M rows, no more, and every row right.
+TEST(X86DotSchedule, GemmSeededByCMatchesTheReferencePastM) {
+  const int64_t k = 19, n = 100;
+  GraphBuilder b;
+  auto a = b.input("a", DType::F32, {Dim::symbol("m"), k});
+  auto w = b.constant("w", f32({k, n}, values(k * n, 6)));
+  auto cc = b.input("c", DType::F32, {Dim::symbol("m"), n});
+  b.output(b.op("Gemm", {a, w, cc}));
+  Compiled c = compile(b.build());
+  ASSERT_EQ(c.schedules, std::vector<std::string>{"dot, branches: tiles rows"});
+  Executor exec(c.model.plan, c.model.dir);
+  std::vector<float> pw = values(k * n, 6);
+  for (int64_t m : {8, 20, 45, 60}) {
+    TensorData ta = f32({m, k}, values(m * k, 8)), tc = f32({m, n}, values(m * n, 9));
+    auto out = exec.run({ta, tc});
+    const float *pa = ta.as<float>(), *pc = tc.as<float>();
+    std::vector<double> want;
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double s = pc[i * n + j];
+        for (int64_t kk = 0; kk < k; ++kk) s += double(pa[i * k + kk]) * pw[kk * n + j];
+        want.push_back(s);
+      }
+    expect_close(out[0], want, "gemm seeded by C, m " + std::to_string(m));
+  }
+}
+
 // The rows per task of the "tiles" branch, for every M from one micro-tile
-// to 1000: full tiles (a multiple of MR, at most kTaskRows and at most M)
-// whose overlap at M's edge is under one micro-tile per task, in as few
-// tasks as kTaskRows allows, plus one when M < kTaskRows is not a multiple
-// of MR. (Tiles of the largest multiple of MR below M overlapped by up to a
-// task: M = 60 computed 112 rows.)
-TEST(X86DotSchedule, TaskRowsTileMWithLittleOverlap) {
+// to 1000: a multiple of MR, at most kTaskRows, in as few tasks as kTaskRows
+// allows, and tasks that round M up by less than one micro-tile each (the
+// last task stops at M and its sums at the next micro-tile). Tiles of the
+// largest multiple of MR below M, shifted in at M's edge, computed M = 20 as
+// two tasks of 16 rows and M = 60 as two of 56.
+TEST(X86DotSchedule, TaskRowsSpreadMEvenly) {
   for (int mr : {4, 8}) {
     Halide::Func f("task_rows");
     Halide::Var m("m");
@@ -156,9 +186,8 @@ TEST(X86DotSchedule, TaskRowsTileMWithLittleOverlap) {
                    " tasks of " + std::to_string(t) + " rows");
       ASSERT_EQ(t % mr, 0);
       ASSERT_LE(t, kTaskRows);
-      ASSERT_LE(t, M);
+      ASSERT_EQ(tasks, least);
       ASSERT_LT(tasks * t - M, tasks * mr);
-      ASSERT_LE(tasks, M < kTaskRows && M % mr != 0 ? 2 : least);
     }
   }
 }
