@@ -5,7 +5,11 @@ cd "$(dirname "$0")/.."
 # Each step's wall time, printed at the end (a failure or CI's time limit
 # included), so that a slow run's log says where its time went.
 start=$(date +%s) last=$(date +%s) times=()
-step_done() { local now; now=$(date +%s); times+=("$1 $((now - last)) s"); last=$now; }
+step_done() {
+  local now; now=$(date +%s)
+  times+=("$1 $((now - last)) s"); last=$now
+  echo "test.sh: $1 done at $((now - start)) s"
+}
 trap 'echo "test.sh: $(printf "%s; " "${times[@]}")$(( $(date +%s) - start )) s in all"' EXIT
 trap 'exit 143' TERM INT
 tools/build.sh
