@@ -67,14 +67,15 @@ bool schedule_x86_dot(LoweredKernel &k, const DotExtents &e, const Halide::Targe
   std::vector<Var> a = y.args();
   Var n = a[0], m = a[1];
   Var no(n.name() + "_to"), ni(n.name() + "_ti"), mo(m.name() + "_to"), mi(m.name() + "_ti"), task("dot_task");
-  // Tiles of N overlap at its edge (ShiftInwards, whole vectors); tasks of
-  // rows stop at M (GuardWithIf: a row loop's bound).
-  auto tasks = [&](Halide::Stage s, int width, const Expr &task_rows, TailStrategy tail) {
-    s.split(n, no, ni, width, tail).split(m, mo, mi, task_rows, TailStrategy::GuardWithIf).reorder(ni, mi, no, mo);
+  // N's tail as `n_tail` says (the branches: ShiftInwards, tiles overlapping
+  // at N's edge in whole vectors); tasks of rows always stop at M
+  // (GuardWithIf: a row loop's bound).
+  auto tasks = [&](Halide::Stage s, int width, const Expr &task_rows, TailStrategy n_tail) {
+    s.split(n, no, ni, width, n_tail).split(m, mo, mi, task_rows, TailStrategy::GuardWithIf).reorder(ni, mi, no, mo);
     std::vector<Var> outer{no, mo};
     outer.insert(outer.end(), a.begin() + 2, a.end());
     s.rename(fuse_range(s, outer, 0, outer.size()), task).parallel(task);
-    s.vectorize(ni, lanes, tail == TailStrategy::ShiftInwards ? TailStrategy::Auto : tail);
+    s.vectorize(ni, lanes, n_tail == TailStrategy::ShiftInwards ? TailStrategy::Auto : n_tail);
   };
 
   // The task's sums, one K block at a time over every micro-tile of rows.
