@@ -88,9 +88,19 @@ LoweredKernel lower_nodes(const Graph &g, const ShapeStore &store, const std::ve
     } else {
       DISCO_CHECK(!produced.count(vid), "internal: value '", v.name, "' used before it is defined");
       Halide::ImageParam p(halide_type(v.dtype), static_cast<int>(v.shape->size()), "in_" + sanitize(v.name));
+      // A constant's shape is known, and the runtime passes it dense: its
+      // extents and strides are compile-time numbers, so a kernel addresses
+      // a weight tile from one base register with constant offsets (with
+      // symbolic strides, convnet's stem conv kept one index register per
+      // output channel of its micro-tile and spilled them).
+      int64_t stride = 1;
       for (int d = 0; d < p.dimensions(); ++d) {
         p.dim(d).set_min(0);
-        if (v.constant) p.dim(d).set_extent(static_cast<int>(v.constant->shape[v.shape->size() - 1 - d]));
+        if (!v.constant) continue;
+        const int64_t extent = v.constant->shape[v.shape->size() - 1 - d];
+        p.dim(d).set_extent(static_cast<int>(extent));
+        if (stride <= INT32_MAX) p.dim(d).set_stride(static_cast<int>(stride));
+        stride *= std::max<int64_t>(extent, 1);
       }
       k.input_values.push_back(vid);
       k.input_params.push_back(p);
