@@ -52,6 +52,11 @@ const auto *const kTargetEnvironment = ::testing::AddGlobalTestEnvironment(new T
 // one-vector micro-tiles, those of 32 and more two.
 int64_t channels_last_outputs() { return 16; }
 
+// The channels-last template's branches: "rows wide" only where AVX-512 has the registers.
+const char *channels_last_branches() {
+  return test_target_lanes() >= 16 ? "conv, branches: map rows wide rows" : "conv, branches: map rows";
+}
+
 std::vector<float> values(int64_t n, int seed) {
   std::vector<float> v(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) v[i] = static_cast<float>(((i * 37 + seed * 11) % 23) - 11) * 0.0625f;
@@ -446,16 +451,18 @@ TEST(X86ConvSchedule, Conv1dAnd3dMatchTheReference) {
 // channels (6 positions by 2 vectors of channels with AVX2), its positions
 // flattened across rows: "map" for maps of up to 256 positions (tiles
 // spanning rows: 2x3 is one tile), "rows" for larger ones at least a tile
-// wide, the guarded generic one for the rest (1x1, and 65x5 below).
+// wide, with AVX-512 first "rows wide" where tiles 7/6 as wide cover a row
+// with fewer positions (rows of 37 and 28 below; 24 stays "rows"), the
+// guarded generic one for the rest (1x1, and 65x5 below).
 // 40 channels: edge tiles of channels overlap. Fewer than 8 input channels
 // (a stem's 3) keep the width-vectorized kernel.
 TEST(X86ConvSchedule, ChannelsLastWeightsMatchTheReference) {
   const int64_t wide = channels_last_outputs();
-  const char *both = "conv, branches: map rows";
+  const char *both = channels_last_branches();
   check_conv({"channels-last 3x3 pad 1", 8, 2 * wide + wide / 2, 1, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
-             {{9, 37}, {4, 12}, {3, 7}, {2, 3}, {1, 1}}, both);
+             {{9, 37}, {12, 24}, {4, 12}, {3, 7}, {2, 3}, {1, 1}}, both);
   check_conv({"channels-last 3x3 stride 2", 9, wide, 1, {3, 3}, {2, 2}, {1, 1}, {1, 0, 1, 2}},
-             {{11, 41}, {7, 13}, {3, 4}, {130, 9}}, both);
+             {{11, 41}, {20, 55}, {7, 13}, {3, 4}, {130, 9}}, both);
   check_conv({"channels-last 3x2 dilation 2", 8, wide, 1, {3, 2}, {1, 1}, {2, 3}, {2, 1, 2, 1}}, {{8, 35}, {5, 6}},
              both);
   check_conv({"channels-last 1x1", 20, wide, 1, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}}, {{5, 14}, {2, 2}}, both);
@@ -549,8 +556,8 @@ void check_conv_transpose(int64_t cin, int64_t cout, int64_t kernel, int64_t str
 TEST(X86ConvSchedule, ConvTransposeByOutputPhaseMatchesTheReference) {
   const int64_t wide = channels_last_outputs();
   check_conv_transpose(8, 2 * wide + 3, 2, 2, 0, {{2, 5, 19}, {1, 1, 3}, {1, 4, 1}, {1, 70, 2}},
-                       "conv, branches: map rows");
-  check_conv_transpose(9, 3 * wide, 3, 3, 0, {{1, 3, 7}, {2, 2, 2}}, "conv, branches: map rows");
+                       channels_last_branches());
+  check_conv_transpose(9, 3 * wide, 3, 3, 0, {{1, 3, 7}, {2, 2, 2}}, channels_last_branches());
   check_conv_transpose(7, 9, 2, 2, 0, {{2, 6, 21}, {1, 2, 2}}, "conv, branches: tiles narrow masked");
   check_conv_transpose(7, 4, 2, 2, 0, {{1, 3, 5}}, "conv");  // fewer channels than a micro-tile: generic
 }
