@@ -34,8 +34,7 @@ void schedule_pure(Func f, int lanes, bool parallel) {
 // elements, `inner` long each, at most `most` rows; returns the task loop. A
 // task per row costs more to start than a short row takes (a Resize to 160
 // wide, one row per task: 6.6 ns per element on one thread).
-Var row_tasks(Func f, const Expr &inner, const Expr &most = Expr()) {
-  std::vector<Var> args = f.args();
+Var row_tasks(Halide::Stage f, const std::vector<Var> &args, const Expr &inner, const Expr &most = Expr()) {
   Var outer = fuse_range(f, args, 1, args.size());
   Expr rows_per_task = Halide::max(1, kTaskElements / Halide::max(inner, 1));
   if (most.defined()) rows_per_task = Halide::min(rows_per_task, most);
@@ -44,9 +43,23 @@ Var row_tasks(Func f, const Expr &inner, const Expr &most = Expr()) {
   return tile;
 }
 
+Var row_tasks(Func f, const Expr &inner, const Expr &most = Expr()) { return row_tasks(f, f.args(), inner, most); }
+
 // A pure Func's innermost dim in vectors, its rows in parallel row_tasks.
-void schedule_rows(Func f, int lanes, const Expr &inner, const Expr &most = Expr()) {
-  if (lanes > 1) f.vectorize(f.args()[0], lanes, TailStrategy::GuardWithIf);
+// With `exact` (`inner` is the Func's own innermost extent), rows at least
+// a vector long get a branch whose last vector of a row overlaps the one
+// before it (ShiftInwards) instead of the guarded tail, which Halide 14
+// runs lane by lane (a predicated load of a strided read is a gather):
+// convnet's 2x2 MaxPool of 28-column rows at 3x3x40x56 spent most of its
+// time in the 12 columns of that tail.
+void schedule_rows(Func f, int lanes, const Expr &inner, const Expr &most = Expr(), bool exact = false) {
+  const std::vector<Var> args = f.args();
+  if (lanes > 1 && exact) {
+    Halide::Stage s = f.specialize(inner >= lanes);
+    s.vectorize(args[0], lanes, TailStrategy::ShiftInwards);
+    s.parallel(row_tasks(s, args, inner, most));
+  }
+  if (lanes > 1) f.vectorize(args[0], lanes, TailStrategy::GuardWithIf);
   f.parallel(row_tasks(f, inner, most));
 }
 
@@ -536,7 +549,7 @@ ScheduleReport X86Scheduler::generic(GroupKind kind) {
       // them. A predicated 8-lane vector with 2 lanes in use, its reads masked
       // lane by lane, took most of a TopK k=2 of 262144 rows.
       while (lanes > 1 && known_extent(out.back()).below(lanes)) lanes /= 2;
-      schedule_rows(f, lanes, extent(out.back()));
+      schedule_rows(f, lanes, extent(out.back()), Expr(), true);
       continue;
     }
     schedule_pure(f, lanes, true);
