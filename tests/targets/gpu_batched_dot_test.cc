@@ -1,0 +1,230 @@
+// Batched MatMuls (rank 3 and 4, symbolic batch dims) on the GPU backends:
+// the opencl backend gives their dot kernels the shared-memory tile template
+// (gpu-dot-shared), their outputs on PoCL (run in a disco-exec child) match
+// a plain loop at sizes that are not multiples of the 32x8 tile, and the cuda
+// backend compiles the same kernels (compile only: no GPU is needed).
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <ostream>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "driver/session.h"
+#include "tests/support/onnx_graph_writer.h"
+#include "tests/support/opencl_device.h"
+
+namespace disco {
+namespace {
+
+constexpr int kFloat = onnx::TensorProto::FLOAT;
+
+// One MatMul Y = A x B' where B' is B, or B with its last two dims swapped
+// (a Transpose node: attention's Q x K^T). Dims are numbers or symbol names;
+// a constant B (weights) has numbers only.
+struct DotCase {
+  std::string name;
+  std::vector<std::string> a, b;
+  bool transpose_b = false;
+  bool constant_b = false;
+  int elem = kFloat;  // or INT64: an integer MatMul is its own output, left to gpu-dot (schedules/README.md)
+  // Whether the dot kernel gets gpu-dot-shared: float dots do.
+  bool shared() const { return elem == kFloat; }
+};
+void PrintTo(const DotCase &c, std::ostream *os) { *os << c.name; }
+
+std::vector<int64_t> shape_of(const std::vector<std::string> &dims, const std::map<std::string, int64_t> &values) {
+  std::vector<int64_t> s;
+  for (const auto &d : dims) s.push_back(std::isdigit(static_cast<unsigned char>(d[0])) ? std::stoll(d) : values.at(d));
+  return s;
+}
+
+int64_t count(const std::vector<int64_t> &s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+// Floats in [-1, 1], or integers in [-4, 4] for an integer case.
+TensorData random_tensor(const std::vector<int64_t> &shape, unsigned seed, int elem = kFloat) {
+  std::mt19937 rng(seed);
+  if (elem != kFloat) {
+    TensorData t(DType::I64, shape);
+    std::uniform_int_distribution<int64_t> u(-4, 4);
+    int64_t *p = t.mutable_as<int64_t>();
+    for (int64_t i = 0; i < count(shape); ++i) p[i] = u(rng);
+    return t;
+  }
+  TensorData t(DType::F32, shape);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  float *p = t.mutable_as<float>();
+  for (int64_t i = 0; i < count(shape); ++i) p[i] = u(rng);
+  return t;
+}
+
+double element(const TensorData &t, int64_t i) {
+  return t.dtype == DType::I64 ? double(t.as<int64_t>()[i]) : double(t.as<float>()[i]);
+}
+
+Graph model_of(const DotCase &c, const TensorData &constant_b) {
+  testing::ModelWriter w(c.name, 13);
+  w.main.symbolic_input("A", c.elem, c.a);
+  if (c.constant_b)
+    w.main.tensor("B", constant_b);
+  else
+    w.main.symbolic_input("B", c.elem, c.b);
+  std::string rhs = "B";
+  if (c.transpose_b) {
+    auto *t = w.main.node("Transpose", {"B"}, {"Bt"});
+    auto *perm = t->add_attribute();
+    perm->set_name("perm");
+    perm->set_type(onnx::AttributeProto::INTS);
+    const int rank = static_cast<int>(c.b.size());
+    for (int i = 0; i < rank - 2; ++i) perm->add_ints(i);
+    perm->add_ints(rank - 1);
+    perm->add_ints(rank - 2);
+    rhs = "Bt";
+  }
+  w.main.node("MatMul", {"A", rhs}, {"Y"});
+  w.main.output("Y", c.elem);
+  return w.graph();
+}
+
+// numpy's matmul for these cases: B's batch dims are A's, or B has none.
+// A [..., M, K]; B [..., K, N], or [..., N, K] when transposed.
+std::vector<double> reference(const TensorData &a, const TensorData &b, bool transpose_b) {
+  const auto &as = a.shape, &bs = b.shape;
+  const int64_t m = as[as.size() - 2], k = as.back();
+  const int64_t n = transpose_b ? bs[bs.size() - 2] : bs.back();
+  const int64_t batches = count(as) / (m * k);
+  const bool b_batched = bs.size() > 2;
+  std::vector<double> y(batches * m * n);
+  for (int64_t t = 0; t < batches; ++t)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double s = 0;
+        const int64_t bt = b_batched ? t * k * n : 0;
+        for (int64_t q = 0; q < k; ++q)
+          s += element(a, (t * m + i) * k + q) * element(b, bt + (transpose_b ? j * k + q : q * n + j));
+        y[(t * m + i) * n + j] = s;
+      }
+  return y;
+}
+
+// Compiles the case for `target` afresh; the schedule of each kernel, "label: template".
+std::vector<std::string> compile_schedules(const DotCase &c, const TensorData &constant_b, const std::string &target,
+                                           std::unique_ptr<Session> *session = nullptr) {
+  CompileOptions o;
+  o.target = target;
+  o.use_cache = false;
+  select_gpu_target(o, /*backends_given=*/false);
+  std::vector<std::string> lines;
+  std::string label;
+  o.progress = [&](const std::string &line) {
+    if (line.rfind("kernel ", 0) == 0) label = line;
+    if (line.find("  schedule ") != std::string::npos) lines.push_back(label + ": " + line.substr(line.find("schedule ") + 9));
+  };
+  auto s = std::make_unique<Session>(model_of(c, constant_b), c.name, "", o);
+  if (session) *session = std::move(s);
+  return lines;
+}
+
+// The template of the kernel that holds the MatMul ("gpu-dot-shared", "gpu-dot").
+std::string dot_template(const std::vector<std::string> &schedules) {
+  for (const auto &s : schedules)
+    if (s.find("MatMul") != std::string::npos) return s.substr(s.rfind(": ") + 2);
+  return "";
+}
+
+std::string joined(const std::vector<std::string> &lines) {
+  std::string s;
+  for (const auto &l : lines) s += "  " + l + "\n";
+  return s;
+}
+
+const std::vector<DotCase> &cases() {
+  static const std::vector<DotCase> all = {
+      {"rank3_weights", {"b", "m", "70"}, {"70", "33"}, false, true},
+      {"rank3_activations", {"b", "m", "k"}, {"b", "k", "n"}},
+      {"rank4_activations", {"b", "h", "m", "k"}, {"b", "h", "k", "n"}},
+      {"rank4_transposed", {"b", "h", "m", "k"}, {"b", "h", "n", "k"}, true},
+      {"rank4_weights", {"b", "h", "m", "33"}, {"33", "5"}, false, true},
+      {"rank2_activations", {"m", "k"}, {"k", "n"}},
+      {"rank3_broadcast_b", {"b", "m", "k"}, {"k", "n"}},
+      {"rank3_int64", {"b", "m", "k"}, {"b", "k", "n"}, false, false, onnx::TensorProto::INT64},
+      {"rank2_int64", {"m", "k"}, {"k", "n"}, false, false, onnx::TensorProto::INT64},
+      {"rank2_int64_weights", {"m", "70"}, {"70", "33"}, false, true, onnx::TensorProto::INT64},
+      {"rank3_int64_weights", {"b", "m", "70"}, {"70", "33"}, false, true, onnx::TensorProto::INT64},
+  };
+  return all;
+}
+
+TensorData weights_of(const DotCase &c) {
+  return c.constant_b ? random_tensor(shape_of(c.b, {}), 7, c.elem) : TensorData();
+}
+
+class GpuBatchedDot : public ::testing::TestWithParam<DotCase> {};
+
+TEST_P(GpuBatchedDot, GetsTheSharedMemoryTileTemplateOnOpenclUnlessAnIntegerDot) {
+  const DotCase &c = GetParam();
+  const auto schedules = compile_schedules(c, weights_of(c), "opencl");
+  EXPECT_EQ(dot_template(schedules), c.shared() ? "gpu-dot-shared" : "gpu-dot") << c.name << ":\n" << joined(schedules);
+}
+
+TEST_P(GpuBatchedDot, CompilesForCuda) {
+  const DotCase &c = GetParam();
+  std::vector<std::string> schedules;
+  ASSERT_NO_THROW(schedules = compile_schedules(c, weights_of(c), "cuda")) << c.name;
+  EXPECT_EQ(dot_template(schedules), c.shared() ? "gpu-dot-shared" : "gpu-dot") << c.name << ":\n" << joined(schedules);
+}
+
+TEST_P(GpuBatchedDot, MatchesAPlainLoopOnPocl) {
+  if (!testing::has_pocl_device()) GTEST_SKIP() << "PoCL is not installed (tools/setup.sh installs pocl-opencl-icd)";
+  const DotCase &c = GetParam();
+  const TensorData weights = weights_of(c);
+  std::unique_ptr<Session> s;
+  const auto schedules = compile_schedules(c, weights, "opencl", &s);
+  EXPECT_EQ(dot_template(schedules), c.shared() ? "gpu-dot-shared" : "gpu-dot") << c.name << ":\n" << joined(schedules);
+  // Batch 1 and 3; M, N, K off the 32x8 tile, K below and above one k step of 32, and many k steps.
+  const std::vector<std::map<std::string, int64_t>> sizes = {
+      {{"b", 1}, {"h", 1}, {"m", 5}, {"k", 70}, {"n", 33}},
+      {{"b", 3}, {"h", 2}, {"m", 33}, {"k", 5}, {"n", 70}},
+      {{"b", 3}, {"h", 1}, {"m", 70}, {"k", 33}, {"n", 5}},
+      {{"b", 1}, {"h", 3}, {"m", 1}, {"k", 1}, {"n", 1}},
+      {{"b", 2}, {"h", 2}, {"m", 130}, {"k", 257}, {"n", 100}},
+  };
+  unsigned seed = 1;
+  for (const auto &v : sizes) {
+    const TensorData a = random_tensor(shape_of(c.a, v), seed++, c.elem);
+    const TensorData b = c.constant_b ? weights : random_tensor(shape_of(c.b, v), seed++, c.elem);
+    std::vector<TensorData> in = {a};
+    if (!c.constant_b) in.push_back(b);
+    const auto got = s->run(in);
+    const std::vector<double> want = reference(a, b, c.transpose_b);
+    std::string at;
+    for (int64_t d : a.shape) at += (at.empty() ? "" : "x") + std::to_string(d);
+    ASSERT_EQ(count(got[0].shape), static_cast<int64_t>(want.size())) << c.name << " at A " << at;
+    int bad = 0;
+    double worst = 0;
+    for (size_t i = 0; i < want.size(); ++i) {
+      const double y = element(got[0], static_cast<int64_t>(i));
+      const double err = std::fabs(y - want[i]);
+      worst = std::max(worst, err);
+      if (!(err <= 1e-4 + 1e-4 * std::fabs(want[i])) && bad++ < 3)
+        ADD_FAILURE() << c.name << " at A " << at << ": element " << i << " is " << y << ", want " << want[i];
+    }
+    EXPECT_EQ(bad, 0) << c.name << " at A " << at << ": " << bad << " of " << want.size() << " elements wrong";
+    std::printf("  %s at A %s: max abs error %.3g\n", c.name.c_str(), at.c_str(), worst);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, GpuBatchedDot, ::testing::ValuesIn(cases()),
+                         [](const ::testing::TestParamInfo<DotCase> &i) { return i.param.name; });
+
+}  // namespace
+}  // namespace disco
