@@ -87,7 +87,7 @@ void schedule_channels_last(Func y, Func p, Func xp, const ConvExtents &e, int l
   Var x = a[0], co = a[rank - 2];
   Var coo(co.name() + "_to"), coi(co.name() + "_ti"), xi(x.name() + "_ti"), inner(co.name() + "_tj");
   const Var task(kTaskLoop), at("conv_tile");
-  auto tasks = [&](Halide::Stage s, bool by_image, int tile, TailStrategy tail) {
+  auto tasks = [&](Halide::Stage s, bool by_image, int width, TailStrategy tail) {
     std::vector<Var> outer;
     s.split(co, coo, coi, channels, tail);
     if (by_image) {
@@ -97,11 +97,11 @@ void schedule_channels_last(Func y, Func p, Func xp, const ConvExtents &e, int l
       s.reorder(order).vectorize(x, lanes, TailStrategy::GuardWithIf);
       outer = {coo, a.back()};
     } else {
-      s.split(x, at, xi, tile, tail);
+      s.split(x, at, xi, width, tail);
       std::vector<VarOrRVar> order{xi, coi, at, coo};
       order.insert(order.end(), a.begin() + 1, a.end() - 2);
       order.push_back(a.back());
-      s.reorder(order).vectorize(xi, tile, tail == TailStrategy::ShiftInwards ? TailStrategy::Auto : tail);
+      s.reorder(order).vectorize(xi, width, tail == TailStrategy::ShiftInwards ? TailStrategy::Auto : tail);
       if (tail == TailStrategy::ShiftInwards) s.unroll(coi);
       outer.assign(a.begin() + 1, a.end() - 2);
       outer.push_back(a.back());
@@ -113,8 +113,8 @@ void schedule_channels_last(Func y, Func p, Func xp, const ConvExtents &e, int l
   std::vector<Var> qa = sums.args();  // [s, m, n]
   Var so(qa[0].name() + "_to"), si(qa[0].name() + "_ti"), mo(qa[1].name() + "_to"), mi(qa[1].name() + "_ti");
   sums.reorder_storage(qa[1], qa[0], qa[2]);
-  auto tiles = [&](Halide::Stage s, int tile, TailStrategy tail) {
-    s.split(qa[0], so, si, tile, tail).split(qa[1], mo, mi, channels, tail).reorder(mi, si, so, mo, qa[2]);
+  auto tiles = [&](Halide::Stage s, int width, TailStrategy tail) {
+    s.split(qa[0], so, si, width, tail).split(qa[1], mo, mi, channels, tail).reorder(mi, si, so, mo, qa[2]);
     s.vectorize(mi, lanes, tail == TailStrategy::ShiftInwards ? TailStrategy::Auto : tail);
     if (tail == TailStrategy::ShiftInwards) s.unroll(si).unroll(mi);
   };
