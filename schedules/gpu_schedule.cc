@@ -15,10 +15,6 @@ using Halide::RVar;
 using Halide::TailStrategy;
 using Halide::Var;
 
-// Whether integer dots (the output its own dot product) get shared-memory
-// tiles; off: see GpuScheduler::direct_shared_dot.
-constexpr bool kDirectSharedDot = false;
-
 bool all_updates_pure(const Func &f) {
   for (int u = 0; u < f.num_update_definitions(); ++u)
     if (!update_writes_pure_vars(f, u)) return false;
@@ -166,10 +162,6 @@ class GpuScheduler : public Scheduler {
           found[t.f.name()] = t.f;
       if (found.size() == 1) inner_product = found.begin()->second;
     }
-    if (kDirectSharedDot && dot && k_.outputs.size() == 1 && out0.has_update_definition() && direct_shared_dot(out0)) {
-      rep.template_name = "gpu-dot-shared";
-      return rep;
-    }
     for (size_t o = 0; o < k_.outputs.size(); ++o) {
       if (o == 0 && inner_product.defined() && shared_dot(out0, inner_product)) {
         shared = true;
@@ -185,28 +177,25 @@ class GpuScheduler : public Scheduler {
     return rep;
   }
 
-  // The output tiles of a dot stage on blocks and threads: each block a
+  // The output tiles of a dot on blocks and threads: each block a
   // kGpuTileX x kGpuTileY tile of (n, m), its threads one element each.
   // Batch dims (args 2 and up) are fused with m's tiles into one block var,
   // on blockIdx.x (CUDA's y and z stop at 65535); n's tiles go on blockIdx.y.
   // Returns the innermost block var (the block's loop level).
-  struct DotTile {
-    Var n, m, block;
-  };
-  template <class S>
-  static DotTile tile_dot(S stage, const std::vector<Var> &a, const std::string &tag) {
-    Var no(a[0].name() + "_" + tag + "bx"), ni(a[0].name() + "_" + tag + "tx");
-    Var mo(a[1].name() + "_" + tag + "by"), mi(a[1].name() + "_" + tag + "ty");
-    stage.split(a[0], no, ni, kGpuTileX, TailStrategy::GuardWithIf)
+  static Var tile_dot(Func out) {
+    const std::vector<Var> a = out.args();
+    Var no(a[0].name() + "_bx"), ni(a[0].name() + "_tx");
+    Var mo(a[1].name() + "_by"), mi(a[1].name() + "_ty");
+    out.split(a[0], no, ni, kGpuTileX, TailStrategy::GuardWithIf)
         .split(a[1], mo, mi, kGpuTileY, TailStrategy::GuardWithIf);
     if (a.size() == 2) {
-      stage.reorder(ni, mi, no, mo).gpu_threads(ni, mi).gpu_blocks(no, mo);
-      return {ni, mi, no};
+      out.reorder(ni, mi, no, mo).gpu_threads(ni, mi).gpu_blocks(no, mo);
+      return no;
     }
-    Var batch = fuse_range(stage, a, 2, a.size());
+    Var batch = fuse_range(out, a, 2, a.size());
     Var mb(mo.name() + "_" + batch.name());
-    stage.fuse(mo, batch, mb).reorder(ni, mi, mb, no).gpu_threads(ni, mi).gpu_blocks(mb, no);
-    return {ni, mi, mb};
+    out.fuse(mo, batch, mb).reorder(ni, mi, mb, no).gpu_threads(ni, mi).gpu_blocks(mb, no);
+    return mb;
   }
 
   // A dot product over one reduction axis k (MatMul, Gemm; batched MatMul
@@ -218,14 +207,17 @@ class GpuScheduler : public Scheduler {
   // not apply. (A Halide 14 PartitionLoops failure was once noted here with
   // batch dims; it does not reproduce with the batch fused into the block var.)
   bool shared_dot(Func out, Func p) {
-    // Float sums only: integer ones came out wrong on PoCL with both tiles staged (see direct_shared_dot).
+    // Float sums only. An integer dot (the output its own dot product: an
+    // integer MatMul alone) stays on gpu-dot: tiled this way with both
+    // operands staged, its sums came out wrong on PoCL wherever n's tile was
+    // partial (ONNX test_matmulinteger, 4x3 by 3x2 constant-shape operands;
+    // int32 activations at symbolic extents); either tile alone was right.
     if (out.dimensions() < 2 || p.dimensions() != out.dimensions() || p.rvars(0).size() != 1 ||
         p.num_update_definitions() != 1 || p.outputs() != 1 || !p.output_types()[0].is_float())
       return false;
-    std::vector<Operand> staged = staged_operands(p, /*weights_only=*/false);
+    std::vector<Operand> staged = staged_operands(p);
     if (staged.empty()) return false;
-    const DotTile t = tile_dot(out, out.args(), "");
-    p.compute_at(out, t.block);  // the block's tile, in shared memory
+    p.compute_at(out, tile_dot(out));  // the block's tile, in shared memory
     std::vector<Var> pv = p.args();
     p.gpu_threads(pv[0], pv[1]);
     RVar k = p.rvars(0)[0];
@@ -233,30 +225,6 @@ class GpuScheduler : public Scheduler {
     p.update(0).split(k, ko, ki, kGpuTileX, TailStrategy::GuardWithIf).reorder(ki, pv[0], pv[1], ko);
     p.update(0).gpu_threads(pv[0], pv[1]);
     for (auto &o : staged) stage_tile(o.param.in(o.reader), LoopLevel(p, ko));
-    return true;
-  }
-
-  // The same for a dot product that is the output itself (an integer MatMul
-  // alone): its update is tiled onto blocks and threads, k split as above.
-  // Not used for now (generic() leaves these to gpu-dot): on PoCL its sums
-  // came out wrong wherever n's tile was partial once both operands were
-  // staged (ONNX test_matmulinteger, 4x3 by 3x2 constant-shape operands; and
-  // int32 activations at symbolic extents); either tile alone was right. The
-  // float template above, its product a stage of its own, is not affected.
-  bool direct_shared_dot(Func out) {
-    if (out.dimensions() < 2 || out.num_update_definitions() != 1 || !all_updates_pure(out) ||
-        out.rvars(0).size() != 1)
-      return false;
-    std::vector<Operand> staged = staged_operands(out, /*weights_only=*/true);
-    if (staged.empty()) return false;
-    tile_stage(out, out.args());
-    Halide::Stage u = out.update(0);
-    RVar k = out.rvars(0)[0];
-    RVar ko(out.name() + "_ko"), ki(out.name() + "_ki");
-    u.split(k, ko, ki, kGpuTileX, TailStrategy::GuardWithIf);
-    const DotTile t = tile_dot(u, out.args(), "u");
-    u.reorder(ki, t.n, t.m, ko);
-    for (auto &o : staged) stage_tile(o.param.in(o.reader), LoopLevel(out, ko));
     return true;
   }
 
@@ -271,9 +239,10 @@ class GpuScheduler : public Scheduler {
   // The operands to stage: every kernel input of rank 2 and up that the
   // product reads directly or through its DotOperand stage, with plain index
   // arithmetic (no division, modulo or select, whose footprint need not be a
-  // tile). Reads through Reshape/Transpose views are not staged: staged that
-  // way, bert_layer's Q.K^T asked PoCL for too large a work group.
-  std::vector<Operand> staged_operands(Func p, bool weights_only) {
+  // tile). So reads through a Reshape view (its indexes divide) are not
+  // staged: staged that way, bert_layer's Q.K^T asked PoCL for too large a
+  // work group, and it stays on gpu-dot; its P.V (P read directly) is tiled.
+  std::vector<Operand> staged_operands(Func p) {
     std::vector<std::pair<std::string, Func>> readers;  // a definition's text, its Func
     std::ostringstream update;
     update << p.update_value(0);
@@ -288,11 +257,6 @@ class GpuScheduler : public Scheduler {
     for (size_t i = 0; i < k_.input_params.size(); ++i) {
       Halide::ImageParam &param = k_.input_params[i];
       if (param.dimensions() < 2) continue;
-      if (weights_only) {
-        bool fixed = param.dimensions() == 2;
-        for (const Dim &d : k_.tensors.at(k_.input_values[i]).shape) fixed = fixed && store_.canonical(d).is_const();
-        if (!fixed) continue;
-      }
       const std::string name = Func(param).name();  // "in_B_im", or "in_B_im$1" in a process's later compiles
       for (const auto &[text, f] : readers)
         if (calls(text, name)) {
