@@ -18,6 +18,7 @@
 #include "driver/session.h"
 #include "tests/support/onnx_graph_writer.h"
 #include "tests/support/opencl_device.h"
+#include "tests/support/tensors.h"
 
 namespace disco {
 namespace {
@@ -44,31 +45,14 @@ std::vector<int64_t> shape_of(const std::vector<std::string> &dims, const std::m
   return s;
 }
 
-int64_t count(const std::vector<int64_t> &s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
-}
-
-// Floats in [-1, 1], or integers in [-4, 4] for an integer case.
+// Floats in [-1, 1), or integers in [-4, 4] for an integer case.
 TensorData random_tensor(const std::vector<int64_t> &shape, unsigned seed, int elem = kFloat) {
+  if (elem == kFloat) return testing::random_f32(shape, seed);
   std::mt19937 rng(seed);
-  if (elem != kFloat) {
-    TensorData t(DType::I64, shape);
-    std::uniform_int_distribution<int64_t> u(-4, 4);
-    int64_t *p = t.mutable_as<int64_t>();
-    for (int64_t i = 0; i < count(shape); ++i) p[i] = u(rng);
-    return t;
-  }
-  TensorData t(DType::F32, shape);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  float *p = t.mutable_as<float>();
-  for (int64_t i = 0; i < count(shape); ++i) p[i] = u(rng);
-  return t;
-}
-
-double element(const TensorData &t, int64_t i) {
-  return t.dtype == DType::I64 ? double(t.as<int64_t>()[i]) : double(t.as<float>()[i]);
+  std::uniform_int_distribution<int64_t> u(-4, 4);
+  std::vector<int64_t> values(static_cast<size_t>(testing::numel(shape)));
+  for (int64_t &v : values) v = u(rng);
+  return testing::i64(shape, values);
 }
 
 Graph model_of(const DotCase &c, const TensorData &constant_b) {
@@ -99,9 +83,10 @@ Graph model_of(const DotCase &c, const TensorData &constant_b) {
 // A [..., M, K]; B [..., K, N], or [..., N, K] when transposed.
 std::vector<double> reference(const TensorData &a, const TensorData &b, bool transpose_b) {
   const auto &as = a.shape, &bs = b.shape;
+  const std::vector<double> av = testing::floats(a), bv = testing::floats(b);
   const int64_t m = as[as.size() - 2], k = as.back();
   const int64_t n = transpose_b ? bs[bs.size() - 2] : bs.back();
-  const int64_t batches = count(as) / (m * k);
+  const int64_t batches = testing::numel(as) / (m * k);
   const bool b_batched = bs.size() > 2;
   std::vector<double> y(batches * m * n);
   for (int64_t t = 0; t < batches; ++t)
@@ -110,7 +95,7 @@ std::vector<double> reference(const TensorData &a, const TensorData &b, bool tra
         double s = 0;
         const int64_t bt = b_batched ? t * k * n : 0;
         for (int64_t q = 0; q < k; ++q)
-          s += element(a, (t * m + i) * k + q) * element(b, bt + (transpose_b ? j * k + q : q * n + j));
+          s += av[(t * m + i) * k + q] * bv[bt + (transpose_b ? j * k + q : q * n + j)];
         y[(t * m + i) * n + j] = s;
       }
   return y;
@@ -208,11 +193,12 @@ TEST_P(GpuBatchedDot, MatchesAPlainLoopOnPocl) {
     const std::vector<double> want = reference(a, b, c.transpose_b);
     std::string at;
     for (int64_t d : a.shape) at += (at.empty() ? "" : "x") + std::to_string(d);
-    ASSERT_EQ(count(got[0].shape), static_cast<int64_t>(want.size())) << c.name << " at A " << at;
+    const std::vector<double> y_got = testing::floats(got[0]);
+    ASSERT_EQ(y_got.size(), want.size()) << c.name << " at A " << at;
     int bad = 0;
     double worst = 0;
     for (size_t i = 0; i < want.size(); ++i) {
-      const double y = element(got[0], static_cast<int64_t>(i));
+      const double y = y_got[i];
       const double err = std::fabs(y - want[i]);
       worst = std::max(worst, err);
       if (!(err <= 1e-4 + 1e-4 * std::fabs(want[i])) && bad++ < 3)
