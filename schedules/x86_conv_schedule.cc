@@ -62,13 +62,13 @@ void schedule_channels_last(Func y, Func p, Func xp, const ConvExtents &e, int l
       {"map", map_condition,
        e.positions.at_least(tile) && small_known && e.channels.at_least(channels),
        e.positions.below(tile) || large_known || e.channels.below(channels)}};
-  // Fewer positions computed in a row of wide tiles than of `tile`-wide ones.
-  auto covered = [](const Expr &w, int t) { return (w + (t - 1)) / t * t; };
+  // The positions a row of `w` computes in tiles of `t` (an Expr, or a known width).
+  auto covered = [](const auto &w, int t) { return (w + (t - 1)) / t * t; };
   const bool has_wide = has_rows && wide > 0;
   if (has_wide) {
     Expr fits = e.width.expr >= wide && e.channels.expr >= channels;
     const std::optional<int64_t> &w = e.width.value;
-    const bool wins = w && (*w + wide - 1) / wide * wide < (*w + tile - 1) / tile * tile;
+    const bool wins = w && covered(*w, wide) < covered(*w, tile);
     branches.push_back({"rows wide", fits && covered(e.width.expr, wide) < covered(e.width.expr, tile),
                         wins && e.width.at_least(wide) && e.channels.at_least(channels),
                         (w && !wins) || e.width.below(wide) || e.channels.below(channels)});
