@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "targets/onednn/conv_regions.h"
+#include "targets/onednn/eltwise_tail.h"
 #include "targets/onednn/onednn_cache.h"
 #include "targets/onednn/onednn_layout.h"
 #include "targets/onednn/onednn_step.h"
@@ -531,6 +532,7 @@ void ConvKernel::run_spatial(const ExternCall &call) {
     if (out_channels_last_) copy_to_layout(out, dst, scattered_layout(g.out, kToChannelsLast));
     return;
   }
+  const EltwiseTail tail = take_eltwise_tail(e);  // computed below, over the primitive's result
   // Multiply-adds per output element: the input channels of a group times the window.
   double per_output = static_cast<double>(w.shape[1]);
   for (size_t d = 2; d < w.shape.size(); ++d) per_output *= static_cast<double>(w.shape[d]);
@@ -538,7 +540,10 @@ void ConvKernel::run_spatial(const ExternCall &call) {
   use_team(team);  // the primitive is made for the team that runs it
   const std::vector<int64_t> key = shape_key(call);
   Entry *en = cache_.find(key);
-  if (!en) en = &cache_.insert(key, make_entry(x, w, bias, g, e));
+  if (!en) {
+    en = &cache_.insert(key, make_entry(x, w, bias, g, e));
+    if (!tail.empty()) en->impl += " + disco's eltwise tail";
+  }
   if (scratch_.size() < 3 + en->operands.size()) scratch_.resize(3 + en->operands.size());
   en->src.bind(x.data, scratch_[0]);
   if (!en->padded.empty()) en->src.inner.set_data_handle(en->padded.data());
@@ -582,6 +587,8 @@ void ConvKernel::run_spatial(const ExternCall &call) {
     execute(b.prim, b.args);
     copy(b.out, b.dst, b.dst_view);
   }
+  run_eltwise_tail(tail, static_cast<float *>(en->dst.inner.get_data_handle()),
+                   static_cast<int64_t>(en->dst.inner.get_desc().get_size() / sizeof(float)), team);
   if (en->dst.copied) copy(en->dst.copy, en->dst.inner, en->dst.user);
   ran(en->impl);
 }

@@ -57,6 +57,11 @@ void panel_gemm(const PanelGemm &g, int64_t first, int64_t last);
 // in order, so the next one's prefetch stays right.
 void panel_gemm_shared(const PanelGemm &g, int64_t first, int64_t last, bool up, int64_t *claimed);
 
+// The epilogue's unary steps (no Add or Mul) on n floats at `data`, in
+// place, on the calling thread: the end of a oneDNN step's epilogue that
+// eltwise_tail.h takes out of the primitive.
+void panel_eltwise(float *data, int64_t n, const PanelOp *ops, int num_ops);
+
 // ---- AVX2 + FMA (panel_gemm_avx2.cc) ---------------------------------------
 // The same product for CPUs without AVX-512, where oneDNN 2.6 runs dense
 // Linears on its gemm:jit, which packs B again on every call (17-37 GFLOP/s
@@ -78,5 +83,8 @@ void panel_gemm_avx2(const PanelGemm &g, int64_t first, int64_t last);
 // As panel_gemm_shared, claiming groups of 8 panels at a time from
 // `*claimed` (zero before either starts).
 void panel_gemm_shared_avx2(const PanelGemm &g, int64_t first, int64_t last, bool up, int64_t *claimed);
+
+// panel_eltwise on AVX2.
+void panel_eltwise_avx2(float *data, int64_t n, const PanelOp *ops, int num_ops);
 
 }  // namespace disco

@@ -175,6 +175,10 @@ void compute_group(const PanelGemm &g, int64_t p0, int64_t p1) {
 
 }  // namespace
 
+void panel_eltwise_avx2(float *data, int64_t n, const PanelOp *ops, int num_ops) {
+  panel_math::eltwise_pass<Avx2, __m256, 8>(data, n, ops, num_ops, load8, store8);
+}
+
 void panel_gemm_avx2(const PanelGemm &g, int64_t first, int64_t last) {
   for (int64_t p = first; p < last; p += kGroup) compute_group(g, p, last - p < kGroup ? last : p + kGroup);
 }

@@ -120,4 +120,25 @@ inline V epilogue(V v, const PanelOp *ops, int num_ops, Load operand) {
   return v;
 }
 
+// The epilogue's unary steps (no Add or Mul) over n floats in place, W
+// lanes per vector: four vectors at a time, so that their chains overlap,
+// then one at a time. load(p, count) and store(p, v, count) read and write
+// the first `count` lanes (all W when count >= W).
+template <class Ops, class V, int W, class Load, class Store>
+inline void eltwise_pass(float *data, int64_t n, const PanelOp *ops, int num_ops, Load load, Store store) {
+  auto none = [](const PanelOp &, int) { return Ops::splat(0.0f); };  // no operand is read
+  int64_t i = 0;
+  for (; i + 4 * W <= n; i += 4 * W) {
+    V v[4];
+    for (int j = 0; j < 4; ++j) v[j] = load(data + i + W * j, W);
+    epilogue_each<Ops>(v, 4, ops, num_ops, none);
+    for (int j = 0; j < 4; ++j) store(data + i + W * j, v[j], W);
+  }
+  for (; i < n; i += W) {
+    V v = load(data + i, n - i);
+    epilogue_each<Ops>(&v, 1, ops, num_ops, none);
+    store(data + i, v, n - i);
+  }
+}
+
 }  // namespace disco::panel_math
