@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <map>
+#include <set>
 #include <sstream>
 
 namespace disco {
@@ -154,7 +155,7 @@ class GpuScheduler : public Scheduler {
     bool shared = false;
     Func inner_product = product >= 0 ? k_.stages[product].f : Func();
     if (dot && product == -1 && k_.outputs.size() == 1 && out0.dimensions() > 0) {
-      // A MatMul without an epilogue of its own defines its output with the update (no stage).
+      // No Reduction stage: the product is found among the kernel's tensors (one whose update is pure).
       std::map<std::string, Func> found;  // by name: views may share a Func
       for (const auto &[vid, t] : k_.tensors)
         if (t.f.defined() && t.f.name() != out0.name() && t.f.num_update_definitions() == 1 &&
@@ -207,16 +208,13 @@ class GpuScheduler : public Scheduler {
   // not apply. (A Halide 14 PartitionLoops failure was once noted here with
   // batch dims; it does not reproduce with the batch fused into the block var.)
   bool shared_dot(Func out, Func p) {
-    // Float sums only. An integer dot (the output its own dot product: an
-    // integer MatMul alone) stays on gpu-dot: tiled this way with both
-    // operands staged, its sums came out wrong on PoCL wherever n's tile was
-    // partial (ONNX test_matmulinteger, 4x3 by 3x2 constant-shape operands;
-    // int32 activations at symbolic extents); either tile alone was right.
     if (out.dimensions() < 2 || p.dimensions() != out.dimensions() || p.rvars(0).size() != 1 ||
-        p.num_update_definitions() != 1 || p.outputs() != 1 || !p.output_types()[0].is_float())
+        p.num_update_definitions() != 1 || p.outputs() != 1)
       return false;
+    // Both operands as tiles, or the template is not this one (a
+    // matrix-vector product, or reads whose footprint need not be a tile).
     std::vector<Operand> staged = staged_operands(p);
-    if (staged.empty()) return false;
+    if (staged.size() != 2) return false;
     p.compute_at(out, tile_dot(out));  // the block's tile, in shared memory
     std::vector<Var> pv = p.args();
     p.gpu_threads(pv[0], pv[1]);
@@ -224,45 +222,67 @@ class GpuScheduler : public Scheduler {
     RVar ko(p.name() + "_ko"), ki(p.name() + "_ki");
     p.update(0).split(k, ko, ki, kGpuTileX, TailStrategy::GuardWithIf).reorder(ki, pv[0], pv[1], ko);
     p.update(0).gpu_threads(pv[0], pv[1]);
-    for (auto &o : staged) stage_tile(o.param.in(o.reader), LoopLevel(p, ko));
+    for (auto &o : staged) stage_tile(o.staged(), LoopLevel(p, ko));
     return true;
   }
 
   // An operand and the Func whose definition reads it: the product itself,
   // or the DotOperand stage it reads its right operand through (inlined
-  // into the product, so the tile's loop level is the product's).
+  // into the product, so the tile's loop level is the product's). The
+  // operand is a kernel input, or a Func the product reads it through (a
+  // Reshape or Transpose view): staged as a wrapper in that Func's own
+  // coordinates, whose footprint is the tile however the view indexes its input.
   struct Operand {
-    Halide::ImageParam param;
+    Halide::ImageParam param;  // defined for a kernel input
+    Func func;                 // else the Func read
     Func reader;
+    Func staged() { return param.defined() ? param.in(reader) : func.in(reader); }
   };
 
-  // The operands to stage: every kernel input of rank 2 and up that the
-  // product reads directly or through its DotOperand stage, with plain index
-  // arithmetic (no division, modulo or select, whose footprint need not be a
-  // tile). So reads through a Reshape view (its indexes divide) are not
-  // staged: staged that way, bert_layer's Q.K^T asked PoCL for too large a
-  // work group, and it stays on gpu-dot; its P.V (P read directly) is tiled.
+  // The operands to stage: every kernel input of rank 2 and up, and every
+  // other Func of the kernel, that the product reads directly or through
+  // its DotOperand stage with plain index arithmetic (no division, modulo
+  // or select, whose footprint need not be a tile). Attention's Q.K^T reads
+  // Q and K through Reshape and Transpose views: staged as kernel inputs,
+  // their divided indexes asked PoCL for too large a work group; the views'
+  // Funcs are read with plain indexes, and they are staged instead.
   std::vector<Operand> staged_operands(Func p) {
     std::vector<std::pair<std::string, Func>> readers;  // a definition's text, its Func
     std::ostringstream update;
     update << p.update_value(0);
     readers.emplace_back(update.str(), p);
-    for (const auto &s : k_.stages)
+    std::set<std::string> skip{p.name()};
+    for (const auto &s : k_.stages) {
+      skip.insert(s.f.name());
       if (s.kind == StageKind::DotOperand) {
         std::ostringstream value;
         value << s.f.value();
         readers.emplace_back(value.str(), s.f);
       }
+    }
+    for (const Func &o : k_.outputs) skip.insert(o.name());
     std::vector<Operand> staged;
-    for (size_t i = 0; i < k_.input_params.size(); ++i) {
-      Halide::ImageParam &param = k_.input_params[i];
-      if (param.dimensions() < 2) continue;
-      const std::string name = Func(param).name();  // "in_B_im", or "in_B_im$1" in a process's later compiles
+    auto stage = [&](const std::string &name, Operand o) {
       for (const auto &[text, f] : readers)
         if (calls(text, name)) {
-          if (plain_reads(text, name)) staged.push_back({param, f});
-          break;
+          o.reader = f;
+          if (plain_reads(text, name)) staged.push_back(o);
+          return;
         }
+    };
+    for (size_t i = 0; i < k_.input_params.size(); ++i) {
+      Halide::ImageParam &param = k_.input_params[i];
+      const std::string name = Func(param).name();  // "in_B_im", or "in_B_im$1" in a process's later compiles
+      skip.insert(name);  // an input's tensor may be its param's Func
+      if (param.dimensions() >= 2) stage(name, {param, Func(), Func()});
+    }
+    std::set<std::string> seen;  // views may share a Func
+    for (const auto &[vid, t] : k_.tensors) {
+      const Func &f = t.f;
+      if (!f.defined() || f.dimensions() < 2 || f.has_update_definition() || skip.count(f.name()) ||
+          !seen.insert(f.name()).second)
+        continue;
+      stage(f.name(), {Halide::ImageParam(), f, Func()});
     }
     return staged;
   }

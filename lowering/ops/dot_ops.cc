@@ -1,10 +1,11 @@
 // Dot ops: MatMul (numpy semantics: 1-D operands, broadcast batch dims) and
 // Gemm. Both lower to one Func with a pure init and an update over an RDom on
 // K; half-precision inputs accumulate in float32 and are cast back in a final
-// pure Func. A float product is always a stage of its own (the output a pure
-// Func over it) and reads its right operand through a DotOperand stage, so
-// that the x86 dot template can keep a tile of it in registers and pack the
-// operand per task.
+// pure Func. The product, of any type, is always a stage of its own (the
+// output a pure Func over it) and reads its right operand through a
+// DotOperand stage (op_helpers.h's dot_operand), so that the x86 dot template
+// can keep a tile of it in registers and pack the operand per task, and the
+// GPU's shared-memory template stages its tiles (schedules/gpu_schedule.cc).
 #include <functional>
 
 #include "lowering/infer_context.h"
@@ -28,47 +29,22 @@ void require_same_dtype(InferContext &c, int a, int b) {
            dtype_name(c.dtype(b)));
 }
 
-// Output `out_vars` = epilogue(sum over k < K of product(k)). The sum is the
-// output Func itself when no epilogue or cast is needed; otherwise it is a
-// materialized stage and the output a pure Func over it.
+// Output `out_vars` = epilogue(sum over k < K of product(k)). The sum is a
+// stage of its own and the output a pure Func over it, whatever the type:
+// the GPU's shared-memory tiles compute the sum at the output's block, and
+// the x86 dot template keeps it in registers per micro-tile.
 void define_dot(LowerContext &c, const std::vector<Var> &out_vars, const Dim &k_extent,
                 const std::function<Expr(const Expr &k)> &product, const std::function<Expr(const Expr &sum)> &epilogue,
                 Expr init) {
   Halide::Type acc = acc_type(c.out_dtype(0));
-  bool direct = !epilogue && acc == halide_type(c.out_dtype(0)) && !acc.is_float();
-  Func sum = direct ? c.func("out0") : c.func("dot");
+  Func sum = c.func("dot");
   auto lhs = reversed(out_vars);
   sum(lhs) = init.defined() ? Halide::cast(acc, init) : Halide::cast(acc, 0);
   Halide::RDom k(0, c.dim(k_extent));
   sum(lhs) += Halide::cast(acc, product(k.x));
-  if (direct) {
-    c.set_output(0, sum);
-    return;
-  }
   c.add_stage(sum, StageKind::Reduction, static_cast<int>(out_vars.size()));
   Expr s = sum(lhs);
   c.define_output(0, out_vars, epilogue ? epilogue(s) : s);
-}
-
-// The right operand as a DotOperand stage rhs(n, k, rest...) = read(n, k):
-// `rest` are the output's other vars (Halide order), so a batched operand
-// keeps its batch. `panel` > 0: read() reads a weight packed in panels of
-// that width (packed_b). Returns a reader of it for the product.
-std::function<Expr(const Expr &n, const Expr &k)> dot_operand(LowerContext &c, const std::vector<Var> &rest,
-                                                             const std::function<Expr(const Expr &, const Expr &)> &read,
-                                                             int panel = 0) {
-  Func rhs = c.func("rhs");
-  Var n("dot_n"), k("dot_k");
-  std::vector<Var> args{n, k};
-  args.insert(args.end(), rest.begin(), rest.end());
-  rhs(args) = read(n, k);
-  c.add_stage(rhs, StageKind::DotOperand, static_cast<int>(args.size())).panel = panel;
-  std::vector<Expr> tail(rest.begin(), rest.end());
-  return [rhs, tail](const Expr &n, const Expr &k) {
-    std::vector<Expr> at{n, k};
-    at.insert(at.end(), tail.begin(), tail.end());
-    return rhs(at);
-  };
 }
 
 // A B packed at compile time (pack_dot_weights, lowering/weight_layout.h):
@@ -131,7 +107,7 @@ void lower_matmul(LowerContext &c) {
   };
   // With a column B the output has no n: nothing to pack.
   std::function<Expr(const Expr &, const Expr &)> rhs = read_b;
-  if (acc.is_float() && b_rank >= 2) {
+  if (b_rank >= 2) {
     std::vector<Var> rest = reversed(std::vector<Var>(v.begin(), v.begin() + batch_rank));
     rhs = dot_operand(c, rest, read_b, panel);
   }
@@ -211,7 +187,7 @@ void lower_gemm(LowerContext &c) {
     if (panel > 0) return packed_b(b, panel, n, k);
     return g.trans_b ? b.at({n, k}) : b.at({k, n});
   };
-  if (acc.is_float()) rhs = dot_operand(c, {}, rhs, panel);
+  rhs = dot_operand(c, {}, rhs, panel);
   // Rows past M read row M - 1, as in lower_matmul.
   const Expr m_read = Halide::min(m, c.dim(g.trans_a ? a.shape[1] : a.shape[0]) - 1);
   auto product = [&](const Expr &k) {

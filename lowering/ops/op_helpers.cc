@@ -47,6 +47,23 @@ Expr matmul_read(LowerContext &c, int i, const std::vector<Expr> &batch_idx, con
   return c.broadcast_read(i, idx, shape);
 }
 
+std::function<Expr(const Expr &n, const Expr &k)> dot_operand(LowerContext &c, const std::vector<Halide::Var> &rest,
+                                                             const std::function<Expr(const Expr &, const Expr &)> &read,
+                                                             int panel) {
+  Halide::Func rhs = c.func("rhs");
+  Halide::Var n("dot_n"), k("dot_k");
+  std::vector<Halide::Var> args{n, k};
+  args.insert(args.end(), rest.begin(), rest.end());
+  rhs(args) = read(n, k);
+  c.add_stage(rhs, StageKind::DotOperand, static_cast<int>(args.size())).panel = panel;
+  std::vector<Expr> tail(rest.begin(), rest.end());
+  return [rhs, tail](const Expr &n, const Expr &k) {
+    std::vector<Expr> at{n, k};
+    at.insert(at.end(), tail.begin(), tail.end());
+    return rhs(at);
+  };
+}
+
 Expr scalar_read(const HTensor &t) { return t.at(std::vector<Expr>(t.rank(), Expr(0))); }
 
 Expr sum_of(const Expr &a, const Expr &b) { return a + b; }

@@ -3,6 +3,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "Halide.h"
@@ -45,6 +46,19 @@ Halide::Expr clamp_index(LowerContext &c, const Halide::Expr &i, const Dim &exte
 // indices `tail` (one index for a 1-D operand).
 Halide::Expr matmul_read(LowerContext &c, int i, const std::vector<Halide::Expr> &batch_idx, const Shape &batch_shape,
                          const std::vector<Halide::Expr> &tail);
+
+// The right operand of a matrix product as a DotOperand stage rhs(n, k,
+// rest...) = read(n, k): `rest` are the output's other vars (Halide order),
+// so a batched operand keeps its batch. `panel` > 0: read() reads a weight
+// packed in panels of that width (dot_ops.cc's packed_b). Returns a reader of
+// it for the product. Every dot product reads its right operand this way:
+// the x86 dot template packs it per task, and the GPU's shared-memory
+// template stages its tiles through it (two operands read straight by one
+// product and staged gave wrong integer sums on PoCL wherever n's tile was
+// partial; through this stage they are right).
+std::function<Halide::Expr(const Halide::Expr &n, const Halide::Expr &k)> dot_operand(
+    LowerContext &c, const std::vector<Halide::Var> &rest,
+    const std::function<Halide::Expr(const Halide::Expr &, const Halide::Expr &)> &read, int panel = 0);
 
 // Reads a scalar tensor (or a one-element one of any rank).
 Halide::Expr scalar_read(const HTensor &t);

@@ -167,11 +167,22 @@ Func integer_matmul(LowerContext &c, int ia, int ib, int iaz, int ibz, const std
   Halide::RDom k(0, c.dim(a.shape.back()));
   Halide::Type i32 = Halide::Int(32);
   std::vector<Expr> ta = a.rank() >= 2 ? std::vector<Expr>{m, k.x} : std::vector<Expr>{k.x};
-  std::vector<Expr> tb = b.rank() >= 2 ? std::vector<Expr>{k.x, n} : std::vector<Expr>{k.x};
   Expr av = Halide::cast(i32, matmul_read(c, ia, batch, batch_shape, ta));
-  Expr bv = Halide::cast(i32, matmul_read(c, ib, batch, batch_shape, tb));
   if (iaz >= 0 && c.has_input(iaz)) av = av - Halide::cast(i32, param_at(c, iaz, m));
-  if (ibz >= 0 && c.has_input(ibz)) bv = bv - Halide::cast(i32, param_at(c, ibz, n));
+  // B less its zero point, through a DotOperand stage (op_helpers.h) where B is a matrix.
+  auto read_b = [&](const Expr &bn, const Expr &bk) {
+    std::vector<Expr> tb = b.rank() >= 2 ? std::vector<Expr>{bk, bn} : std::vector<Expr>{bk};
+    Expr bv = Halide::cast(i32, matmul_read(c, ib, batch, batch_shape, tb));
+    if (ibz >= 0 && c.has_input(ibz)) bv = bv - Halide::cast(i32, param_at(c, ibz, bn));
+    return bv;
+  };
+  Expr bv;
+  if (b.rank() >= 2) {
+    const std::vector<Halide::Var> rest(v.begin(), v.begin() + batch_rank);  // the batch vars, outermost first
+    bv = dot_operand(c, reversed(rest), read_b)(n, k.x);
+  } else {
+    bv = read_b(n, k.x);
+  }
   Func sum = c.func("acc");
   auto lhs = reversed(v);
   sum(lhs) = 0;

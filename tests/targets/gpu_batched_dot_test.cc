@@ -1,6 +1,6 @@
-// Batched MatMuls (rank 3 and 4, symbolic batch dims) on the GPU backends:
-// the opencl backend gives their dot kernels the shared-memory tile template
-// (gpu-dot-shared), their outputs on PoCL (run in a disco-exec child) match
+// MatMuls (rank 2 to 4, symbolic batch dims, float and integer) on the GPU
+// backends: the opencl backend gives every dot kernel the shared-memory tile
+// template (gpu-dot-shared), their outputs on PoCL (run in a disco-exec child) match
 // a plain loop at sizes that are not multiples of the 32x8 tile, and the cuda
 // backend compiles the same kernels (compile only: no GPU is needed).
 #include <gtest/gtest.h>
@@ -33,9 +33,13 @@ struct DotCase {
   std::vector<std::string> a, b;
   bool transpose_b = false;
   bool constant_b = false;
-  int elem = kFloat;  // or INT64: an integer MatMul is its own output, left to gpu-dot (schedules/README.md)
-  // Whether the dot kernel gets gpu-dot-shared: float dots do.
-  bool shared() const { return elem == kFloat; }
+  int elem = kFloat;  // or INT64
+  // Attention's heads, read through views (kHeads heads of kHeadDim): A is
+  // [b, m, kHeads * kHeadDim] made [b, kHeads, m, kHeadDim] by a Reshape and a
+  // Transpose; B is [b, n, kHeads * kHeadDim], made [b, kHeads, kHeadDim, n]
+  // (Q.K^T) or, with b_heads_last false, [b, kHeads, n, kHeadDim] (P.V: A is
+  // then a plain [b, kHeads, m, n]).
+  bool heads = false, a_heads = true, b_heads_last = true;
 };
 void PrintTo(const DotCase &c, std::ostream *os) { *os << c.name; }
 
@@ -55,8 +59,31 @@ TensorData random_tensor(const std::vector<int64_t> &shape, unsigned seed, int e
   return testing::i64(shape, values);
 }
 
+constexpr int64_t kHeads = 3, kHeadDim = 12;
+
+// input [b, s, kHeads * kHeadDim] -> Reshape (by the initializer heads_shape) [b, s, kHeads, kHeadDim] -> Transpose by perm.
+std::string heads_view(testing::ModelWriter &w, const std::string &input, const std::vector<int64_t> &perm) {
+  w.main.node("Reshape", {input, "heads_shape"}, {input + "_4d"});
+  auto *t = w.main.node("Transpose", {input + "_4d"}, {input + "_heads"});
+  auto *a = t->add_attribute();
+  a->set_name("perm");
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t d : perm) a->add_ints(d);
+  return input + "_heads";
+}
+
 Graph model_of(const DotCase &c, const TensorData &constant_b) {
   testing::ModelWriter w(c.name, 13);
+  if (c.heads) {
+    w.main.symbolic_input("A", c.elem, c.a);
+    w.main.symbolic_input("B", c.elem, c.b);
+    w.main.tensor("heads_shape", testing::i64({4}, {0, 0, kHeads, kHeadDim}));
+    const std::string lhs = c.a_heads ? heads_view(w, "A", {0, 2, 1, 3}) : "A";
+    const std::string rhs = heads_view(w, "B", c.b_heads_last ? std::vector<int64_t>{0, 2, 3, 1} : std::vector<int64_t>{0, 2, 1, 3});
+    w.main.node("MatMul", {lhs, rhs}, {"Y"});
+    w.main.output("Y", c.elem);
+    return w.graph();
+  }
   w.main.symbolic_input("A", c.elem, c.a);
   if (c.constant_b)
     w.main.tensor("B", constant_b);
@@ -99,6 +126,22 @@ std::vector<double> reference(const TensorData &a, const TensorData &b, bool tra
         y[(t * m + i) * n + j] = s;
       }
   return y;
+}
+
+// The [b, s, kHeads * kHeadDim] input as [b, kHeads, s, kHeadDim], or
+// [b, kHeads, kHeadDim, s] with `last`.
+TensorData heads_of(const TensorData &t, bool last) {
+  const int64_t b = t.shape[0], s = t.shape[1];
+  const std::vector<double> v = testing::floats(t);
+  std::vector<float> out(v.size());
+  for (int64_t i = 0; i < b; ++i)
+    for (int64_t j = 0; j < s; ++j)
+      for (int64_t h = 0; h < kHeads; ++h)
+        for (int64_t d = 0; d < kHeadDim; ++d) {
+          const int64_t to = last ? ((i * kHeads + h) * kHeadDim + d) * s + j : ((i * kHeads + h) * s + j) * kHeadDim + d;
+          out[to] = static_cast<float>(v[(i * s + j) * kHeads * kHeadDim + h * kHeadDim + d]);
+        }
+  return testing::f32(last ? std::vector<int64_t>{b, kHeads, kHeadDim, s} : std::vector<int64_t>{b, kHeads, s, kHeadDim}, out);
 }
 
 // Compiles the case for `target` afresh; the schedule of each kernel, "label: template".
@@ -145,6 +188,9 @@ const std::vector<DotCase> &cases() {
       {"rank2_int64", {"m", "k"}, {"k", "n"}, false, false, onnx::TensorProto::INT64},
       {"rank2_int64_weights", {"m", "70"}, {"70", "33"}, false, true, onnx::TensorProto::INT64},
       {"rank3_int64_weights", {"b", "m", "70"}, {"70", "33"}, false, true, onnx::TensorProto::INT64},
+      // Attention through Reshape and Transpose views: Q.K^T, and P.V (P plain).
+      {"attention_qkt", {"b", "m", "36"}, {"b", "n", "36"}, false, false, kFloat, true, true, true},
+      {"attention_pv", {"b", "3", "m", "n"}, {"b", "n", "36"}, false, false, kFloat, true, false, false},
   };
   return all;
 }
@@ -155,17 +201,17 @@ TensorData weights_of(const DotCase &c) {
 
 class GpuBatchedDot : public ::testing::TestWithParam<DotCase> {};
 
-TEST_P(GpuBatchedDot, GetsTheSharedMemoryTileTemplateOnOpenclUnlessAnIntegerDot) {
+TEST_P(GpuBatchedDot, GetsTheSharedMemoryTileTemplateOnOpencl) {
   const DotCase &c = GetParam();
   const auto schedules = compile_schedules(c, weights_of(c), "opencl");
-  EXPECT_EQ(dot_template(schedules), c.shared() ? "gpu-dot-shared" : "gpu-dot") << c.name << ":\n" << joined(schedules);
+  EXPECT_EQ(dot_template(schedules), "gpu-dot-shared") << c.name << ":\n" << joined(schedules);
 }
 
 TEST_P(GpuBatchedDot, CompilesForCuda) {
   const DotCase &c = GetParam();
   std::vector<std::string> schedules;
   ASSERT_NO_THROW(schedules = compile_schedules(c, weights_of(c), "cuda")) << c.name;
-  EXPECT_EQ(dot_template(schedules), c.shared() ? "gpu-dot-shared" : "gpu-dot") << c.name << ":\n" << joined(schedules);
+  EXPECT_EQ(dot_template(schedules), "gpu-dot-shared") << c.name << ":\n" << joined(schedules);
 }
 
 TEST_P(GpuBatchedDot, MatchesAPlainLoopOnPocl) {
@@ -174,7 +220,7 @@ TEST_P(GpuBatchedDot, MatchesAPlainLoopOnPocl) {
   const TensorData weights = weights_of(c);
   std::unique_ptr<Session> s;
   const auto schedules = compile_schedules(c, weights, "opencl", &s);
-  EXPECT_EQ(dot_template(schedules), c.shared() ? "gpu-dot-shared" : "gpu-dot") << c.name << ":\n" << joined(schedules);
+  EXPECT_EQ(dot_template(schedules), "gpu-dot-shared") << c.name << ":\n" << joined(schedules);
   // Batch 1 and 3; M, N, K off the 32x8 tile, K below and above one k step of 32, and many k steps.
   const std::vector<std::map<std::string, int64_t>> sizes = {
       {{"b", 1}, {"h", 1}, {"m", 5}, {"k", 70}, {"n", 33}},
@@ -190,7 +236,8 @@ TEST_P(GpuBatchedDot, MatchesAPlainLoopOnPocl) {
     std::vector<TensorData> in = {a};
     if (!c.constant_b) in.push_back(b);
     const auto got = s->run(in);
-    const std::vector<double> want = reference(a, b, c.transpose_b);
+    const std::vector<double> want = c.heads ? reference(c.a_heads ? heads_of(a, false) : a, heads_of(b, c.b_heads_last), false)
+                                             : reference(a, b, c.transpose_b);
     std::string at;
     for (int64_t d : a.shape) at += (at.empty() ? "" : "x") + std::to_string(d);
     const std::vector<double> y_got = testing::floats(got[0]);
