@@ -222,7 +222,7 @@ class GpuScheduler : public Scheduler {
     RVar ko(p.name() + "_ko"), ki(p.name() + "_ki");
     p.update(0).split(k, ko, ki, kGpuTileX, TailStrategy::GuardWithIf).reorder(ki, pv[0], pv[1], ko);
     p.update(0).gpu_threads(pv[0], pv[1]);
-    for (auto &o : staged) stage_tile(o.staged(), LoopLevel(p, ko));
+    for (auto &o : staged) stage_tile(o.source.in(o.reader), LoopLevel(p, ko));
     return true;
   }
 
@@ -233,10 +233,8 @@ class GpuScheduler : public Scheduler {
   // Reshape or Transpose view): staged as a wrapper in that Func's own
   // coordinates, whose footprint is the tile however the view indexes its input.
   struct Operand {
-    Halide::ImageParam param;  // defined for a kernel input
-    Func func;                 // else the Func read
+    Func source;  // a kernel input's Func, or the view read
     Func reader;
-    Func staged() { return param.defined() ? param.in(reader) : func.in(reader); }
   };
 
   // The operands to stage: every kernel input of rank 2 and up, and every
@@ -270,19 +268,16 @@ class GpuScheduler : public Scheduler {
           return;
         }
     };
-    for (size_t i = 0; i < k_.input_params.size(); ++i) {
-      Halide::ImageParam &param = k_.input_params[i];
-      const std::string name = Func(param).name();  // "in_B_im", or "in_B_im$1" in a process's later compiles
-      skip.insert(name);  // an input's tensor may be its param's Func
-      if (param.dimensions() >= 2) stage(name, {param, Func(), Func()});
+    for (const Halide::ImageParam &param : k_.input_params) {
+      const Func f(param);  // "in_B_im", or "in_B_im$1" in a process's later compiles
+      skip.insert(f.name());  // an input's tensor may be its param's Func
+      if (f.dimensions() >= 2) stage(f.name(), {f, Func()});
     }
-    std::set<std::string> seen;  // views may share a Func
     for (const auto &[vid, t] : k_.tensors) {
       const Func &f = t.f;
-      if (!f.defined() || f.dimensions() < 2 || f.has_update_definition() || skip.count(f.name()) ||
-          !seen.insert(f.name()).second)
-        continue;
-      stage(f.name(), {Halide::ImageParam(), f, Func()});
+      // skip.insert: views may share a Func, staged once.
+      if (!f.defined() || f.dimensions() < 2 || f.has_update_definition() || !skip.insert(f.name()).second) continue;
+      stage(f.name(), {f, Func()});
     }
     return staged;
   }
