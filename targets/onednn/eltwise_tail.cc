@@ -10,20 +10,8 @@ namespace disco {
 
 namespace {
 
-// The post-op as a panel step, or false where panel_math has none (Tanh, Clip, binary ops).
-bool unary_panel_op(const OnednnPostOp &op, PanelOp *p) {
-  switch (op.kind) {
-    case OnednnPostOp::Relu: p->kind = PanelOp::Relu, p->a = static_cast<float>(op.a); return true;
-    case OnednnPostOp::GeluErf: p->kind = PanelOp::GeluErf; return true;
-    case OnednnPostOp::Linear:
-      p->kind = PanelOp::Linear, p->a = static_cast<float>(op.a), p->b = static_cast<float>(op.b);
-      return true;
-    case OnednnPostOp::Sigmoid: p->kind = PanelOp::Sigmoid; return true;
-    case OnednnPostOp::Swish: p->kind = PanelOp::Swish, p->a = static_cast<float>(op.a); return true;
-    case OnednnPostOp::HardSwish: p->kind = PanelOp::HardSwish; return true;
-    default: return false;
-  }
-}
+// A unary post-op as a panel step; false for binary ones and those panel_math has no step for.
+bool unary_panel_op(const OnednnPostOp &op, PanelOp *p) { return op.num_operands() == 0 && to_panel_op(op, p); }
 
 bool costly(OnednnPostOp::Kind k) {
   return k == OnednnPostOp::Sigmoid || k == OnednnPostOp::Swish || k == OnednnPostOp::GeluErf;
@@ -45,7 +33,7 @@ EltwiseTail take_eltwise_tail(Epilogue &e) {
   if ((!panel_gemm_cpu() && !panel_gemm_avx2_cpu()) || tail_disabled()) return tail;
   size_t start = e.ops.size();
   PanelOp p;
-  while (start > 0 && e.ops[start - 1].num_operands() == 0 && unary_panel_op(e.ops[start - 1], &p)) --start;
+  while (start > 0 && unary_panel_op(e.ops[start - 1], &p)) --start;
   while (start < e.ops.size() && !costly(e.ops[start].kind)) ++start;  // cheap leading steps stay fused
   for (size_t k = start; k < e.ops.size(); ++k) {
     unary_panel_op(e.ops[k], &p);

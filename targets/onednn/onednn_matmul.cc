@@ -386,17 +386,7 @@ bool MatmulKernel::make_panel(const ExternTensor &b, const Layout &l, const Epil
   for (const auto &op : e.ops) {
     PanelOp p;
     int reads = -1;
-    switch (op.kind) {
-      case OnednnPostOp::Add: p.kind = PanelOp::Add; break;
-      case OnednnPostOp::Mul: p.kind = PanelOp::Mul; break;
-      case OnednnPostOp::Relu: p.kind = PanelOp::Relu, p.a = static_cast<float>(op.a); break;
-      case OnednnPostOp::GeluErf: p.kind = PanelOp::GeluErf; break;
-      case OnednnPostOp::Linear: p.kind = PanelOp::Linear, p.a = static_cast<float>(op.a), p.b = static_cast<float>(op.b); break;
-      case OnednnPostOp::Sigmoid: p.kind = PanelOp::Sigmoid; break;
-      case OnednnPostOp::Swish: p.kind = PanelOp::Swish, p.a = static_cast<float>(op.a); break;
-      case OnednnPostOp::HardSwish: p.kind = PanelOp::HardSwish; break;
-      default: return false;
-    }
+    if (!to_panel_op(op, &p)) return false;
     if (p.kind == PanelOp::Add || p.kind == PanelOp::Mul) {
       const memory::dims od = l.operands.at(operand).dims();
       if (od.size() != 2 || (od[0] != 1 && od[0] != rows) || (od[1] != 1 && od[1] != n)) return false;

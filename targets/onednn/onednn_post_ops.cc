@@ -108,6 +108,23 @@ int OnednnPostOp::num_operands() const {
   }
 }
 
+bool to_panel_op(const OnednnPostOp &op, PanelOp *p) {
+  *p = PanelOp();
+  switch (op.kind) {
+    case OnednnPostOp::Add: p->kind = PanelOp::Add; return true;
+    case OnednnPostOp::Mul: p->kind = PanelOp::Mul; return true;
+    case OnednnPostOp::Relu: p->kind = PanelOp::Relu, p->a = static_cast<float>(op.a); return true;
+    case OnednnPostOp::GeluErf: p->kind = PanelOp::GeluErf; return true;
+    case OnednnPostOp::Linear:
+      p->kind = PanelOp::Linear, p->a = static_cast<float>(op.a), p->b = static_cast<float>(op.b);
+      return true;
+    case OnednnPostOp::Sigmoid: p->kind = PanelOp::Sigmoid; return true;
+    case OnednnPostOp::Swish: p->kind = PanelOp::Swish, p->a = static_cast<float>(op.a); return true;
+    case OnednnPostOp::HardSwish: p->kind = PanelOp::HardSwish; return true;
+    default: return false;
+  }
+}
+
 std::string post_ops_to_string(const std::vector<OnednnPostOp> &ops) {
   std::string s;
   for (const auto &op : ops) {

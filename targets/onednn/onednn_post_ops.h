@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "targets/onednn/panel_gemm.h"
+
 namespace disco {
 
 struct OnednnPostOp {
@@ -37,6 +39,12 @@ struct OnednnPostOp {
   // How many of the step's inputs this post-op reads.
   int num_operands() const;
 };
+
+// The post-op as a step of disco's own epilogue (panel_gemm.h's PanelOp:
+// the panel products and eltwise_tail.h), or false where that has none
+// (Tanh, Clip, Sub, Div, Max, Min, BatchNorm). An Add's or Mul's operand
+// strides are the caller's to set.
+bool to_panel_op(const OnednnPostOp &op, PanelOp *p);
 
 std::string post_ops_to_string(const std::vector<OnednnPostOp> &ops);
 // Throws disco::Error naming `where` on text that is not a post-op list.
