@@ -6,8 +6,11 @@
 // processes differed more than the two kinds did; here each round's ratio
 // compares runs a few hundred milliseconds apart.
 //
-// panel_model_ab MODEL.onnx INPUT.npy THREADS ROUNDS [EXPECTED.npy]
-// prints one markdown row: median ms with the panel product, without, the
+// panel_model_ab [--switch NAME] MODEL.onnx INPUT.npy THREADS ROUNDS [EXPECTED.npy]
+// --switch names another environment switch of the same kind (read when a
+// step first runs, "0" turns its feature off), e.g. DISCO_WINOGRAD or
+// DISCO_ELTWISE_TAIL; the columns are then that feature on and off.
+// Prints one markdown row: median ms with the panel product, without, the
 // median of the rounds' ratios and its quartiles; with EXPECTED.npy, both
 // sessions' outputs checked against it (rtol 1e-3, atol 1e-4).
 #include <algorithm>
@@ -48,22 +51,27 @@ double worst_error(const disco::TensorData &got, const disco::TensorData &want) 
 }  // namespace
 
 int main(int argc, char **argv) {
+  std::string feature = "DISCO_PANEL_GEMM";
+  if (argc > 2 && std::string(argv[1]) == "--switch") {
+    feature = argv[2];
+    argv += 2, argc -= 2;
+  }
   if (argc < 5) {
-    std::fprintf(stderr, "usage: panel_model_ab MODEL.onnx INPUT.npy THREADS ROUNDS [EXPECTED.npy]\n");
+    std::fprintf(stderr, "usage: panel_model_ab [--switch NAME] MODEL.onnx INPUT.npy THREADS ROUNDS [EXPECTED.npy]\n");
     return 2;
   }
   const std::string model = argv[1];
   const std::vector<disco::TensorData> in = {disco::read_npy(argv[2])};
   const int threads = std::atoi(argv[3]), rounds = std::atoi(argv[4]);
   disco::CompileOptions opts;
-  // The session without the panel product first: its steps make their
-  // products at the first run, reading DISCO_PANEL_GEMM then.
-  setenv("DISCO_PANEL_GEMM", "0", 1);
+  // The session without the feature first: its steps make their primitives
+  // at the first run, reading the switch then.
+  setenv(feature.c_str(), "0", 1);
   disco::Session off = disco::Session::from_onnx(model, opts);
   off.set_num_threads(threads);
   std::vector<disco::TensorData> out_off, out_on;
   off.run(in, out_off);
-  unsetenv("DISCO_PANEL_GEMM");
+  unsetenv(feature.c_str());
   disco::Session on = disco::Session::from_onnx(model, opts);
   on.set_num_threads(threads);
   on.run(in, out_on);

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "targets/onednn/conv_regions.h"
+#include "targets/onednn/conv_winograd.h"
 #include "targets/onednn/eltwise_tail.h"
 #include "targets/onednn/onednn_cache.h"
 #include "targets/onednn/onednn_layout.h"
@@ -117,7 +118,12 @@ class ConvKernel : public OnednnStep {
   // and W (dims `wdims`, bytes at `wdata`) cropped to the geometry's taps.
   Entry make_entry_in(const ExternTensor &x, const ExternTensor &w, const void *wdata, const ExternTensor *bias,
                       const Geometry &g, const Epilogue &e, const memory::dims &wdims, const memory::desc &src_desc,
-                      const memory::desc &dst_desc);
+                      const memory::desc &dst_desc,
+                      dnnl::algorithm alg = dnnl::algorithm::convolution_direct);
+  // The same convolution as Winograd (conv_winograd.h), where the rule says
+  // it pays and oneDNN has a Winograd kernel for it; else `direct` as it is.
+  Entry maybe_winograd(Entry direct, const ExternTensor &x, const ExternTensor &w, const void *wdata,
+                       const ExternTensor *bias, const Geometry &g, const Epilogue &e, const memory::dims &wdims);
   memory::dims grouped(memory::dims wdims) const;
   // make_entry_in's entry with X copied into a zero-bordered buffer and no pads.
   Entry make_padded(const ExternTensor &x, const ExternTensor &w, const void *wdata, const ExternTensor *bias,
@@ -278,7 +284,36 @@ ConvKernel::Entry ConvKernel::make_entry(const ExternTensor &x, const ExternTens
     Entry p = make_padded(x, w, wdata, bias, g, e, wdims);
     if (!slow(p)) en = std::move(p);
   }
-  return en;
+  return maybe_winograd(std::move(en), x, w, wdata, bias, g, e, wdims);
+}
+
+ConvKernel::Entry ConvKernel::maybe_winograd(Entry direct, const ExternTensor &x, const ExternTensor &w,
+                                             const void *wdata, const ExternTensor *bias, const Geometry &g,
+                                             const Epilogue &e, const memory::dims &wdims) {
+  if (g.out.size() != 4 || !direct.padded.empty()) return direct;
+  WinogradCase c;
+  c.batch = x.shape[0];
+  c.groups = group_;
+  c.in_channels = x.shape[1];
+  c.out_channels = g.out[1];
+  c.kernel_h = g.taps[0];
+  c.kernel_w = g.taps[1];
+  c.stride_h = g.strides[0];
+  c.stride_w = g.strides[1];
+  c.dilated = g.dilates[0] != 0 || g.dilates[1] != 0;
+  c.out_h = g.out[2];
+  c.out_w = g.out[3];
+  if (!winograd_pays(c)) return direct;
+  // Its kernels take X and Y blocked (nChw16c); where oneDNN has none for this
+  // conv (another ISA, an unblocked channel count, a post-op it does not
+  // fuse), creating the primitive fails and the direct one stays.
+  try {
+    Entry wino = make_entry_in(x, w, wdata, bias, g, e, wdims, channels_last_desc(x.shape), channels_last_desc(g.out),
+                               dnnl::algorithm::convolution_winograd);
+    if (wino.impl.find("wino") != std::string::npos) return wino;
+  } catch (const std::exception &) {
+  }
+  return direct;
 }
 
 // 2.6's depthwise JIT kernel takes pads of at most 4 (jit_dw:avx2, probed for
@@ -341,6 +376,7 @@ bool ConvKernel::make_boxes(const ExternTensor &x, const ExternTensor &w, const 
   const Epilogue::Lowered post = e.lower({}, -1, -1);
   dnnl::primitive_attr attr;
   attr.set_post_ops(post.ops);
+  user_scratchpad(attr);
   std::vector<Entry::Box> made;
   std::string impls;
   for (const ConvBox &b : boxes) {
@@ -381,6 +417,7 @@ bool ConvKernel::make_boxes(const ExternTensor &x, const ExternTensor &w, const 
       if (impl.find("ref") != std::string::npos) continue;
       made_primitive(pd);
       box.prim = dnnl::convolution_forward(pd);
+      add_scratchpad(pd, box.args);
       box.packed = pack_copy(plain_desc(wdims), cropped.data(), pd.weights_desc());
       box.src = memory(pd.src_desc(), eng, nullptr);
       box.dst = memory(pd.dst_desc(), eng, nullptr);
@@ -393,7 +430,9 @@ bool ConvKernel::make_boxes(const ExternTensor &x, const ExternTensor &w, const 
     box.dst_view = memory(en.dst.inner.get_desc().submemory_desc(dst, dst_at), eng, nullptr);
     box.in = dnnl::reorder(box.src_view, box.src);
     box.out = dnnl::reorder(box.dst, box.dst_view);
-    box.args = {{DNNL_ARG_SRC, box.src}, {DNNL_ARG_WEIGHTS, *box.packed}, {DNNL_ARG_DST, box.dst}};
+    box.args[DNNL_ARG_SRC] = box.src;
+    box.args[DNNL_ARG_WEIGHTS] = *box.packed;
+    box.args[DNNL_ARG_DST] = box.dst;
     if (bias) {
       box.bias = memory(plain_desc(bias->shape), eng, nullptr);
       box.args[DNNL_ARG_BIAS] = box.bias;
@@ -408,7 +447,7 @@ bool ConvKernel::make_boxes(const ExternTensor &x, const ExternTensor &w, const 
 ConvKernel::Entry ConvKernel::make_entry_in(const ExternTensor &x, const ExternTensor &w, const void *wdata,
                                             const ExternTensor *bias, const Geometry &g, const Epilogue &e,
                                             const memory::dims &wdims, const memory::desc &src_desc,
-                                            const memory::desc &dst_desc) {
+                                            const memory::desc &dst_desc, dnnl::algorithm alg) {
   const auto &eng = onednn_engine();
   Entry en;
   en.src = Staged::make(x.shape, false, channels_last(0), src_desc);
@@ -435,10 +474,10 @@ ConvKernel::Entry ConvKernel::make_entry_in(const ExternTensor &x, const ExternT
   const Epilogue::Lowered post = e.lower(operand_descs, -1, en.sum);
   dnnl::primitive_attr attr;
   attr.set_post_ops(post.ops);
+  user_scratchpad(attr);
   auto pd = guarded("create a convolution primitive", [&] {
     using dnnl::convolution_forward;
     const auto prop = dnnl::prop_kind::forward_inference;
-    const auto alg = dnnl::algorithm::convolution_direct;
     const memory::desc src = en.src.inner.get_desc(), dst = en.dst.inner.get_desc();
     const memory::desc wei(wdims, memory::data_type::f32, memory::format_tag::any);
     auto d = bias ? convolution_forward::desc(prop, alg, src, wei, plain_desc(bias->shape), dst, g.strides, g.dilates,
@@ -463,6 +502,7 @@ ConvKernel::Entry ConvKernel::make_entry_in(const ExternTensor &x, const ExternT
     }
   }
   en.args = {{DNNL_ARG_SRC, en.src.inner}, {DNNL_ARG_WEIGHTS, wei_arg}, {DNNL_ARG_DST, en.dst.inner}};
+  add_scratchpad(pd, en.args);
   if (bias) {
     en.bias = memory(plain_desc(bias->shape), eng, nullptr);
     en.args[DNNL_ARG_BIAS] = en.bias;

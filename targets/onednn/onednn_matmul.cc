@@ -248,6 +248,7 @@ bool MatmulKernel::make_inner_product(const ExternTensor &b, const Layout &l, co
     post = e.lower(l.operands, en.bias, en.sum);
     dnnl::primitive_attr attr;
     attr.set_post_ops(post.ops);
+    user_scratchpad(attr);
     try {
       const memory::desc wei({n, k}, memory::data_type::f32, memory::format_tag::any);
       pd = dnnl::inner_product_forward::primitive_desc(
@@ -267,6 +268,7 @@ bool MatmulKernel::make_inner_product(const ExternTensor &b, const Layout &l, co
   en.prim = dnnl::inner_product_forward(pd);
   en.impl = std::string("inner_product ") + pd.impl_info_str();
   bind_args(en, l, b, user_wei, pd.weights_desc(), post, bias_desc);
+  add_scratchpad(pd, en.args);
   return true;
 }
 
@@ -543,6 +545,7 @@ void MatmulKernel::make_matmul(const ExternTensor &b, const Layout &l, const Epi
     auto make_pd = [&] {
       dnnl::primitive_attr attr;
       attr.set_post_ops(a.post.ops);
+      user_scratchpad(attr);
       const memory::desc bias_desc = a.bias >= 0 ? plain_desc(bias_dims) : memory::desc();
       return dnnl::matmul::primitive_desc(dnnl::matmul::desc(sl.src, wei, bias_desc, sl.dst), attr, onednn_engine());
     };
@@ -586,6 +589,7 @@ void MatmulKernel::make_matmul(const ExternTensor &b, const Layout &l, const Epi
   en.prim = dnnl::matmul(chosen.pd);
   en.impl = std::string("matmul ") + chosen.pd.impl_info_str();
   bind_args(en, cl, b, b.constant ? l.wei : cl.wei, chosen.pd.weights_desc(), chosen.post, plain_desc(bias_dims));
+  add_scratchpad(chosen.pd, en.args);
   std::string staging;
   for (size_t i : chosen.expand) {
     en.expanded.push_back(

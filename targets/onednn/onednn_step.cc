@@ -237,7 +237,15 @@ Epilogue OnednnStep::epilogue(const ExternCall &call, size_t first, const std::v
   return e;
 }
 
+void OnednnStep::add_scratchpad(const dnnl::primitive_desc_base &pd, std::unordered_map<int, dnnl::memory> &args) {
+  const dnnl::memory::desc d = pd.scratchpad_desc();
+  if (d.get_size() > 0) args[DNNL_ARG_SCRATCHPAD] = dnnl::memory(d, onednn_engine(), nullptr);
+}
+
 void OnednnStep::execute(dnnl::primitive &p, const std::unordered_map<int, dnnl::memory> &args) {
+  const auto pad = args.find(DNNL_ARG_SCRATCHPAD);
+  if (pad != args.end())
+    pad->second.set_data_handle(scratchpad_.get(pad->second.get_desc().get_size() / sizeof(float) + 1));
   guarded("run the primitive", [&] {
     p.execute(stream_, args);
     stream_.wait();

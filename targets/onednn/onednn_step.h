@@ -14,6 +14,7 @@
 
 #include "frontend/errors.h"
 #include "targets/onednn/onednn_kernels.h"
+#include "targets/onednn/onednn_layout.h"
 #include "targets/onednn/onednn_post_ops.h"
 
 namespace disco {
@@ -89,7 +90,19 @@ class OnednnStep : public OnednnKernel {
       error("oneDNN could not ", what, ": ", e.what());
     }
   }
+  // Runs `p`; a DNNL_ARG_SCRATCHPAD in `args` (add_scratchpad) is first
+  // pointed at the step's own scratchpad memory.
   void execute(dnnl::primitive &p, const std::unordered_map<int, dnnl::memory> &args);
+  // The scratchpad of a primitive made with user_scratchpad(attr) goes in its
+  // args (a memory without data until execute binds it); none in library mode.
+  // Why the step's own memory: with the library's mode, oneDNN 2.6 gives each
+  // thread one scratchpad for all its primitives, and a primitive must then
+  // run on the thread that made it. AOT runs take any idle kernel object
+  // (extern_c_abi.cc), and Winograd convolutions, whose scratchpads are large,
+  // crashed there (aot_onednn_concurrent_convnet). A step runs one primitive at
+  // a time, so one buffer serves all of them.
+  static void user_scratchpad(dnnl::primitive_attr &attr) { attr.set_scratchpad_mode(dnnl::scratchpad_mode::user); }
+  static void add_scratchpad(const dnnl::primitive_desc_base &pd, std::unordered_map<int, dnnl::memory> &args);
   // Constant weights at `data` (laid out as `user`) reordered into `want`,
   // made once and shared while some cache entry holds them.
   std::shared_ptr<dnnl::memory> packed_weights(const dnnl::memory::desc &user, const void *data,
@@ -120,6 +133,7 @@ class OnednnStep : public OnednnKernel {
   dnnl::stream stream_;
   std::vector<std::vector<float>> owned_;  // operands made per run: BatchNorm's scale and shift, scalars
   std::vector<Packed> packed_;
+  Scratch scratchpad_;  // see add_scratchpad
 };
 
 }  // namespace disco

@@ -1,0 +1,35 @@
+// When a oneDNN convolution runs as Winograd instead of direct.
+//
+// Why: oneDNN 2.6's f32 Winograd kernels (jit_wino_4x3 and jit_fp32_wino_2x3,
+// AVX-512 only) run a 3x3, stride-1 convolution in 0.50-0.69 of the time of
+// its direct brgconv kernel on this machine (Zen 4) wherever the map is at
+// least 16x16 (0.64-0.84 for the thinnest, 16 channels in), and in 0.49-0.84
+// of it on 7x7 to 14x14 maps of one image with 256 or more channels on each
+// side; ONNX Runtime's MLAS has no Winograd path, and most of resnet18's time
+// is these convolutions. Elsewhere it is no sure win: with two images oneDNN
+// picks its 4x3 tiles, 1.10-1.19x the direct time at [2, 256, 10, 10] (0.61
+// in another run) and 2x at [2, 512, 5, 5] on one thread; maps of 9x9 to 14x14
+// with 48-128 channels read 0.75-1.26 across runs
+// (benchmarks/results/winograd-2026-12-04.md, the table this rule was read from).
+// Its results differ from direct's by rounding only: the largest difference
+// measured was 3e-6 of the output's largest magnitude (2048 channels in).
+#pragma once
+#include <cstdint>
+
+namespace disco {
+
+// A 2-D convolution as the rule sees it, after padding-only taps are cropped.
+struct WinogradCase {
+  int64_t batch = 1;  // images in the run
+  int64_t groups = 1, in_channels = 0, out_channels = 0;
+  int64_t kernel_h = 0, kernel_w = 0, stride_h = 0, stride_w = 0;
+  bool dilated = false;
+  int64_t out_h = 0, out_w = 0;  // one image's output map
+};
+
+// True where the rule above says Winograd pays. False everywhere when the
+// environment sets DISCO_WINOGRAD=0 (for A/B runs, and for bit-for-bit
+// agreement with a direct convolution).
+bool winograd_pays(const WinogradCase &c);
+
+}  // namespace disco
