@@ -20,7 +20,9 @@
 // reads whole rows of channels instead of gathering them a plane apart.
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -112,8 +114,9 @@ class ConvKernel : public OnednnStep {
     std::vector<float> padded;
   };
   Geometry geometry(const ExternTensor &x, const ExternTensor &w) const;
+  // `team`: the threads that run it (the layouts tried depend on it).
   Entry make_entry(const ExternTensor &x, const ExternTensor &w, const ExternTensor *bias, const Geometry &g,
-                   const Epilogue &e);
+                   const Epilogue &e, int team);
   // One try of make_entry, with the primitive seeing X and Y in these layouts
   // and W (dims `wdims`, bytes at `wdata`) cropped to the geometry's taps.
   Entry make_entry_in(const ExternTensor &x, const ExternTensor &w, const void *wdata, const ExternTensor *bias,
@@ -245,8 +248,13 @@ memory::dims ConvKernel::grouped(memory::dims wdims) const {
   return wdims;
 }
 
+bool padded_blocks_enabled() {
+  const char *v = std::getenv("DISCO_PADDED_BLOCKS");
+  return !(v && std::string(v) == "0");
+}
+
 ConvKernel::Entry ConvKernel::make_entry(const ExternTensor &x, const ExternTensor &w, const ExternTensor *bias,
-                                         const Geometry &g, const Epilogue &e) {
+                                         const Geometry &g, const Epilogue &e, int team) {
   Entry en;
   // Boxes first (make_boxes): they take X and Y blocked and need no primitive for the whole window.
   en.src = Staged::make(x.shape, false, channels_last(0), channels_last_desc(x.shape));
@@ -269,6 +277,19 @@ ConvKernel::Entry ConvKernel::make_entry(const ExternTensor &x, const ExternTens
   // X comes next, then both unblocked as before the blocked layout.
   std::vector<std::pair<memory::desc, memory::desc>> layouts = {
       {channels_last_desc(x.shape), channels_last_desc(g.out)}};
+  // One side blocked and the other not (an MBConv block's 24 or 40 channels
+  // next to 144 or 240): both sides blocked, the unblocked one copied into
+  // and out of a zero-padded block. On AVX-512 the 1x1 convs of
+  // mobilenet_v2's 24-channel blocks took 0.30 and 0.35 ms as both sides
+  // nhwc plus the copy of the wide side, against 0.14 ms for the conv blocked
+  // (jit_1x1) and a copy of the narrow side; whole models ran in 0.91-0.94 of
+  // their time (mobilenet_v2, efficientnet_b0) on one thread. Not on two:
+  // there the copies ate the gain (0.95-1.07; regnet_y_400mf lost most;
+  // benchmarks/results/padded-blocks-2026-12-04.md). DISCO_PADDED_BLOCKS=0
+  // turns it off (A/B runs).
+  if (team == 1 && blocked(g.out) != blocked(x.shape) && !same_order(x.shape) && !same_order(g.out) &&
+      x.shape[1] > 1 && padded_blocks_enabled())
+    layouts.push_back({padded_blocked_desc(x.shape), padded_blocked_desc(g.out)});
   if (blocked(g.out) && !blocked(x.shape)) layouts.push_back({plain_desc(x.shape), channels_last_desc(g.out)});
   if (blocked(g.out) || blocked(x.shape)) layouts.push_back({unblocked_desc(x.shape), unblocked_desc(g.out)});
   for (const auto &[src_desc, dst_desc] : layouts) {
@@ -581,7 +602,7 @@ void ConvKernel::run_spatial(const ExternCall &call) {
   const std::vector<int64_t> key = shape_key(call);
   Entry *en = cache_.find(key);
   if (!en) {
-    en = &cache_.insert(key, make_entry(x, w, bias, g, e));
+    en = &cache_.insert(key, make_entry(x, w, bias, g, e, team));
     if (!tail.empty()) en->impl += " + disco's eltwise tail";
   }
   if (scratch_.size() < 3 + en->operands.size()) scratch_.resize(3 + en->operands.size());

@@ -10,8 +10,11 @@ namespace disco {
 using dnnl::memory;
 
 dnnl::memory::desc channels_last_desc(const memory::dims &dims) {
+  return blocked(dims) ? padded_blocked_desc(dims) : unblocked_desc(dims);
+}
+
+dnnl::memory::desc padded_blocked_desc(const memory::dims &dims) {
   const size_t rank = dims.size();
-  if (!blocked(dims)) return unblocked_desc(dims);
   using tag = memory::format_tag;
   const bool wide = channel_block() == 16;
   return memory::desc(dims, memory::data_type::f32,

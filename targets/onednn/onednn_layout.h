@@ -48,6 +48,11 @@ bool blocked(const dnnl::memory::dims &dims);
 // a residual read as a sum post-op) pick the same one.
 dnnl::memory::desc channels_last_desc(const dnnl::memory::dims &dims);
 
+// Blocked by channel_block() whatever the channel count: oneDNN pads the last
+// block with zeros (24 channels take 32). Never a layout of disco's buffers
+// (their bytes are the dims' own); a primitive's staged side only.
+dnnl::memory::desc padded_blocked_desc(const dnnl::memory::dims &dims);
+
 // The layout disco's buffer holds a tensor of `dims` in: channels_last_desc
 // where the plan keeps it channels last (onednn_backend.cc), else plain.
 dnnl::memory::desc held_desc(const dnnl::memory::dims &dims, bool channels_last);

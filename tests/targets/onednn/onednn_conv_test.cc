@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <string>
 
 #include "frontend/graph_builder.h"
 #include "driver/session.h"
@@ -269,6 +271,62 @@ TEST(OnednnConv, AResultTransposedToChannelsLastIsWrittenInPlaceOfTheTranspose) 
     ASSERT_NE(step, nullptr);
     EXPECT_EQ(step->params.count("out_perm") ? step->params.at("out_perm") : "", "0,2,3,1") << ch << " channels";
   }
+}
+
+}  // namespace
+}  // namespace disco
+
+namespace disco {
+namespace {
+
+using namespace testing;
+
+// A conv with one side of a whole number of channel blocks and the other not
+// (24 or 40 channels beside 48 or 64) runs on one thread with both sides
+// blocked, the narrow one zero-padded (onednn_conv.cc); with a residual Add
+// (a sum post-op over the padded result) and without, against a plain-loop
+// convolution, with the padded staging on and off (DISCO_PADDED_BLOCKS=0).
+TEST(OnednnConv, NarrowChannelSidesPaddedToABlockMatchTheReference) {
+  struct Case {
+    Dims xs, ws;
+    bool residual;
+  };
+  const std::vector<Case> cases = {{{1, 24, 14, 14}, {48, 24, 1, 1}, false},
+                                   {{1, 48, 14, 14}, {24, 48, 1, 1}, true},
+                                   {{2, 40, 9, 9}, {64, 40, 3, 3}, true}};
+  for (const char *padded : {"1", "0"}) {
+    ::setenv("DISCO_PADDED_BLOCKS", padded, 1);
+    for (const Case &c : cases) {
+      const int64_t pad = c.ws[2] / 2;
+      const std::string p = std::to_string(pad);
+      auto k = make_kernel("onednn.conv", {{"strides", "1,1"},
+                                           {"dilations", "1,1"},
+                                           {"pads", p + "," + p + "," + p + "," + p},
+                                           {"group", "1"},
+                                           {"auto_pad", "NOTSET"},
+                                           {"post_ops", c.residual ? "add,relu:0" : "relu:0"}});
+      k->set_num_threads(1);
+      TensorData x = tensor(c.xs, 0.5f, 1), w = tensor(c.ws, 0.05f, 3), bias = tensor({c.ws[0]}, 0.5f, 5);
+      Dims os;
+      auto want = ref_conv2d(values(x), c.xs, values(w), c.ws, values(bias), {1, 1}, {1, 1}, {pad, pad, pad, pad}, 1,
+                             &os);
+      TensorData res = tensor(os, 0.5f, 7);
+      for (size_t i = 0; i < want.size(); ++i) {
+        const float v = want[i] + (c.residual ? res.as<float>()[i] : 0.0f);
+        want[i] = v > 0 ? v : 0.0f;
+      }
+      TensorData y(DType::F32, os);
+      std::vector<ExternTensor> ins{view(x), view(w, true), view(bias)}, outs{view(y)};
+      if (c.residual) ins.push_back(view(res));
+      SymbolValues syms;
+      k->run(ExternCall{ins, outs, syms});
+      const std::string what = std::string("DISCO_PADDED_BLOCKS=") + padded + ", X [" + std::to_string(c.xs[1]) +
+                               " channels] W [" + std::to_string(c.ws[0]) + ", ...]: " + k->implementation();
+      expect_near_all(y, os, want, what);
+      EXPECT_EQ(k->implementation().find("ref"), std::string::npos) << what;
+    }
+  }
+  ::unsetenv("DISCO_PADDED_BLOCKS");
 }
 
 }  // namespace
