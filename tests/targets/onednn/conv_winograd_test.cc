@@ -9,8 +9,7 @@
 
 #include "targets/onednn/conv_winograd.h"
 #include "targets/onednn/onednn_layout.h"
-#include "tests/support/onednn_cases.h"
-#include "tests/support/onednn_references.h"
+#include "tests/support/conv_step_check.h"
 
 namespace disco {
 namespace {
@@ -62,39 +61,14 @@ TEST(ConvWinograd, RulePicksLargeMapsAndWideSmallOnesOfOneImage) {
 }
 
 struct Case {
-  Dims xs, ws;
-  int64_t stride;
-  bool residual;
+  ConvReluCase conv;
   bool winograd;  // what the rule says
 };
 
 void run_case(const Case &c, const std::string &label) {
-  const std::string s = std::to_string(c.stride);
-  auto k = make_kernel("onednn.conv", {{"strides", s + "," + s},
-                                       {"dilations", "1,1"},
-                                       {"pads", "1,1,1,1"},
-                                       {"group", "1"},
-                                       {"auto_pad", "NOTSET"},
-                                       {"post_ops", c.residual ? "add,relu:0" : "relu:0"}});
-  TensorData x = tensor(c.xs, 0.5f, 1), w = tensor(c.ws, 0.05f, 3), bias = tensor({c.ws[0]}, 0.5f, 5);
-  Dims os;
-  auto want = ref_conv2d(values(x), c.xs, values(w), c.ws, values(bias), {c.stride, c.stride}, {1, 1}, {1, 1, 1, 1},
-                         1, &os);
-  TensorData res = tensor(os, 0.5f, 7);
-  for (size_t i = 0; i < want.size(); ++i) {
-    const float v = want[i] + (c.residual ? res.as<float>()[i] : 0.0f);
-    want[i] = v > 0 ? v : 0.0f;
-  }
-  TensorData y(DType::F32, os);
-  std::vector<ExternTensor> ins{view(x), view(w, true), view(bias)}, outs{view(y)};
-  if (c.residual) ins.push_back(view(res));
-  SymbolValues syms;
-  k->run(ExternCall{ins, outs, syms});
-  const std::string what = label + ": " + k->implementation();
   // Winograd's transforms round differently from a direct sum: measured within 3e-6 of the largest output.
-  expect_near_all(y, os, want, what, 1e-4, 1e-4);
-  const bool wino = k->implementation().find("wino") != std::string::npos;
-  EXPECT_EQ(wino, c.winograd && winograd_cpu()) << what;
+  const std::string impl = check_conv_relu_step(c.conv, label, 1e-4, 1e-4);
+  EXPECT_EQ(impl.find("wino") != std::string::npos, c.winograd && winograd_cpu()) << label << ": " << impl;
 }
 
 std::string text(const Dims &d) {
@@ -105,18 +79,19 @@ std::string text(const Dims &d) {
 
 TEST(ConvWinograd, ConvStepsMatchThePlainConvolution) {
   const std::vector<Case> cases = {
-      {{1, 32, 18, 18}, {32, 32, 3, 3}, 1, false, true},
-      {{2, 16, 20, 17}, {48, 16, 3, 3}, 1, true, true},    // a ResNet block's second conv: residual, then ReLU
-      {{1, 256, 9, 9}, {256, 256, 3, 3}, 1, true, true},   // a small map with wide channels
-      {{1, 32, 8, 8}, {32, 32, 3, 3}, 1, false, false},    // too small: direct
-      {{1, 32, 36, 36}, {32, 32, 3, 3}, 2, false, false},  // stride 2: direct
+      {{{1, 32, 18, 18}, {32, 32, 3, 3}, 1, 1, false}, true},
+      {{{2, 16, 20, 17}, {48, 16, 3, 3}, 1, 1, true}, true},    // a ResNet block's second conv: residual, then ReLU
+      {{{1, 256, 9, 9}, {256, 256, 3, 3}, 1, 1, true}, true},   // a small map with wide channels
+      {{{1, 32, 8, 8}, {32, 32, 3, 3}, 1, 1, false}, false},    // too small: direct
+      {{{1, 32, 36, 36}, {32, 32, 3, 3}, 2, 1, false}, false},  // stride 2: direct
   };
-  for (const Case &c : cases) run_case(c, "X " + text(c.xs) + " W " + text(c.ws) + " stride " + std::to_string(c.stride));
+  for (const Case &c : cases)
+    run_case(c, "X " + text(c.conv.xs) + " W " + text(c.conv.ws) + " stride " + std::to_string(c.conv.stride));
 }
 
 TEST(ConvWinograd, DisabledByTheEnvironmentRunsDirect) {
   ::setenv("DISCO_WINOGRAD", "0", 1);
-  Case c{{1, 32, 18, 18}, {32, 32, 3, 3}, 1, true, false};
+  Case c{{{1, 32, 18, 18}, {32, 32, 3, 3}, 1, 1, true}, false};
   run_case(c, "DISCO_WINOGRAD=0");
   ::unsetenv("DISCO_WINOGRAD");
 }

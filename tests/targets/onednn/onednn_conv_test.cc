@@ -9,6 +9,7 @@
 
 #include "frontend/graph_builder.h"
 #include "driver/session.h"
+#include "tests/support/conv_step_check.h"
 #include "tests/support/jit_eval.h"
 #include "tests/support/onednn_cases.h"
 #include "tests/support/onednn_references.h"
@@ -287,43 +288,16 @@ using namespace testing;
 // (a sum post-op over the padded result) and without, against a plain-loop
 // convolution, with the padded staging on and off (DISCO_PADDED_BLOCKS=0).
 TEST(OnednnConv, NarrowChannelSidesPaddedToABlockMatchTheReference) {
-  struct Case {
-    Dims xs, ws;
-    bool residual;
-  };
-  const std::vector<Case> cases = {{{1, 24, 14, 14}, {48, 24, 1, 1}, false},
-                                   {{1, 48, 14, 14}, {24, 48, 1, 1}, true},
-                                   {{2, 40, 9, 9}, {64, 40, 3, 3}, true}};
+  const std::vector<ConvReluCase> cases = {{{1, 24, 14, 14}, {48, 24, 1, 1}, 1, 0, false, 1},
+                                           {{1, 48, 14, 14}, {24, 48, 1, 1}, 1, 0, true, 1},
+                                           {{2, 40, 9, 9}, {64, 40, 3, 3}, 1, 1, true, 1}};
   for (const char *padded : {"1", "0"}) {
     ::setenv("DISCO_PADDED_BLOCKS", padded, 1);
-    for (const Case &c : cases) {
-      const int64_t pad = c.ws[2] / 2;
-      const std::string p = std::to_string(pad);
-      auto k = make_kernel("onednn.conv", {{"strides", "1,1"},
-                                           {"dilations", "1,1"},
-                                           {"pads", p + "," + p + "," + p + "," + p},
-                                           {"group", "1"},
-                                           {"auto_pad", "NOTSET"},
-                                           {"post_ops", c.residual ? "add,relu:0" : "relu:0"}});
-      k->set_num_threads(1);
-      TensorData x = tensor(c.xs, 0.5f, 1), w = tensor(c.ws, 0.05f, 3), bias = tensor({c.ws[0]}, 0.5f, 5);
-      Dims os;
-      auto want = ref_conv2d(values(x), c.xs, values(w), c.ws, values(bias), {1, 1}, {1, 1}, {pad, pad, pad, pad}, 1,
-                             &os);
-      TensorData res = tensor(os, 0.5f, 7);
-      for (size_t i = 0; i < want.size(); ++i) {
-        const float v = want[i] + (c.residual ? res.as<float>()[i] : 0.0f);
-        want[i] = v > 0 ? v : 0.0f;
-      }
-      TensorData y(DType::F32, os);
-      std::vector<ExternTensor> ins{view(x), view(w, true), view(bias)}, outs{view(y)};
-      if (c.residual) ins.push_back(view(res));
-      SymbolValues syms;
-      k->run(ExternCall{ins, outs, syms});
+    for (const ConvReluCase &c : cases) {
       const std::string what = std::string("DISCO_PADDED_BLOCKS=") + padded + ", X [" + std::to_string(c.xs[1]) +
-                               " channels] W [" + std::to_string(c.ws[0]) + ", ...]: " + k->implementation();
-      expect_near_all(y, os, want, what);
-      EXPECT_EQ(k->implementation().find("ref"), std::string::npos) << what;
+                               " channels] W [" + std::to_string(c.ws[0]) + ", ...]";
+      const std::string impl = check_conv_relu_step(c, what);
+      EXPECT_EQ(impl.find("ref"), std::string::npos) << what << ": " << impl;
     }
   }
   ::unsetenv("DISCO_PADDED_BLOCKS");
