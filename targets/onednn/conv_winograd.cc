@@ -1,22 +1,13 @@
 #include "targets/onednn/conv_winograd.h"
 
 #include <algorithm>
-#include <cstdlib>
-#include <string>
+
+#include "targets/onednn/ab_switch.h"
 
 namespace disco {
 
-namespace {
-
-bool winograd_disabled() {
-  const char *v = std::getenv("DISCO_WINOGRAD");
-  return v && std::string(v) == "0";
-}
-
-}  // namespace
-
 bool winograd_pays(const WinogradCase &c) {
-  if (winograd_disabled()) return false;
+  if (switched_off("DISCO_WINOGRAD")) return false;
   // The only windows oneDNN 2.6 has Winograd kernels for.
   if (c.groups != 1 || c.kernel_h != 3 || c.kernel_w != 3 || c.stride_h != 1 || c.stride_w != 1 || c.dilated)
     return false;

@@ -3,8 +3,8 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <cstdlib>
-#include <string>
+
+#include "targets/onednn/ab_switch.h"
 
 namespace disco {
 
@@ -17,12 +17,6 @@ bool costly(OnednnPostOp::Kind k) {
   return k == OnednnPostOp::Sigmoid || k == OnednnPostOp::Swish || k == OnednnPostOp::GeluErf;
 }
 
-// DISCO_ELTWISE_TAIL=0 leaves the whole epilogue to oneDNN (for A/B runs and tests).
-bool tail_disabled() {
-  const char *v = std::getenv("DISCO_ELTWISE_TAIL");
-  return v && std::string(v) == "0";
-}
-
 // Floats per thread's share below which a second thread costs more than it saves.
 constexpr int64_t kMinShare = 16384;
 
@@ -30,7 +24,8 @@ constexpr int64_t kMinShare = 16384;
 
 EltwiseTail take_eltwise_tail(Epilogue &e) {
   EltwiseTail tail;
-  if ((!panel_gemm_cpu() && !panel_gemm_avx2_cpu()) || tail_disabled()) return tail;
+  // DISCO_ELTWISE_TAIL=0 leaves the whole epilogue to oneDNN (A/B runs and tests).
+  if ((!panel_gemm_cpu() && !panel_gemm_avx2_cpu()) || switched_off("DISCO_ELTWISE_TAIL")) return tail;
   size_t start = e.ops.size();
   PanelOp p;
   while (start > 0 && unary_panel_op(e.ops[start - 1], &p)) --start;

@@ -20,12 +20,11 @@
 // reads whole rows of channels instead of gathering them a plane apart.
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
-#include <string>
 #include <utility>
 #include <vector>
 
+#include "targets/onednn/ab_switch.h"
 #include "targets/onednn/conv_regions.h"
 #include "targets/onednn/conv_winograd.h"
 #include "targets/onednn/eltwise_tail.h"
@@ -248,11 +247,6 @@ memory::dims ConvKernel::grouped(memory::dims wdims) const {
   return wdims;
 }
 
-bool padded_blocks_enabled() {
-  const char *v = std::getenv("DISCO_PADDED_BLOCKS");
-  return !(v && std::string(v) == "0");
-}
-
 ConvKernel::Entry ConvKernel::make_entry(const ExternTensor &x, const ExternTensor &w, const ExternTensor *bias,
                                          const Geometry &g, const Epilogue &e, int team) {
   Entry en;
@@ -288,7 +282,7 @@ ConvKernel::Entry ConvKernel::make_entry(const ExternTensor &x, const ExternTens
   // benchmarks/results/padded-blocks-2026-12-04.md). DISCO_PADDED_BLOCKS=0
   // turns it off (A/B runs).
   if (team == 1 && blocked(g.out) != blocked(x.shape) && !same_order(x.shape) && !same_order(g.out) &&
-      x.shape[1] > 1 && padded_blocks_enabled())
+      x.shape[1] > 1 && !switched_off("DISCO_PADDED_BLOCKS"))
     layouts.push_back({padded_blocked_desc(x.shape), padded_blocked_desc(g.out)});
   if (blocked(g.out) && !blocked(x.shape)) layouts.push_back({plain_desc(x.shape), channels_last_desc(g.out)});
   if (blocked(g.out) || blocked(x.shape)) layouts.push_back({unblocked_desc(x.shape), unblocked_desc(g.out)});

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "targets/onednn/ab_switch.h"
 #include "targets/onednn/onednn_cache.h"
 #include "targets/onednn/onednn_layout.h"
 #include "targets/onednn/onednn_step.h"
@@ -358,19 +359,11 @@ bool panel_avx2_takes(int64_t rows, int64_t k, int64_t n) {
   return rows <= kPanelAvx2MaxRows && big && n % kPanelAvx2Columns == 0;
 }
 
-// The panel product off (DISCO_PANEL_GEMM=0): oneDNN's products instead,
-// for measuring one against the other in the same build. Read for each new
-// shape of a step, so that a process can hold sessions of either kind
-// (benchmarks/panel_model_ab.cc).
-bool panel_disabled() {
-  const char *v = std::getenv("DISCO_PANEL_GEMM");
-  return v && std::string(v) == "0";
-}
-
+// DISCO_PANEL_GEMM=0 (ab_switch.h) leaves the products to oneDNN.
 bool MatmulKernel::make_panel(const ExternTensor &b, const Layout &l, const Epilogue &e, Entry &en) {
   const bool avx512 = panel_gemm_cpu(), avx2 = !avx512 && panel_gemm_avx2_cpu();
   if (!b.constant || b.shape.size() != 2 || trans_a_ || b_view_.present() || !l.flat || !(avx512 || avx2) ||
-      l.src != plain_desc(l.src.dims()) || panel_disabled())
+      l.src != plain_desc(l.src.dims()) || switched_off("DISCO_PANEL_GEMM"))
     return false;
   const memory::dims dst = l.dst.dims();
   const int64_t rows = dst[0], k = l.src.dims()[1], n = dst[1];

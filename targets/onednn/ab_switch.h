@@ -1,0 +1,18 @@
+// The oneDNN glue's A/B switches: DISCO_PANEL_GEMM, DISCO_ELTWISE_TAIL,
+// DISCO_WINOGRAD and DISCO_PADDED_BLOCKS, each "0" to turn its feature off,
+// for measuring it against the path without it in the same build. Read each
+// time a step makes a primitive for a new shape, so that one process can
+// hold sessions of either kind (benchmarks/panel_model_ab.cc --switch).
+#pragma once
+#include <cstdlib>
+#include <cstring>
+
+namespace disco {
+
+// True where the environment sets `name` to "0".
+inline bool switched_off(const char *name) {
+  const char *v = std::getenv(name);
+  return v && std::strcmp(v, "0") == 0;
+}
+
+}  // namespace disco
