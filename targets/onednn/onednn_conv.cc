@@ -122,10 +122,11 @@ class ConvKernel : public OnednnStep {
                       const Geometry &g, const Epilogue &e, const memory::dims &wdims, const memory::desc &src_desc,
                       const memory::desc &dst_desc,
                       dnnl::algorithm alg = dnnl::algorithm::convolution_direct);
-  // The same convolution as Winograd (conv_winograd.h), where the rule says
-  // it pays and oneDNN has a Winograd kernel for it; else `direct` as it is.
-  Entry maybe_winograd(Entry direct, const ExternTensor &x, const ExternTensor &w, const void *wdata,
-                       const ExternTensor *bias, const Geometry &g, const Epilogue &e, const memory::dims &wdims);
+  // Sets `en` to the convolution as Winograd (conv_winograd.h) and returns
+  // true where the rule says it pays and oneDNN has a Winograd kernel for it;
+  // else false, `en` unchanged. Tried before any direct primitive is made.
+  bool make_winograd(const ExternTensor &x, const ExternTensor &w, const void *wdata, const ExternTensor *bias,
+                     const Geometry &g, const Epilogue &e, const memory::dims &wdims, Entry &en);
   memory::dims grouped(memory::dims wdims) const;
   // make_entry_in's entry with X copied into a zero-bordered buffer and no pads.
   Entry make_padded(const ExternTensor &x, const ExternTensor &w, const void *wdata, const ExternTensor *bias,
@@ -264,6 +265,7 @@ ConvKernel::Entry ConvKernel::make_entry(const ExternTensor &x, const ExternTens
   }
   const void *wdata = g.cropped ? cropped.data() : w.data;
   wdims = grouped(wdims);
+  if (make_winograd(x, w, wdata, bias, g, e, wdims, en)) return en;
   // The layouts the primitive sees for X and Y, in the order tried. 2.6 has no
   // JIT kernel for one side blocked and the other nhwc (reference code for the
   // first convolution's 3 channels in and for a squeeze-excitation's 104 -> 26);
@@ -299,13 +301,13 @@ ConvKernel::Entry ConvKernel::make_entry(const ExternTensor &x, const ExternTens
     Entry p = make_padded(x, w, wdata, bias, g, e, wdims);
     if (!slow(p)) en = std::move(p);
   }
-  return maybe_winograd(std::move(en), x, w, wdata, bias, g, e, wdims);
+  return en;
 }
 
-ConvKernel::Entry ConvKernel::maybe_winograd(Entry direct, const ExternTensor &x, const ExternTensor &w,
-                                             const void *wdata, const ExternTensor *bias, const Geometry &g,
-                                             const Epilogue &e, const memory::dims &wdims) {
-  if (g.out.size() != 4 || !direct.padded.empty()) return direct;
+bool ConvKernel::make_winograd(const ExternTensor &x, const ExternTensor &w, const void *wdata,
+                               const ExternTensor *bias, const Geometry &g, const Epilogue &e,
+                               const memory::dims &wdims, Entry &en) {
+  if (g.out.size() != 4) return false;
   WinogradCase c;
   c.batch = x.shape[0];
   c.groups = group_;
@@ -318,17 +320,19 @@ ConvKernel::Entry ConvKernel::maybe_winograd(Entry direct, const ExternTensor &x
   c.dilated = g.dilates[0] != 0 || g.dilates[1] != 0;
   c.out_h = g.out[2];
   c.out_w = g.out[3];
-  if (!winograd_pays(c)) return direct;
+  if (!winograd_pays(c)) return false;
   // Its kernels take X and Y blocked (nChw16c); where oneDNN has none for this
   // conv (another ISA, an unblocked channel count, a post-op it does not
-  // fuse), creating the primitive fails and the direct one stays.
+  // fuse), creating the primitive fails and the direct path follows.
   try {
     Entry wino = make_entry_in(x, w, wdata, bias, g, e, wdims, channels_last_desc(x.shape), channels_last_desc(g.out),
                                dnnl::algorithm::convolution_winograd);
-    if (wino.impl.find("wino") != std::string::npos) return wino;
+    if (wino.impl.find("wino") == std::string::npos) return false;
+    en = std::move(wino);
+    return true;
   } catch (const std::exception &) {
+    return false;
   }
-  return direct;
 }
 
 // 2.6's depthwise JIT kernel takes pads of at most 4 (jit_dw:avx2, probed for
