@@ -3,13 +3,18 @@
 // runtime and the cuBLAS glue only: no Halide, no ONNX, no compiler, so that
 // it is small enough to carry to a machine that builds nothing.
 //
-//   gpu_check_runner PLAN_DIR [--runs N] [--rtol X] [--atol X] IN.npy REF.npy [IN.npy REF.npy ...]
+//   gpu_check_runner PLAN_DIR [--runs N] [--rtol X] [--atol X] [--profile] IN.npy REF.npy [...]
 //
 // Prints one line per input set, tab-separated:
 //   ok|mismatch  SHAPE  MEDIAN_MS  WORST  MAX_ABS      (WORST <= 1: within rtol/atol)
 //   error        SHAPE  MESSAGE
 // and first, for a plan with cuBLAS steps, "device\tDESCRIPTION" or
-// "no-gpu\tMESSAGE". Exit status: 0 all ok, 1 a mismatch, 2 an error, 3 no GPU.
+// "no-gpu\tMESSAGE". With --profile, each set's timed runs are also split by
+// plan step, one "step\tSHAPE\tMS_PER_RUN\tLABEL" line each, slowest first
+// (gpu_check.sh skips them). A step's time is its wall time on the host: a
+// GPU step that does not wait for its kernel passes its time to the next one
+// that waits.
+// Exit status: 0 all ok, 1 a mismatch, 2 an error, 3 no GPU.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -53,7 +58,7 @@ std::string one_line(std::string s) {
 }
 
 int usage() {
-  std::fprintf(stderr, "usage: gpu_check_runner PLAN_DIR [--runs N] [--rtol X] [--atol X] IN.npy REF.npy [...]\n");
+  std::fprintf(stderr, "usage: gpu_check_runner PLAN_DIR [--runs N] [--rtol X] [--atol X] [--profile] IN.npy REF.npy [...]\n");
   return 2;
 }
 
@@ -61,9 +66,14 @@ int usage() {
 
 int main(int argc, char **argv) {
   if (argc < 2) return usage();
+  if (std::strcmp(argv[1], "-h") == 0 || std::strcmp(argv[1], "--help") == 0) {
+    usage();
+    return 0;
+  }
   const std::string dir = argv[1];
   int runs = 20;
   double rtol = 1e-3, atol = 1e-4;
+  bool profile = false;
   std::vector<std::string> files;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
@@ -72,6 +82,11 @@ int main(int argc, char **argv) {
       if (a == "--runs") runs = std::max(1, static_cast<int>(v));
       if (a == "--rtol") rtol = v;
       if (a == "--atol") atol = v;
+    } else if (a == "--profile") {
+      profile = true;
+    } else if (a == "-h" || a == "--help") {
+      usage();
+      return 0;
     } else {
       files.push_back(a);
     }
@@ -109,6 +124,7 @@ int main(int argc, char **argv) {
       const disco::Closeness c = disco::closeness(outputs.at(0), want, rtol, atol);
       exec->run(inputs, outputs);  // warm-up: first-run uploads and allocations are not timed
       std::vector<double> ms;
+      exec->set_profiling(profile);  // a fresh profile per input set
       for (int r = 0; r < runs; ++r) {
         const auto t0 = std::chrono::steady_clock::now();
         exec->run(inputs, outputs);
@@ -119,6 +135,13 @@ int main(int argc, char **argv) {
       std::printf("%s\t%s\t%.4f\t%.3g\t%.3g\n", ok ? "ok" : "mismatch", shape.c_str(), ms[ms.size() / 2], c.worst,
                   c.max_abs);
       if (!ok) status = std::max(status, 1);
+      if (profile) {
+        std::vector<disco::Executor::StepTime> steps = exec->profile();
+        exec->set_profiling(false);
+        std::sort(steps.begin(), steps.end(), [](const auto &a, const auto &b) { return a.ms > b.ms; });
+        for (const auto &st : steps)
+          std::printf("step\t%s\t%.4f\t%s\n", shape.c_str(), st.ms / runs, one_line(st.label).c_str());
+      }
     } catch (const std::exception &e) {
       std::printf("error\t%s\t%s\n", shape.c_str(), one_line(e.what()).c_str());
       status = 2;
