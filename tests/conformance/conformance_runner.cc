@@ -26,8 +26,11 @@
 #include "driver/backend_registry.h"
 #include "frontend/errors.h"
 #include "frontend/onnx_importer.h"
+#include "lowering/graph_rewrites.h"
+#include "lowering/infer_context.h"
 #include "runtime/executor.h"
 #include "targets/backend.h"
+#include "targets/partitioner.h"
 #include "targets/gpu/gpu_target.h"
 #include "driver/session.h"
 #include "tests/conformance/scope.h"
@@ -49,6 +52,8 @@ const char *kHelp =
     "  --timeout S          seconds per test before it counts as hung (default 300)\n"
     "  --target T           host (default), opencl, cuda or a Halide target string\n"
     "  --targets B1,B2,...  backends in priority order (default host), e.g. onednn,host\n"
+    "  --only-claimed-by B  run only the tests in which backend B takes a node; the rest are\n"
+    "                       skipped (they would run the kernels of the backends after it)\n"
     "  --verbose            print every test's result\n";
 
 struct Outcome {
@@ -128,7 +133,28 @@ void read_as_declared(std::vector<TensorData> &ts, const std::vector<DType> &dec
     if (ts[i].dtype == DType::U16 && declared[i] == DType::BF16) ts[i].dtype = DType::BF16;
 }
 
-Outcome run_case(const std::string &dir, const std::string &name, bool dynamic, const CompileOptions &base) {
+// Whether backend `only` takes a node of `g` when partitioned among
+// `base.backends` (after the compiler's graph rewrites). A graph that does
+// not infer counts as taken: its compile reports the error.
+bool claimed_by(const Graph &g, const std::string &only, const CompileOptions &base) {
+  try {
+    Graph probe = g;
+    ShapeStore store;
+    infer_shapes(probe, store);
+    rewrite_graph(probe);
+    const auto owned = make_backends(base.backends, base.backend_options);
+    std::vector<const Backend *> backends;
+    for (const auto &b : owned) backends.push_back(b.get());
+    for (const Region &r : partition_graph(probe, store, backends, base.partition).regions)
+      if (r.backend == only) return true;
+    return false;
+  } catch (const std::exception &) {
+    return true;
+  }
+}
+
+Outcome run_case(const std::string &dir, const std::string &name, bool dynamic, const CompileOptions &base,
+                 const std::string &only_claimed_by) {
   const std::string model = dir + "/model.onnx";
   if (auto why = out_of_scope_reason(model)) return {Outcome::Skip, *why};
   try {
@@ -140,6 +166,8 @@ Outcome run_case(const std::string &dir, const std::string &name, bool dynamic, 
         for (size_t d = 0; d < v.shape->size(); ++d) (*v.shape)[d] = Dim::symbol(v.name + "_d" + std::to_string(d));
       }
     }
+    if (!only_claimed_by.empty() && !claimed_by(g, only_claimed_by, base))
+      return {Outcome::Skip, "no node for " + only_claimed_by};
     std::ifstream f(model, std::ios::binary);
     std::stringstream ss;
     ss << f.rdbuf();
@@ -180,7 +208,7 @@ struct Child {
 };
 
 Child start_case(const std::string &data, const std::string &name, bool dynamic, const CompileOptions &base,
-                 int timeout) {
+                 const std::string &only_claimed_by, int timeout) {
   int fds[2];
   DISCO_CHECK(pipe(fds) == 0, "pipe failed");
   pid_t pid = fork();
@@ -191,7 +219,7 @@ Child start_case(const std::string &data, const std::string &name, bool dynamic,
     dup2(devnull, 1);
     dup2(devnull, 2);
     alarm(static_cast<unsigned>(timeout));
-    Outcome o = run_case(data + "/" + name, name, dynamic, base);
+    Outcome o = run_case(data + "/" + name, name, dynamic, base, only_claimed_by);
     std::string msg = std::string(o.kind == Outcome::Pass ? "P" : o.kind == Outcome::Skip ? "S" : "F") + o.reason;
     ssize_t ignored = write(fds[1], msg.data(), msg.size());
     (void)ignored;
@@ -215,13 +243,14 @@ Outcome finish_case(Child &c, int status) {
 }
 
 std::map<std::string, Outcome> run_all(const std::string &data, const std::vector<std::string> &names, bool dynamic,
-                                       const CompileOptions &base, int jobs, int timeout, bool verbose) {
+                                       const CompileOptions &base, const std::string &only_claimed_by, int jobs,
+                                       int timeout, bool verbose) {
   std::map<std::string, Outcome> results;
   std::vector<Child> running;
   size_t next = 0, done = 0;
   while (done < names.size()) {
     while (next < names.size() && static_cast<int>(running.size()) < jobs)
-      running.push_back(start_case(data, names[next++], dynamic, base, timeout));
+      running.push_back(start_case(data, names[next++], dynamic, base, only_claimed_by, timeout));
     std::vector<pollfd> pfds;
     for (auto &c : running) pfds.push_back({c.fd, POLLIN, 0});
     poll(pfds.data(), pfds.size(), 1000);
@@ -292,7 +321,7 @@ bool matches_filter(const std::string &name, const std::string &filter) {
 
 int main_impl(int argc, char **argv) {
   std::string mode, data = "/usr/share/libonnx-testdata/data/node", expected, filter, target = "host",
-              backends = "host";
+              backends = "host", only_claimed_by;
   int jobs = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)), timeout = 300;
   bool write_expected = false, verbose = false, backends_given = false;
   for (int i = 1; i < argc; ++i) {
@@ -310,6 +339,7 @@ int main_impl(int argc, char **argv) {
     else if (a == "--filter") filter = value();
     else if (a == "--target") target = value();
     else if (a == "--targets") backends = value(), backends_given = true;
+    else if (a == "--only-claimed-by") only_claimed_by = value();
     else if (a == "--jobs") jobs = std::max(1, std::stoi(value()));
     else if (a == "--timeout") timeout = std::max(1, std::stoi(value()));
     else if (a == "--write-expected") write_expected = true;
@@ -337,7 +367,10 @@ int main_impl(int argc, char **argv) {
     start = comma + 1;
   }
   make_backends(base.backends);  // unknown names fail here, not in every child
-  auto results = run_all(data, names, mode == "dynamic", base, jobs, timeout, verbose);
+  if (!only_claimed_by.empty() &&
+      std::find(base.backends.begin(), base.backends.end(), only_claimed_by) == base.backends.end())
+    fail("--only-claimed-by ", only_claimed_by, " names none of --targets ", backends);
+  auto results = run_all(data, names, mode == "dynamic", base, only_claimed_by, jobs, timeout, verbose);
   Expected exp = expected.empty() ? Expected{} : read_expected(expected, mode);
   int passed = 0, failed = 0, skipped = 0;
   std::vector<std::string> unexpected_fail, unexpected_pass;
