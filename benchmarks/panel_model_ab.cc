@@ -6,10 +6,13 @@
 // processes differed more than the two kinds did; here each round's ratio
 // compares runs a few hundred milliseconds apart.
 //
-// panel_model_ab [--switch NAME] MODEL.onnx INPUT.npy THREADS ROUNDS [EXPECTED.npy]
+// panel_model_ab [--no-cache] [--switch NAME[=VALUE]] MODEL.onnx INPUT.npy THREADS ROUNDS [EXPECTED.npy]
 // --switch names another environment switch of the same kind (read when a
 // step first runs, "0" turns its feature off), e.g. DISCO_WINOGRAD or
-// DISCO_ELTWISE_TAIL; the columns are then that feature on and off.
+// DISCO_ELTWISE_TAIL; the columns are then that feature on and off. With
+// =VALUE the second column's session is made with NAME=VALUE instead of 0.
+// --no-cache compiles both sessions in this process: for a switch read at
+// compile time, which the compile cache's key does not hold.
 // Prints one markdown row: median ms with the panel product, without, the
 // median of the rounds' ratios and its quartiles; with EXPECTED.npy, both
 // sessions' outputs checked against it (rtol 1e-3, atol 1e-4).
@@ -51,22 +54,34 @@ double worst_error(const disco::TensorData &got, const disco::TensorData &want) 
 }  // namespace
 
 int main(int argc, char **argv) {
-  std::string feature = "DISCO_PANEL_GEMM";
-  if (argc > 2 && std::string(argv[1]) == "--switch") {
-    feature = argv[2];
-    argv += 2, argc -= 2;
+  std::string feature = "DISCO_PANEL_GEMM", off_value = "0";
+  disco::CompileOptions opts;
+  for (bool more = true; more && argc > 1;) {
+    more = false;
+    if (std::string(argv[1]) == "--no-cache") {
+      opts.use_cache = false;
+      argv += 1, argc -= 1, more = true;
+    } else if (argc > 2 && std::string(argv[1]) == "--switch") {
+      feature = argv[2];
+      if (const size_t eq = feature.find('='); eq != std::string::npos) {
+        off_value = feature.substr(eq + 1);
+        feature = feature.substr(0, eq);
+      }
+      argv += 2, argc -= 2, more = true;
+    }
   }
   if (argc < 5) {
-    std::fprintf(stderr, "usage: panel_model_ab [--switch NAME] MODEL.onnx INPUT.npy THREADS ROUNDS [EXPECTED.npy]\n");
+    std::fprintf(stderr,
+                 "usage: panel_model_ab [--no-cache] [--switch NAME[=VALUE]] MODEL.onnx INPUT.npy THREADS ROUNDS "
+                 "[EXPECTED.npy]\n");
     return 2;
   }
   const std::string model = argv[1];
   const std::vector<disco::TensorData> in = {disco::read_npy(argv[2])};
   const int threads = std::atoi(argv[3]), rounds = std::atoi(argv[4]);
-  disco::CompileOptions opts;
   // The session without the feature first: its steps make their primitives
   // at the first run, reading the switch then.
-  setenv(feature.c_str(), "0", 1);
+  setenv(feature.c_str(), off_value.c_str(), 1);
   disco::Session off = disco::Session::from_onnx(model, opts);
   off.set_num_threads(threads);
   std::vector<disco::TensorData> out_off, out_on;

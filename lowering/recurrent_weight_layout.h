@@ -18,11 +18,19 @@ namespace disco {
 
 // The recurrence's states and sums (lowering/ops/recurrent_ops.cc) are
 // stored in tiles of kRecurrentStateLanes hidden units by
-// kRecurrentStateRows batch rows, contiguous: the register tile of the x86
-// template's statement (schedules/x86_recurrent_schedule.h), 2 AVX2 vectors
-// of hidden units by 4 rows, so that each R vector it loads serves 4 rows.
+// recurrent_state_rows() batch rows, contiguous: the register tile of the x86
+// template's statement (schedules/x86_recurrent_schedule.h), so that each R
+// vector it loads serves every row of the tile.
 constexpr int kRecurrentStateLanes = 16;
-constexpr int kRecurrentStateRows = 4;
+
+// The tile's rows for a target with `f32_lanes` float lanes: 8 with AVX-512
+// (16 x 8 is 8 zmm accumulators, and at batch 8 a step streams R once, not
+// twice: 0.87-0.95x the taggers' time at 8x100, recurrent-2026-12-04-c.md),
+// else 4 (2 x 4 AVX2 vectors; 8 rows would need all 16 ymm registers).
+int recurrent_state_rows(int f32_lanes);
+// The fewest batch rows that get a register tile: half a block of 8 (4 rows,
+// 4 zmm) with AVX-512, where a batch of 4 to 7 runs half tiles; else a block.
+int recurrent_tile_min_rows(int f32_lanes);
 
 // The node attribute that marks a recurrent node whose W and R are laid out
 // so: W's panel width w. Internal to disco (never in a model).

@@ -73,7 +73,8 @@ bool schedule_x86_recurrent(LoweredKernel &k, const Halide::Target &target, Sche
     std::vector<Var> a = st.args();
     Var bi = a[1], bo = a[4], d = a[5];
     std::vector<RVar> r = st.rvars(1);  // j % Lj, k, j / Lj, phase, step
-    st.compute_root().bound(bi, 0, kRecurrentStateRows);
+    const int rows = recurrent_state_rows(lanes);
+    st.compute_root().bound(bi, 0, rows);
     // The initial values (update 0, step 0's rows; the pure definition is
     // undefined): little work, serial (a parallel loop is a hand-over
     // between threads).
@@ -86,15 +87,30 @@ bool schedule_x86_recurrent(LoweredKernel &k, const Halide::Target &target, Sche
     u.allow_race_conditions();
     // From a block of batch rows on, the rows too (Halide's nested
     // vectorization): the statement is one dense vector of Lj x Lb, a
-    // register tile (2 x 4 AVX2 vectors) in which each R vector is loaded
-    // once for the Lb rows and each h(k) broadcast once for a row's Lj units.
-    if (rec->batch.defined())
-      u.specialize(rec->batch >= kRecurrentStateRows)
+    // register tile (2 x 4 AVX2 vectors, 1 x 8 AVX-512 ones) in which each R
+    // vector is loaded once for the Lb rows and each h(k) broadcast once for
+    // a row's Lj units. With AVX-512, a batch of 4 to 7 rows runs half tiles
+    // of 4 rows (a tile of 8 for 4 rows measured 1.35x the taggers' time at
+    // batch 4, recurrent-2026-12-04-c.md).
+    const int tile_min = recurrent_tile_min_rows(lanes);
+    if (rec->batch.defined()) {
+      u.specialize(rec->batch >= rows)
           .reorder(r[0], bi, r[1], bo, r[2], r[3], r[4], d)
           .vectorize(r[0])
           .vectorize(bi)
           .unroll(r[3])
           .parallel(d);
+      if (tile_min < rows) {
+        Var bio("b_io"), bii("b_ii");
+        u.specialize(rec->batch >= tile_min)
+            .split(bi, bio, bii, tile_min)
+            .reorder(r[0], bii, r[1], bio, bo, r[2], r[3], r[4], d)
+            .vectorize(r[0])
+            .vectorize(bii)
+            .unroll(r[3])
+            .parallel(d);
+      }
+    }
     // Smaller batches: a row per statement, rows past the batch skipped.
     u.reorder(r[0], r[1], bi, bo, r[2], r[3], r[4], d).vectorize(r[0]).unroll(r[3]).parallel(d);
   }

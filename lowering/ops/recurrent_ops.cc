@@ -269,7 +269,9 @@ void lower_recurrent(LowerContext &c) {
   // The recurrence's hidden units j are tiles of Lj (the state layout,
   // recurrent_weight_layout.h); its update's j is jflat, over its RVars
   // jparts (lane, tile); j as (lane, panel) of panels P wide.
-  constexpr int Lj = kRecurrentStateLanes, Lb = kRecurrentStateRows;
+  constexpr int Lj = kRecurrentStateLanes;
+  const int Lb = recurrent_state_rows(c.f32_lanes());
+  const int tile_min = recurrent_tile_min_rows(c.f32_lanes());
   Expr jflat;
   std::vector<Expr> jparts;
   auto split_j = [&](const Expr &jj, int P) -> std::pair<Expr, Expr> {
@@ -468,10 +470,11 @@ void lower_recurrent(LowerContext &c) {
   step = r[4];
   // sum + the chunk's terms of phase `ph`.
   // From a tile of batch rows on (the template's specialization), the tile
-  // of Lj x Lb lanes is 8 AVX2 vectors, one chain of FMAs each; on AVX-512
-  // it is 4 vectors, so each vector's terms go in 2 chains to keep 8 FMAs
-  // in flight (FMA latency, not throughput, bounds one chain per vector;
-  // 2 chains: 0.83x the taggers' time on Zen 4,
+  // of Lj x Lb lanes is 8 AVX2 vectors (Lb = 4) or 8 AVX-512 ones (Lb = 8),
+  // one chain of FMAs each; a half tile of 4 rows on AVX-512 is 4 vectors,
+  // so each vector's terms go in 2 chains to keep 8 FMAs in flight (FMA
+  // latency, not throughput, bounds one chain per vector; 2 chains: 0.83x
+  // the taggers' time on Zen 4, when the tile was 4 rows,
   // benchmarks/results/recurrent-2026-12-03.md). Below a tile a statement
   // holds a row's vectors, so the chunk's terms are summed in kSumChains
   // interleaved chains added at the end. Each specialization folds the
@@ -498,7 +501,12 @@ void lower_recurrent(LowerContext &c) {
     };
     Expr tile = chained(chunk >= 2 * tile_chains ? tile_chains : 1);
     if (chunk < 2 * kSumChains) return tile;
-    return Halide::select(B >= Lb, tile, chained(kSumChains));
+    Expr rows = chained(kSumChains);
+    if (tile_min < Lb) {  // half tiles of Lb / 2 rows: half the vectors, so 2 chains each
+      const int half_chains = Lj * (Lb / 2) / c.f32_lanes() >= 8 ? 1 : 2;
+      rows = Halide::select(B >= tile_min, chained(chunk >= 2 * half_chains ? half_chains : 1), rows);
+    }
+    return Halide::select(B >= Lb, tile, rows);
   };
   Expr every_k = Halide::cast(Halide::Bool(), false), row;
   for (int l = 0; l < L; ++l) {
@@ -507,7 +515,12 @@ void lower_recurrent(LowerContext &c) {
   }
   // Rows past a batch smaller than a block are not computed (where the
   // batch is a block or more, a template proves this true and drops it).
-  r.where((k == 0 || every_k) && bi < B);
+  // From half a block on, a half tile whose first row is in the batch is
+  // computed whole (its other rows from clamped reads), so that the
+  // condition is one per half tile, not per vector lane.
+  Expr row_in = bi < B;
+  if (tile_min < Lb) row_in = Halide::select(B >= tile_min, bi / tile_min * tile_min < B, row_in);
+  r.where((k == 0 || every_k) && (row_in || B >= Lb));
   Expr value;
   for (int l = L - 1; l >= 0; --l) {
     const Phase &ph = phases[loops[l].row];

@@ -2,18 +2,20 @@
 """Small recurrent taggers for tests/schedules/x86_recurrent_schedule_test.cc:
 PyTorch's nn.LSTM and nn.GRU with two bidirectional layers, batch_first, exported
 to ONNX (opset 14, dynamic batch and seq) as the model zoo's taggers are, and
-their outputs at three shapes.
+their outputs at four shapes.
 
 lstm_small: input 10, hidden 24 (three AVX2 vectors: a partial tile of the
 recurrent template); gru_small: input 10, hidden 20 (not a whole number of
 vectors: masked tails); lstm_h64: one bidirectional layer, input 10, hidden 64
 (whole tiles of the template: 16 terms of k per statement, 16 hidden units by
-4 batch rows). Batch 6 (the third shape) runs the template's tile of batch
-rows, a whole block and a partial one. Weights and inputs from fixed seeds.
+4 or 8 batch rows). Batch 6 (the third shape) runs the template's tile of
+batch rows on AVX2, a whole block of 4 and a partial one, and half tiles of 4
+rows on AVX-512 (blocks of 8); batch 11 (the fourth) a whole block of 8 and a
+partial one on AVX-512. Weights and inputs from fixed seeds.
 
 Run with Debian's python (torch 1.13): /usr/bin/python3 tests/references/make_recurrent_references.py [NAME...]
 (NAME: only these models). Writes tests/references/recurrent/NAME.onnx and
-NAME.<k>.input.npy / NAME.<k>.output.npy for k = 1, 2, 3.
+NAME.<k>.input.npy / NAME.<k>.output.npy for k = 1, 2, 3, 4.
 """
 import os
 import sys
@@ -23,7 +25,7 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "recurrent")
-SHAPES = [(1, 7), (3, 5), (6, 5)]  # (batch, seq)
+SHAPES = [(1, 7), (3, 5), (6, 5), (11, 4)]  # (batch, seq)
 INPUT = 10
 
 
