@@ -9,8 +9,6 @@ namespace disco {
 
 int recurrent_state_rows(int f32_lanes) { return f32_lanes >= 16 ? 8 : 4; }
 
-int recurrent_tile_min_rows(int f32_lanes) { return recurrent_state_rows(f32_lanes) / (f32_lanes >= 16 ? 2 : 1); }
-
 bool has_transposed_recurrent_weights(const AttrReader &attrs) { return recurrent_panel_width(attrs) > 0; }
 
 int recurrent_panel_width(const AttrReader &attrs) {

@@ -28,9 +28,10 @@ constexpr int kRecurrentStateLanes = 16;
 // twice: 0.87-0.95x the taggers' time at 8x100, recurrent-2026-12-04-c.md),
 // else 4 (2 x 4 AVX2 vectors; 8 rows would need all 16 ymm registers).
 int recurrent_state_rows(int f32_lanes);
-// The fewest batch rows that get a register tile: half a block of 8 (4 rows,
-// 4 zmm) with AVX-512, where a batch of 4 to 7 runs half tiles; else a block.
-int recurrent_tile_min_rows(int f32_lanes);
+// The fewest batch rows that get a register tile, 4 on every target: a
+// block of 4 with AVX2, half a block of 8 (4 zmm) with AVX-512, where a
+// batch of 4 to 7 runs half tiles.
+constexpr int kRecurrentTileMinRows = 4;
 
 // The node attribute that marks a recurrent node whose W and R are laid out
 // so: W's panel width w. Internal to disco (never in a model).

@@ -92,7 +92,7 @@ bool schedule_x86_recurrent(LoweredKernel &k, const Halide::Target &target, Sche
     // a row's Lj units. With AVX-512, a batch of 4 to 7 rows runs half tiles
     // of 4 rows (a tile of 8 for 4 rows measured 1.35x the taggers' time at
     // batch 4, recurrent-2026-12-04-c.md).
-    const int tile_min = recurrent_tile_min_rows(lanes);
+    const int tile_min = kRecurrentTileMinRows;
     if (rec->batch.defined()) {
       u.specialize(rec->batch >= rows)
           .reorder(r[0], bi, r[1], bo, r[2], r[3], r[4], d)

@@ -271,7 +271,7 @@ void lower_recurrent(LowerContext &c) {
   // jparts (lane, tile); j as (lane, panel) of panels P wide.
   constexpr int Lj = kRecurrentStateLanes;
   const int Lb = recurrent_state_rows(c.f32_lanes());
-  const int tile_min = recurrent_tile_min_rows(c.f32_lanes());
+  constexpr int tile_min = kRecurrentTileMinRows;
   Expr jflat;
   std::vector<Expr> jparts;
   auto split_j = [&](const Expr &jj, int P) -> std::pair<Expr, Expr> {
@@ -479,7 +479,6 @@ void lower_recurrent(LowerContext &c) {
   // holds a row's vectors, so the chunk's terms are summed in kSumChains
   // interleaved chains added at the end. Each specialization folds the
   // select to its form.
-  const int tile_chains = Lj * Lb / c.f32_lanes() >= 8 ? 1 : 2;
   constexpr int kSumChains = 4;  // 8 on AVX-512 measured 1.35x slower (recurrent-2026-12-03.md)
   auto chunk_sum = [&](Expr sum, const Phase &ph) {
     std::vector<Expr> terms;
@@ -499,13 +498,15 @@ void lower_recurrent(LowerContext &c) {
       for (int i = 1; i < n; ++i) all += chains[i];
       return all;
     };
-    Expr tile = chained(chunk >= 2 * tile_chains ? tile_chains : 1);
+    // A tile of `rows` batch rows: one chain per vector from 8 vectors on, else 2.
+    auto tile_sum = [&](int rows) {
+      const int n = Lj * rows / c.f32_lanes() >= 8 ? 1 : 2;
+      return chained(chunk >= 2 * n ? n : 1);
+    };
+    Expr tile = tile_sum(Lb);
     if (chunk < 2 * kSumChains) return tile;
     Expr rows = chained(kSumChains);
-    if (tile_min < Lb) {  // half tiles of Lb / 2 rows: half the vectors, so 2 chains each
-      const int half_chains = Lj * (Lb / 2) / c.f32_lanes() >= 8 ? 1 : 2;
-      rows = Halide::select(B >= tile_min, chained(chunk >= 2 * half_chains ? half_chains : 1), rows);
-    }
+    if (tile_min < Lb) rows = Halide::select(B >= tile_min, tile_sum(tile_min), rows);  // half tiles
     return Halide::select(B >= Lb, tile, rows);
   };
   Expr every_k = Halide::cast(Halide::Bool(), false), row;
