@@ -1,10 +1,12 @@
 #include "runtime/plan.h"
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 
+#include "frontend/checked_size.h"
 #include "frontend/errors.h"
 
 namespace disco {
@@ -201,7 +203,7 @@ Dim parse_dim(const std::string &text) {
 
 void Plan::save(const std::string &path) const {
   Writer w;
-  w.word("disco-plan").num(4).str(name).str(library).str(constants);
+  w.word("disco-plan").num(5).str(name).str(library).str(constants);
   w.line();
   w.word("inputs").num(static_cast<int64_t>(inputs.size()));
   for (const auto &in : inputs) w.str(in.name).num(static_cast<int>(in.dtype)).shape(in.shape);
@@ -214,7 +216,8 @@ void Plan::save(const std::string &path) const {
   w.line();
   w.word("buffers").num(static_cast<int64_t>(buffers.size()));
   for (const auto &b : buffers)
-    w.num(b.kind).str(b.name).num(static_cast<int>(b.dtype)).shape(b.shape).num(b.io_index).num(b.offset);
+    w.num(b.kind).str(b.name).num(static_cast<int>(b.dtype)).shape(b.shape).num(b.io_index).num(b.offset).num(
+        b.channel_multiple);
   w.line();
   w.word("steps").num(static_cast<int64_t>(steps.size()));
   for (const auto &s : steps) {
@@ -241,7 +244,7 @@ Plan Plan::load(const std::string &path) {
   Reader r(ss.str());
   Plan p;
   r.expect("disco-plan");
-  DISCO_CHECK(r.num() == 4, "plan file '", path, "' has an unknown version");
+  DISCO_CHECK(r.num() == 5, "plan file '", path, "' has an unknown version");
   p.name = r.str();
   p.library = r.str();
   p.constants = r.str();
@@ -273,6 +276,9 @@ Plan Plan::load(const std::string &path) {
     b.shape = r.shape();
     b.io_index = static_cast<int>(r.num());
     b.offset = r.num();
+    b.channel_multiple = r.num();
+    DISCO_CHECK(b.channel_multiple >= 0 && b.channel_multiple <= 1024, "plan file '", path, "': buffer '", b.name,
+                "' has a channel multiple of ", b.channel_multiple);
   }
   r.expect("steps");
   p.steps.resize(r.count());
@@ -298,6 +304,18 @@ Plan Plan::load(const std::string &path) {
   p.input_buffers = r.ints();
   p.output_buffers = r.ints();
   return p;
+}
+
+std::vector<int64_t> allocated_shape(const PlanBuffer &b, const std::vector<int64_t> &shape) {
+  std::vector<int64_t> padded = shape;
+  const int64_t m = b.channel_multiple;
+  if (m > 1 && padded.size() >= 2 && padded[1] > 0)
+    padded[1] = padded[1] > INT64_MAX - (m - 1) ? INT64_MAX : (padded[1] + m - 1) / m * m;
+  return padded;
+}
+
+std::optional<int64_t> buffer_bytes(const PlanBuffer &b, const std::vector<int64_t> &shape) {
+  return tensor_bytes(b.channel_multiple > 1 ? allocated_shape(b, shape) : shape, b.dtype);
 }
 
 std::vector<char> kernel_buffers(const Plan &plan) {

@@ -5,6 +5,7 @@
 // compile cache and other processes can load them without the compiler.
 #pragma once
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,7 +23,19 @@ struct PlanBuffer {
   Shape shape;
   int io_index = -1;   // position among the inputs or outputs
   int64_t offset = 0;  // Constant: byte offset in the constants file
+  // 0: the buffer holds the shape's own elements. Else dim 1 is allocated
+  // rounded up to a multiple of this: a Temp that oneDNN steps hand each
+  // other in a blocked layout whose last block of channels is zero-padded
+  // (targets/onednn/onednn_layout.h). Only those steps read or write it.
+  int64_t channel_multiple = 0;
 };
+
+// The shape buffer `b` is allocated as for a value of `shape`: `shape` with
+// channel_multiple applied (dim 1 rounded up, saturating at INT64_MAX, which
+// the size checks then refuse).
+std::vector<int64_t> allocated_shape(const PlanBuffer &b, const std::vector<int64_t> &shape);
+// Its bytes; nothing where a dim is negative or the size overflows (tensor_bytes).
+std::optional<int64_t> buffer_bytes(const PlanBuffer &b, const std::vector<int64_t> &shape);
 
 struct PlanStep {
   // One of three things:

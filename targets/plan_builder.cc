@@ -63,6 +63,13 @@ int PlanBuilder::output_buffer(int vid, bool rebind) {
   return b;
 }
 
+void PlanBuilder::pad_channels(int buffer, int64_t multiple) {
+  PlanBuffer &b = plan_.buffers.at(static_cast<size_t>(buffer));
+  DISCO_CHECK(b.kind == PlanBuffer::Temp && multiple > 0 && b.shape.size() >= 2,
+              "internal: only a temporary of rank 2 or more can have its channels padded ('", b.name, "')");
+  b.channel_multiple = multiple;
+}
+
 std::string PlanBuilder::next_kernel_name() { return identifier_from(plan_.name, "m_") + "_k" + std::to_string(kernels_++); }
 
 void PlanBuilder::add_step(PlanStep step) { plan_.steps.push_back(std::move(step)); }

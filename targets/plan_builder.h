@@ -45,6 +45,9 @@ class PlanBuilder {
   // the value is a graph output. `rebind` false keeps readers on the old buffer
   // (a copy of a value into a second graph output).
   int output_buffer(int vid, bool rebind = true);
+  // Allocates Temp buffer `buffer` with dim 1 rounded up to a multiple of
+  // `multiple` (PlanBuffer::channel_multiple), for a layout that pads it.
+  void pad_channels(int buffer, int64_t multiple);
 
   std::string next_kernel_name();
   // Kernels from and for other models: with a store, a new kernel is named

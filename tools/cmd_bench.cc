@@ -79,7 +79,7 @@ std::optional<int64_t> planned_arena_bytes(const Plan &plan, const SymbolValues 
       const PlanBuffer &b = plan.buffers[l.buffer];
       std::vector<int64_t> shape = eval_shape(b.shape, symbols);
       for (int64_t &d : shape) d = std::max<int64_t>(d, 0);
-      const std::optional<int64_t> n = tensor_bytes(shape, b.dtype);
+      const std::optional<int64_t> n = buffer_bytes(b, shape);
       if (!n) return std::nullopt;
       bytes[l.buffer] = *n;
     }

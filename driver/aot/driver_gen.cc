@@ -160,7 +160,16 @@ void emit_steps(std::ostream &o, const Plan &plan, const Layout &l, const std::s
     o << "  int64_t bytes[" << nt << "];\n";
     for (size_t t = 0; t < nt; ++t) {
       const int b = l.lives[t].buffer;
-      o << "  bytes[" << t << "] = " << elements(l, b) << " * " << dtype_size(plan.buffers[b].dtype) << ";\n";
+      const PlanBuffer &pb = plan.buffers[b];
+      // A buffer allocated with its channels padded (PlanBuffer::channel_multiple) has a constant channel count.
+      std::string n = elements(l, b);
+      if (pb.channel_multiple > 1) {
+        DISCO_CHECK(pb.shape.size() >= 2 && pb.shape[1].is_const() && pb.shape[1].as_const() > 0, "buffer '",
+                    pb.name, "' has its channels padded, but not a constant channel count");
+        const int64_t c = pb.shape[1].as_const(), m = pb.channel_multiple;
+        n = "(" + n + " / " + std::to_string(c) + " * " + std::to_string((c + m - 1) / m * m) + ")";
+      }
+      o << "  bytes[" << t << "] = " << n << " * " << dtype_size(pb.dtype) << ";\n";
     }
     o << "  int64_t *const laid_bytes = a->slots, *const off = a->slots + " << nt << ";\n"
       << "  if (!a->laid_out || memcmp(bytes, laid_bytes, sizeof bytes) != 0) {\n"

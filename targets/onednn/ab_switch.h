@@ -3,6 +3,8 @@
 // for measuring it against the path without it in the same build. Read each
 // time a step makes a primitive for a new shape, so that one process can
 // hold sessions of either kind (benchmarks/panel_model_ab.cc --switch).
+// DISCO_PADDED_HELD (tensors held padded, onednn_layout.h) is read when the
+// backend compiles: A/B runs take --no-cache.
 #pragma once
 #include <cstdlib>
 #include <cstring>

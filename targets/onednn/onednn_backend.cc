@@ -5,6 +5,7 @@
 #include <set>
 
 #include "runtime/extern_kernel.h"
+#include "targets/onednn/ab_switch.h"
 #include "targets/onednn/onednn_layout.h"
 #include "targets/onednn/onednn_rules.h"
 #include "targets/partitioner.h"
@@ -83,10 +84,97 @@ std::set<int> channels_last_values(const MatchContext &ctx, const std::vector<co
   return values;
 }
 
+// A post-op that keeps a zero-padded channel finite (0 in, finite out), with
+// no operand or a residual of the result's own dims: the producer of a padded
+// tensor computes its padding's channels too (zero weights, zero bias), and
+// the convolutions that read it multiply them by zero weights, so they may
+// hold anything but Inf or NaN. Per-channel operands (a Mul by a
+// squeeze-excitation's scale, a Div) are left out: their padding is not
+// disco's.
+bool keeps_padding_finite(const OnednnPostOp &op) {
+  switch (op.kind) {
+    case OnednnPostOp::Relu:
+    case OnednnPostOp::GeluErf:
+    case OnednnPostOp::Sigmoid:
+    case OnednnPostOp::Tanh:
+    case OnednnPostOp::Swish:
+    case OnednnPostOp::HardSwish:
+    case OnednnPostOp::Clip:
+    case OnednnPostOp::Linear:
+    case OnednnPostOp::Add:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Values of channels_last_values held padded instead (onednn_layout.h): a
+// 2-D convolution's result of a constant channel count that is not a multiple
+// of the largest block, which only other 2-D convolutions read, as X or as a
+// residual of their own dims. Grouped convolutions other than depthwise ones
+// are left out on both sides: 2.6 has no blocked JIT kernel for groups of a
+// few channels (regnet_y_400mf's 8), and their layouts stay as they were.
+std::set<int> padded_values(const MatchContext &ctx, const std::vector<const OnednnUnit *> &units,
+                            const std::set<int> &channels_last) {
+  if (switched_off("DISCO_PADDED_HELD")) return {};  // A/B runs (ab_switch.h)
+  std::map<int, const OnednnUnit *> unit_of, producer;
+  for (const OnednnUnit *u : units) {
+    for (int n : u->nodes) unit_of[n] = u;
+    producer[u->output] = u;
+  }
+  auto channels = [&](int v) -> int64_t {
+    const Shape *s = ctx.shape_of(v);
+    return s && s->size() == 4 && (*s)[1].is_const() ? (*s)[1].as_const() : -1;
+  };
+  // Plain or depthwise: for a conv reading `in` channels.
+  auto ungrouped = [](const OnednnUnit &u, int64_t in) { return u.group == 1 || u.group == in; };
+  std::set<int> values;
+  for (int v : channels_last) {
+    const int64_t c = channels(v);
+    auto p = producer.find(v);
+    if (c <= 1 || c % kMaxChannelBlock == 0 || p == producer.end()) continue;
+    const OnednnUnit &u = *p->second;
+    if (u.anchor != OnednnUnit::Conv || !u.out_perm.empty() || u.strides.size() != 2) continue;
+    if (!ungrouped(u, channels(u.anchor_inputs.front()))) continue;
+    bool ok = std::all_of(u.post_ops.begin(), u.post_ops.end(), keeps_padding_finite);
+    for (int o : u.operands) ok = ok && ctx.shape_of(o) && ctx.shape_of(v) && *ctx.shape_of(o) == *ctx.shape_of(v);
+    for (int n : ctx.consumers(v)) {
+      const OnednnUnit *r = unit_of.count(n) ? unit_of[n] : nullptr;
+      ok = ok && r && r->anchor == OnednnUnit::Conv && r->strides.size() == 2 &&
+           (r->anchor_inputs.front() != v || ungrouped(*r, c));
+    }
+    if (ok) values.insert(v);
+  }
+  // Each kept only where no copy is left at its ends: the producer's X and
+  // each reader's result blocked too (held channels last with whole blocks,
+  // or padded). A padded value beside an nhwc one costs the copy it saved
+  // (regnet_y_400mf's: 54 copies per run instead of 20).
+  auto blocks = [&](int w) {
+    const int64_t c = channels(w);
+    return values.count(w) || (channels_last.count(w) && c > 0 && c % kMaxChannelBlock == 0);
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (auto it = values.begin(); it != values.end();) {
+      const OnednnUnit &u = *producer[*it];
+      bool ok = blocks(u.anchor_inputs.front());
+      for (int n : ctx.consumers(*it)) ok = ok && blocks(unit_of[n]->output);
+      if (ok) {
+        ++it;
+      } else {
+        it = values.erase(it);
+        changed = true;
+      }
+    }
+  }
+  return values;
+}
+
 // One extern step per unit. Inputs: the anchor's operands, then the operands
 // of the binary post-ops in list order. Output: the unit's last value (its
 // intermediates each have one reader, inside the unit); a Gather's results.
-PlanStep unit_step(const OnednnUnit &u, const Region &region, const std::set<int> &channels_last, PlanBuilder &b) {
+PlanStep unit_step(const OnednnUnit &u, const Region &region, const std::set<int> &channels_last,
+                   const std::set<int> &padded, PlanBuilder &b) {
   PlanStep step;
   step.label = unit_label(b.graph(), u);
   for (const std::string &sym : region.symbols) step.symbols.push_back(Dim::symbol(sym));
@@ -104,6 +192,14 @@ PlanStep unit_step(const OnednnUnit &u, const Region &region, const std::set<int
       if (channels_last.count(u.operands[i])) inputs.push_back(3 + static_cast<int64_t>(i));
     step.params["channels_last_inputs"] = join_ints(inputs);
     step.params["channels_last_output"] = channels_last.count(u.output) ? "1" : "0";
+    if (u.anchor == OnednnUnit::Conv) {  // those of them held padded
+      std::vector<int64_t> padded_inputs;
+      if (padded.count(u.anchor_inputs.front())) padded_inputs.push_back(0);
+      for (size_t i = 0; i < u.operands.size(); ++i)
+        if (padded.count(u.operands[i])) padded_inputs.push_back(3 + static_cast<int64_t>(i));
+      step.params["padded_inputs"] = join_ints(padded_inputs);
+      step.params["padded_output"] = padded.count(u.output) ? "1" : "0";
+    }
   }
   if (u.anchor == OnednnUnit::Gather) {
     // Per result: which are kept channels last, and its channels' sources
@@ -164,7 +260,10 @@ PlanStep unit_step(const OnednnUnit &u, const Region &region, const std::set<int
   }
   for (int vid : u.anchor_inputs) step.inputs.push_back(vid < 0 ? -1 : b.input_buffer(vid));
   for (int vid : u.operands) step.inputs.push_back(b.input_buffer(vid));
-  for (int vid : unit_outputs(u)) step.outputs.push_back(b.output_buffer(vid));
+  for (int vid : unit_outputs(u)) {
+    step.outputs.push_back(b.output_buffer(vid));
+    if (padded.count(vid)) b.pad_channels(step.outputs.back(), kMaxChannelBlock);
+  }
   return step;
 }
 
@@ -191,9 +290,11 @@ class OnednnBackend : public Backend {
     for (const Unit &unit : region.units) units.push_back(&unit.payload_as<OnednnUnit>());
     auto last = [](const OnednnUnit *u) { return *std::max_element(u->nodes.begin(), u->nodes.end()); };
     std::stable_sort(units.begin(), units.end(), [&](auto *x, auto *y) { return last(x) < last(y); });
-    const std::set<int> channels_last = channels_last_values(MatchContext(b.graph(), b.store()), units);
+    const MatchContext ctx(b.graph(), b.store());
+    const std::set<int> channels_last = channels_last_values(ctx, units);
+    const std::set<int> padded = padded_values(ctx, units, channels_last);
     add_unit_steps(units, b, "onednn step ",
-                   [&](const OnednnUnit *u) { return unit_step(*u, region, channels_last, b); });
+                   [&](const OnednnUnit *u) { return unit_step(*u, region, channels_last, padded, b); });
     return {};
   }
 };

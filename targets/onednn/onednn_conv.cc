@@ -57,6 +57,10 @@ class ConvKernel : public OnednnStep {
     if (has_param(step, "channels_last_inputs"))
       for (int64_t i : param_ints(step, "channels_last_inputs")) channels_last_inputs_.push_back(static_cast<size_t>(i));
     channels_last_output_ = has_param(step, "channels_last_output") && param_int(step, "channels_last_output") != 0;
+    if (has_param(step, "padded_inputs"))
+      for (int64_t i : param_ints(step, "padded_inputs")) padded_inputs_.push_back(static_cast<size_t>(i));
+    padded_output_ = has_param(step, "padded_output") && param_int(step, "padded_output") != 0;
+    check(!padded_output_ || channels_last_output_, "padded_output without channels_last_output");
     if (has_param(step, "out_perm") && !param_ints(step, "out_perm").empty()) {
       check(param_ints(step, "out_perm") == kToChannelsLast && strides_.size() == 2 && !channels_last_output_,
             "out_perm ", shape_text(param_ints(step, "out_perm")), " is not a 2-D convolution's result to channels last");
@@ -143,6 +147,13 @@ class ConvKernel : public OnednnStep {
   bool channels_last(size_t input) const {
     return std::find(channels_last_inputs_.begin(), channels_last_inputs_.end(), input) != channels_last_inputs_.end();
   }
+  bool padded(size_t input) const {
+    return std::find(padded_inputs_.begin(), padded_inputs_.end(), input) != padded_inputs_.end();
+  }
+  // Step input `input` of `dims` as disco's buffer holds it.
+  memory::desc user_desc(size_t input, const memory::dims &dims) const {
+    return held_desc(dims, channels_last(input), padded(input));
+  }
   void clear_cache() override { cache_.clear(); }
 
   std::vector<int64_t> strides_, dilations_, pads_;
@@ -150,13 +161,15 @@ class ConvKernel : public OnednnStep {
   std::string auto_pad_;
   std::vector<size_t> channels_last_inputs_;  // step inputs the plan keeps channels last (onednn_layout.h)
   bool channels_last_output_ = false;
+  std::vector<size_t> padded_inputs_;  // those of them it holds padded (onednn_layout.h)
+  bool padded_output_ = false;
   // The result is written transposed to [N, H, W, C] (out_perm 0,2,3,1).
   static inline const std::vector<int64_t> kToChannelsLast = {0, 2, 3, 1};
   bool out_channels_last_ = false;
   // Y as disco's buffer holds it, around the primitive's `inner` layout.
   Staged staged_dst(const memory::dims &out, const memory::desc &inner) const {
-    return out_channels_last_ ? Staged::make_as(unblocked_desc(out), true, inner)
-                              : Staged::make(out, true, channels_last_output_, inner);
+    return Staged::make_as(out_channels_last_ ? unblocked_desc(out) : held_desc(out, channels_last_output_, padded_output_),
+                           true, inner);
   }
   bool lifted_ = false;  // a 1-D conv, its attributes made 2-D (run)
   ShapeLruCache<Entry> cache_;
@@ -252,7 +265,7 @@ ConvKernel::Entry ConvKernel::make_entry(const ExternTensor &x, const ExternTens
                                          const Geometry &g, const Epilogue &e, int team) {
   Entry en;
   // Boxes first (make_boxes): they take X and Y blocked and need no primitive for the whole window.
-  en.src = Staged::make(x.shape, false, channels_last(0), channels_last_desc(x.shape));
+  en.src = Staged::make_as(user_desc(0, x.shape), false, channels_last_desc(x.shape));
   en.dst = staged_dst(g.out, channels_last_desc(g.out));
   en.wei = memory(plain_desc(grouped(w.shape)), onednn_engine(), nullptr);
   if (bias) en.bias = memory(plain_desc(bias->shape), onednn_engine(), nullptr);  // run() binds both
@@ -271,8 +284,17 @@ ConvKernel::Entry ConvKernel::make_entry(const ExternTensor &x, const ExternTens
   // first convolution's 3 channels in and for a squeeze-excitation's 104 -> 26);
   // its jit:avx2 kernel reads few plain channels into blocked ones, so a plain
   // X comes next, then both unblocked as before the blocked layout.
+  // A side the plan holds padded is seen as held: no copy. 2.6 has no JIT
+  // kernel for it beside an nhwc side (one side is then copied: into padded
+  // blocks, else out of them).
+  const bool held_padded = padded(0) || padded_output_;
   std::vector<std::pair<memory::desc, memory::desc>> layouts = {
-      {channels_last_desc(x.shape), channels_last_desc(g.out)}};
+      {padded(0) ? padded_blocked_desc(x.shape) : channels_last_desc(x.shape),
+       padded_output_ ? padded_blocked_desc(g.out) : channels_last_desc(g.out)}};
+  if (held_padded) {
+    layouts.push_back({padded_blocked_desc(x.shape), padded_blocked_desc(g.out)});
+    layouts.push_back({channels_last_desc(x.shape), channels_last_desc(g.out)});
+  }
   // One side blocked and the other not (an MBConv block's 24 or 40 channels
   // next to 144 or 240): both sides blocked, the unblocked one copied into
   // and out of a zero-padded block. On AVX-512 the 1x1 convs of
@@ -281,9 +303,9 @@ ConvKernel::Entry ConvKernel::make_entry(const ExternTensor &x, const ExternTens
   // (jit_1x1) and a copy of the narrow side; whole models ran in 0.91-0.94 of
   // their time (mobilenet_v2, efficientnet_b0) on one thread. Not on two:
   // there the copies ate the gain (0.95-1.07; regnet_y_400mf lost most;
-  // benchmarks/results/padded-blocks-2026-12-04.md). DISCO_PADDED_BLOCKS=0
-  // turns it off (A/B runs).
-  if (team == 1 && blocked(g.out) != blocked(x.shape) && !same_order(x.shape) && !same_order(g.out) &&
+  // benchmarks/results/padded-blocks-2026-12-04.md). Where the plan holds a
+  // side padded, it is tried above. DISCO_PADDED_BLOCKS=0 turns it off (A/B runs).
+  if (team == 1 && !held_padded && blocked(g.out) != blocked(x.shape) && !same_order(x.shape) && !same_order(g.out) &&
       x.shape[1] > 1 && !switched_off("DISCO_PADDED_BLOCKS"))
     layouts.push_back({padded_blocked_desc(x.shape), padded_blocked_desc(g.out)});
   if (blocked(g.out) && !blocked(x.shape)) layouts.push_back({plain_desc(x.shape), channels_last_desc(g.out)});
@@ -361,7 +383,7 @@ ConvKernel::Entry ConvKernel::make_padded(const ExternTensor &x, const ExternTen
   memory whole = en.src.inner;  // the primitive's X, in en.args
   whole.set_data_handle(en.padded.data());
   Staged s;
-  s.user = memory(held_desc(x.shape, channels_last(0)), eng, nullptr);
+  s.user = memory(user_desc(0, x.shape), eng, nullptr);
   s.inner = memory(full.submemory_desc(x.shape, at), eng, nullptr);
   s.copied = true;
   s.copy = guarded("create the reorder into the padded X", [&] { return dnnl::reorder(s.user, s.inner); });
@@ -469,13 +491,13 @@ ConvKernel::Entry ConvKernel::make_entry_in(const ExternTensor &x, const ExternT
                                             const memory::desc &dst_desc, dnnl::algorithm alg) {
   const auto &eng = onednn_engine();
   Entry en;
-  en.src = Staged::make(x.shape, false, channels_last(0), src_desc);
+  en.src = Staged::make_as(user_desc(0, x.shape), false, src_desc);
   en.dst = staged_dst(g.out, dst_desc);
   std::vector<memory::desc> operand_descs;
   for (size_t i = 0; i < e.operands.size(); ++i) {
-    const bool kept = e.inputs[i] >= 0 && channels_last(static_cast<size_t>(e.inputs[i]));
     const memory::dims &dims = e.operands[i].dims;
-    en.operands.push_back(Staged::make(dims, false, kept, dims == g.out ? dst_desc : channels_last_desc(dims)));
+    const memory::desc user = e.inputs[i] >= 0 ? user_desc(static_cast<size_t>(e.inputs[i]), dims) : plain_desc(dims);
+    en.operands.push_back(Staged::make_as(user, false, dims == g.out ? dst_desc : channels_last_desc(dims)));
     operand_descs.push_back(en.operands.back().inner.get_desc());
   }
   // The first Add of an operand as large as the result: dst starts as that operand.
@@ -610,7 +632,7 @@ void ConvKernel::run_spatial(const ExternCall &call) {
   en->wei.set_data_handle(w.data);
   if (en->wei_copy) en->wei_inner.set_data_handle(scratch_[2].get(en->wei_inner.get_desc().get_size() / sizeof(float)));
   if (bias) en->bias.set_data_handle(bias->data);
-  const size_t out_bytes = static_cast<size_t>(y.num_elements()) * sizeof(float);
+  const size_t out_bytes = en->dst.user.get_desc().get_size();  // a padded Y's padding too
   if (alias_copies_.size() < en->operands.size()) alias_copies_.resize(en->operands.size());
   for (size_t i : en->binary)
     en->operands[i].bind(apart_from_result(e.operands[i].data, en->operands[i].user.get_desc().get_size(), dst,

@@ -23,8 +23,8 @@ dnnl::memory::desc padded_blocked_desc(const memory::dims &dims) {
                                   : (wide ? tag::nCdhw16c : tag::nCdhw8c));
 }
 
-dnnl::memory::desc held_desc(const memory::dims &dims, bool channels_last) {
-  return channels_last ? channels_last_desc(dims) : plain_desc(dims);
+dnnl::memory::desc held_desc(const memory::dims &dims, bool channels_last, bool padded) {
+  return padded ? padded_blocked_desc(dims) : channels_last ? channels_last_desc(dims) : plain_desc(dims);
 }
 
 dnnl::memory::desc unblocked_desc(const memory::dims &dims) {
@@ -82,7 +82,8 @@ Staged Staged::make_as(const memory::desc &user, bool output, const memory::desc
   Staged s;
   s.user = memory(user, eng, nullptr);
   s.inner = memory(inner, eng, nullptr);
-  s.copied = !same_order(user.dims()) && user != inner;
+  // Layouts of one order still differ in size where one pads the channels.
+  s.copied = user != inner && (!same_order(user.dims()) || user.get_size() != inner.get_size());
   if (s.copied) s.copy = output ? dnnl::reorder(s.inner, s.user) : dnnl::reorder(s.user, s.inner);
   return s;
 }

@@ -19,6 +19,15 @@
 // else ever reads it. The layout is a function of the dims (channels_last_desc),
 // so both sides agree. A tensor with one channel or one position reads the
 // same in every layout and is never copied.
+//
+// A 2-D convolution's result whose channels are not a multiple of 16 and
+// that only other convolutions read (an MBConv block's 24 or 40 channels) is
+// held padded instead ("padded_inputs", "padded_output"): blocked, its last
+// block zero-padded (padded_blocked_desc), in a buffer allocated with the
+// channels rounded up to kMaxChannelBlock (PlanBuffer::channel_multiple).
+// Held channels last, such a tensor was copied into and out of the padded
+// layout around each blocked convolution that read or wrote it, or, on two
+// threads, the wider tensor beside it out of its blocks.
 #pragma once
 #include <oneapi/dnnl/dnnl.hpp>
 #include <cstdint>
@@ -37,6 +46,8 @@ int64_t channel_block();
 // Every block channel_block() may return: a plan decision that depends on the
 // block holds for each of them (onednn_backend.cc's concat_fills_blocks).
 constexpr int64_t kChannelBlocks[] = {8, 16};
+// The largest of them: a buffer that holds a tensor padded to any block.
+constexpr int64_t kMaxChannelBlock = 16;
 
 // True when `dims` is held blocked (nCw8c/16c, nChw8c/16c, nCdhw8c/16c): rank
 // 3 to 5 and a channel count that is a multiple of channel_block(), so that
@@ -53,9 +64,10 @@ dnnl::memory::desc channels_last_desc(const dnnl::memory::dims &dims);
 // (their bytes are the dims' own); a primitive's staged side only.
 dnnl::memory::desc padded_blocked_desc(const dnnl::memory::dims &dims);
 
-// The layout disco's buffer holds a tensor of `dims` in: channels_last_desc
-// where the plan keeps it channels last (onednn_backend.cc), else plain.
-dnnl::memory::desc held_desc(const dnnl::memory::dims &dims, bool channels_last);
+// The layout disco's buffer holds a tensor of `dims` in: padded_blocked_desc
+// where the plan holds it padded, else channels_last_desc where it keeps it
+// channels last (onednn_backend.cc), else plain.
+dnnl::memory::desc held_desc(const dnnl::memory::dims &dims, bool channels_last, bool padded = false);
 
 // nwc, nhwc or ndhwc whatever the channel count: for primitives that 2.6 runs
 // as reference code on the blocked layout (onednn_conv.cc).

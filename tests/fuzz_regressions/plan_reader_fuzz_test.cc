@@ -36,22 +36,22 @@ TEST(PlanReaderFuzz, TheFuzzersStringLengthThatIsNotANumberIsADiscoError) {
 TEST(PlanReaderFuzz, NumbersThatAreNotIntegersOrOverflowAreDiscoErrors) {
   EXPECT_NE(load_error("disco-plan x"), "");
   EXPECT_NE(load_error("disco-plan 99999999999999999999").find("not a 64-bit integer"), std::string::npos);
-  EXPECT_NE(load_error("disco-plan 4 -:"), "");
-  EXPECT_NE(load_error("disco-plan 4 abc:x"), "");
+  EXPECT_NE(load_error("disco-plan 5 -:"), "");
+  EXPECT_NE(load_error("disco-plan 5 abc:x"), "");
 }
 
 TEST(PlanReaderFuzz, ACountBeyondTheFileIsAnErrorNotAnAllocation) {
   // Each would otherwise resize a vector to 2^62 or 2^64-1 entries.
-  EXPECT_NE(load_error("disco-plan 4 1:a 0: 0: inputs 4611686018427387904").find("a count of 4611686018427387904"),
+  EXPECT_NE(load_error("disco-plan 5 1:a 0: 0: inputs 4611686018427387904").find("a count of 4611686018427387904"),
             std::string::npos);
-  EXPECT_NE(load_error("disco-plan 4 1:a 0: 0: inputs -1").find("a count of -1"), std::string::npos);
-  EXPECT_NE(load_error("disco-plan 4 1:a 0: 0: inputs 1 1:x 1 4611686018427387904"), "");
+  EXPECT_NE(load_error("disco-plan 5 1:a 0: 0: inputs -1").find("a count of -1"), std::string::npos);
+  EXPECT_NE(load_error("disco-plan 5 1:a 0: 0: inputs 1 1:x 1 4611686018427387904"), "");
 }
 
 TEST(PlanReaderFuzz, StringLengthsBeyondTheFileAreErrors) {
-  EXPECT_NE(load_error("disco-plan 4 18446744073709551615:a").find("not a 64-bit integer"), std::string::npos);
-  EXPECT_NE(load_error("disco-plan 4 9223372036854775807:a").find("truncated string"), std::string::npos);
-  EXPECT_NE(load_error("disco-plan 4 -1:a").find("truncated string"), std::string::npos);
+  EXPECT_NE(load_error("disco-plan 5 18446744073709551615:a").find("not a 64-bit integer"), std::string::npos);
+  EXPECT_NE(load_error("disco-plan 5 9223372036854775807:a").find("truncated string"), std::string::npos);
+  EXPECT_NE(load_error("disco-plan 5 -1:a").find("truncated string"), std::string::npos);
 }
 
 TEST(PlanReaderFuzz, DimsAreCheckedLikeTheRestOfTheFile) {

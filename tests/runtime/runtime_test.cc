@@ -64,6 +64,26 @@ TEST(PlanFile, PlansRoundTrip) {
   EXPECT_EQ(q.output_buffers, p.output_buffers);
 }
 
+// A buffer whose channels a oneDNN layout pads (PlanBuffer::channel_multiple):
+// allocated with dim 1 rounded up, the shape itself unchanged, and the
+// multiple kept by the plan file.
+TEST(PlanFile, PaddedChannelsRoundUpTheAllocationAndRoundTrip) {
+  PlanBuffer t{PlanBuffer::Temp, "t", DType::F32, {b, Dim(24), h, h}, -1};
+  EXPECT_EQ(buffer_bytes(t, {2, 24, 5, 5}), 2 * 24 * 25 * 4);
+  t.channel_multiple = 16;
+  EXPECT_EQ(allocated_shape(t, {2, 24, 5, 5}), (std::vector<int64_t>{2, 32, 5, 5}));
+  EXPECT_EQ(buffer_bytes(t, {2, 24, 5, 5}), 2 * 32 * 25 * 4);
+  EXPECT_EQ(buffer_bytes(t, {2, 32, 5, 5}), 2 * 32 * 25 * 4);
+  EXPECT_EQ(buffer_bytes(t, {0, 24, 5, 5}), 0);
+  EXPECT_EQ(buffer_bytes(t, {1, INT64_MAX - 3, 1, 1}), std::nullopt) << "rounding up overflows: no size";
+  Plan p;
+  p.name = "m";
+  p.buffers = {t};
+  std::string path = std::string(::testing::TempDir()) + "/padded_plan.txt";
+  p.save(path);
+  EXPECT_EQ(Plan::load(path).buffers[0].channel_multiple, 16);
+}
+
 std::string bind_error(const std::vector<InputSpec> &specs, const std::vector<std::vector<int64_t>> &shapes,
                        const std::vector<RuntimeCheck> &checks = {}) {
   std::vector<DType> dtypes(specs.size(), DType::F32);

@@ -82,6 +82,27 @@ TEST(AotCodegen, ExternStepsCallTheGlue) {
   EXPECT_EQ(g.find("return disco_fail(\"step %s"), std::string::npos) << "a GPU driver frees device memory on failure";
 }
 
+// A temporary whose channels a oneDNN layout pads (PlanBuffer::channel_multiple)
+// gets its arena bytes with the channels rounded up: 24 of 16 take 32.
+TEST(AotCodegen, PaddedChannelTemporariesGetTheirRoundedUpBytes) {
+  Plan p = small_plan();
+  const Shape t = {Dim::symbol("batch"), Dim(24), Dim(3), Dim(3)};
+  p.buffers.push_back({PlanBuffer::Temp, "t", DType::F32, t, -1});
+  p.buffers.back().channel_multiple = 16;
+  p.steps[0].kernel.clear();
+  p.steps[0].extern_call = "onednn.conv";
+  p.steps[0].outputs = {2};
+  PlanStep second = p.steps[0];
+  second.inputs = {2};
+  second.outputs = {1};
+  p.steps.push_back(second);
+  const std::string d = driver_source(p, "m", "m.h", "", {"disco_install_onednn_glue"});
+  EXPECT_NE(d.find(" / 24 * 32) * 4;"), std::string::npos) << d;
+  p.buffers.back().shape[1] = Dim::symbol("batch") * 24;  // a padded temporary has a constant channel count
+  const std::string e = error_message([&] { driver_source(p, "m", "m.h", "", {"disco_install_onednn_glue"}); });
+  EXPECT_NE(e.find("not a constant channel count"), std::string::npos) << e;
+}
+
 TEST(AotCodegen, SizesMustFollowFromInputShapes) {
   Plan p = small_plan();
   p.buffers[1].shape = {Dim::symbol("n_nonzero"), Dim(4)};  // a symbol no input binds
