@@ -315,7 +315,14 @@ std::vector<int64_t> allocated_shape(const PlanBuffer &b, const std::vector<int6
 }
 
 std::optional<int64_t> buffer_bytes(const PlanBuffer &b, const std::vector<int64_t> &shape) {
-  return tensor_bytes(b.channel_multiple > 1 ? allocated_shape(b, shape) : shape, b.dtype);
+  // Per run for every buffer (the executor's fast path): no shape is copied.
+  std::optional<int64_t> bytes = tensor_bytes(shape, b.dtype);
+  const int64_t m = b.channel_multiple;
+  if (!bytes || m <= 1 || shape.size() < 2 || shape[1] <= 0 || *bytes == 0) return bytes;
+  const int64_t c = shape[1], rounded = c > INT64_MAX - (m - 1) ? INT64_MAX : (c + m - 1) / m * m;
+  // The bytes of one channel, times the rounded-up channels (the same as tensor_bytes of allocated_shape).
+  if (__builtin_mul_overflow(*bytes / c, rounded, &*bytes)) return std::nullopt;
+  return bytes;
 }
 
 std::vector<char> kernel_buffers(const Plan &plan) {
