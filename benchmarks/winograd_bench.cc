@@ -2,7 +2,9 @@
 // bias and a ReLU, over the shapes of the zoo's CNNs (ResNet stages at 224
 // and 160, SqueezeNet's expand convs, FCN's head), at 1 and 2 threads,
 // alternating run by run: the table targets/onednn/conv_winograd.h's rule
-// was read from (benchmarks/results/winograd-2026-12-04.md). Both take X and
+// was read from (benchmarks/results/winograd-2026-12-04.md); for several
+// images also one image's Winograd primitive run once per image
+// (winograd-per-image-2026-12-04.md). Both take X and
 // Y blocked (format any), as disco's conv steps do, and weights already in the
 // primitive's layout. Also the largest difference between the two results,
 // as a share of the output's largest magnitude.
@@ -67,12 +69,51 @@ bool make(const dnnl::engine &eng, dnnl::stream &s, const int *sh, dnnl::algorit
     for (size_t i = 0; i < plain.get_desc().get_size() / sizeof(float); ++i) p[i] = next() * scale;
     dnnl::reorder(plain, into).execute(s, plain, into);
   };
-  fill(src, tag::nchw, S, 2.f);
-  fill(wei, tag::oihw, W, 0.1f);
-  fill(bias, tag::a, B, 0.1f);
+  // Each from its own seed: W and the bias do not depend on the batch (make_per_image's are direct's).
+  state = 1, fill(src, tag::nchw, S, 2.f);
+  state = 2, fill(wei, tag::oihw, W, 0.1f);
+  state = 3, fill(bias, tag::a, B, 0.1f);
   out.prim = dnnl::convolution_forward(pd);
   out.args = {{DNNL_ARG_SRC, S}, {DNNL_ARG_WEIGHTS, W}, {DNNL_ARG_BIAS, B}, {DNNL_ARG_DST, out.dst}};
   return true;
+}
+
+// One image's Winograd primitive run once per image, each run on its image
+// of whole-batch X and Y (nChw16c, images outermost): disco's per-image
+// Winograd (targets/onednn/conv_winograd.h). X is the direct primitive's.
+struct PerImage {
+  Conv one;
+  memory src, dst;  // every image
+  std::vector<std::unordered_map<int, memory>> args;
+};
+
+bool make_per_image(const dnnl::engine &eng, dnnl::stream &s, const int *sh, Conv &direct, PerImage &out) {
+  const int one[4] = {1, sh[1], sh[2], sh[3]};
+  if (!make(eng, s, one, dnnl::algorithm::convolution_winograd, out.one)) return false;
+  using tag = memory::format_tag;
+  const auto f32 = memory::data_type::f32;
+  const memory::desc sd = out.one.args.at(DNNL_ARG_SRC).get_desc(), dd = out.one.dst.get_desc();
+  if (sd != memory::desc({1, sh[1], sh[3], sh[3]}, f32, tag::nChw16c) ||
+      dd != memory::desc({1, sh[2], sh[3], sh[3]}, f32, tag::nChw16c))
+    return false;
+  out.src = memory({{sh[0], sh[1], sh[3], sh[3]}, f32, tag::nChw16c}, eng);
+  out.dst = memory({{sh[0], sh[2], sh[3], sh[3]}, f32, tag::nChw16c}, eng);
+  memory &x = direct.args.at(DNNL_ARG_SRC);
+  dnnl::reorder(x, out.src).execute(s, x, out.src);
+  for (int i = 0; i < sh[0]; ++i) {
+    auto a = out.one.args;
+    a[DNNL_ARG_SRC] = memory(sd, eng, static_cast<char *>(out.src.get_data_handle()) + i * sd.get_size());
+    a[DNNL_ARG_DST] = memory(dd, eng, static_cast<char *>(out.dst.get_data_handle()) + i * dd.get_size());
+    out.args.push_back(a);
+  }
+  return true;
+}
+
+double run_ms(PerImage &c, dnnl::stream &s) {
+  const auto t0 = std::chrono::steady_clock::now();
+  for (auto &a : c.args) c.one.prim.execute(s, a);
+  s.wait();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
 double run_ms(Conv &c, dnnl::stream &s) {
@@ -106,8 +147,9 @@ int main(int argc, char **argv) {
     if (a == "-h" || a == "--help") {
       std::printf("usage: winograd_bench [--threads 1,2] [--rounds N] [N,C,K,H ...]\n"
                   "oneDNN's Winograd 3x3 stride-1 convolution against its direct one, alternating run by run;\n"
-                  "prints a markdown row per shape and thread count (median ms of each, their ratio, the impls,\n"
-                  "and the largest difference of the results over the output's largest magnitude).\n");
+                  "and, for several images, one image's Winograd primitive run once per image; prints a markdown\n"
+                  "row per shape and thread count (median ms of each, the ratios to direct, the impls, and the\n"
+                  "largest differences from direct's result over the output's largest magnitude).\n");
       return 0;
     } else if (a == "--threads" && i + 1 < argc) {
       threads.clear();
@@ -126,8 +168,9 @@ int main(int argc, char **argv) {
               "1,1024,256,14", "1,2048,512,28", "1,64,64,112", "1,32,32,56"};
   dnnl::engine eng(dnnl::engine::kind::cpu, 0);
   dnnl::stream s(eng);
-  std::printf("| N,C,K,H | threads | direct ms | winograd ms | winograd / direct | direct impl | winograd impl | "
-              "max diff / max |out| |\n|---|---|---|---|---|---|---|---|\n");
+  std::printf("| N,C,K,H | threads | direct ms | winograd ms | winograd / direct | per-image ms | per-image / direct | "
+              "per-image max diff / max |out| | direct impl | winograd impl | max diff / max |out| | per-image impl |\n"
+              "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (int t : threads) {
     omp_set_num_threads(t);
     for (const std::string &shape : shapes) {
@@ -142,21 +185,32 @@ int main(int argc, char **argv) {
         std::printf("| %s | %d | - | - | - | %s | none | - |\n", shape.c_str(), t, direct.impl.c_str());
         continue;
       }
+      PerImage per;
+      const bool has_per = sh[0] > 1 && make_per_image(eng, s, sh, direct, per);
       for (int w = 0; w < 3; ++w) run_ms(direct, s), run_ms(wino, s);
-      std::vector<double> td, tw;
+      std::vector<double> td, tw, tp;
       for (int r = 0; r < rounds; ++r) {
         if (r % 2 == 0) td.push_back(run_ms(direct, s)), tw.push_back(run_ms(wino, s));
         else tw.push_back(run_ms(wino, s)), td.push_back(run_ms(direct, s));
+        if (has_per) tp.push_back(run_ms(per, s));
       }
-      const std::vector<float> a = nchw(eng, s, direct.dst), b = nchw(eng, s, wino.dst);
-      double diff = 0, top = 0;
-      for (size_t i = 0; i < a.size(); ++i) {
-        diff = std::max(diff, static_cast<double>(std::fabs(a[i] - b[i])));
-        top = std::max(top, static_cast<double>(std::fabs(a[i])));
-      }
-      const double d = median(td), w = median(tw);
-      std::printf("| %s | %d | %.3f | %.3f | **%.2f** | %s | %s | %.1e |\n", shape.c_str(), t, d, w, w / d,
-                  direct.impl.c_str(), wino.impl.c_str(), top > 0 ? diff / top : diff);
+      const std::vector<float> a = nchw(eng, s, direct.dst);
+      auto worst = [&](memory &m) {
+        const std::vector<float> b = nchw(eng, s, m);
+        double diff = 0, top = 0;
+        for (size_t i = 0; i < a.size(); ++i) {
+          diff = std::max(diff, static_cast<double>(std::fabs(a[i] - b[i])));
+          top = std::max(top, static_cast<double>(std::fabs(a[i])));
+        }
+        return top > 0 ? diff / top : diff;
+      };
+      const double d = median(td), w = median(tw), diff = worst(wino.dst);
+      char per_cells[160] = "- | - | -";
+      if (has_per)
+        std::snprintf(per_cells, sizeof per_cells, "%.3f | **%.2f** | %.1e", median(tp), median(tp) / d,
+                      worst(per.dst));
+      std::printf("| %s | %d | %.3f | %.3f | **%.2f** | %s | %s | %s | %.1e | %s |\n", shape.c_str(), t, d, w, w / d,
+                  per_cells, direct.impl.c_str(), wino.impl.c_str(), diff, has_per ? per.one.impl.c_str() : "-");
     }
   }
   return 0;

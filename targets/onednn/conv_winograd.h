@@ -11,6 +11,13 @@
 // in another run) and 2x at [2, 512, 5, 5] on one thread; maps of 9x9 to 14x14
 // with 48-128 channels read 0.75-1.26 across runs
 // (benchmarks/results/winograd-2026-12-04.md, the table this rule was read from).
+// Small maps of several images run best as one image's Winograd primitive
+// (the 2x3 tiles oneDNN picks for one image) once per image: with 256 or more
+// channels on each side, 0.59-0.78 of the direct time at 10x10 to 14x14 maps
+// of 2 to 8 images, and 0.71-0.85 at 7x7 with 512 channels, on one and two
+// threads; not at 7x7 with 256 channels (1.00-1.07), nor at 5x5 (0.71-1.04),
+// nor with 128 channels on two threads (1.00-1.17)
+// (benchmarks/results/winograd-per-image-2026-12-04.md).
 // Its results differ from direct's by rounding only: the largest difference
 // measured was 3e-6 of the output's largest magnitude (2048 channels in).
 #pragma once
@@ -27,9 +34,16 @@ struct WinogradCase {
   int64_t out_h = 0, out_w = 0;  // one image's output map
 };
 
-// True where the rule above says Winograd pays. False everywhere when the
+enum class WinogradUse {
+  kNo,        // direct
+  kWhole,     // one Winograd primitive over every image
+  kPerImage,  // one image's Winograd primitive, run once per image
+};
+
+// How the rule above runs the convolution. kNo everywhere when the
 // environment sets DISCO_WINOGRAD=0 (for A/B runs, and for bit-for-bit
-// agreement with a direct convolution).
-bool winograd_pays(const WinogradCase &c);
+// agreement with a direct convolution); DISCO_WINOGRAD_PER_IMAGE=0 turns off
+// kPerImage alone.
+WinogradUse winograd_use(const WinogradCase &c);
 
 }  // namespace disco

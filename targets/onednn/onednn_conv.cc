@@ -100,6 +100,15 @@ class ConvKernel : public OnednnStep {
     std::shared_ptr<memory> packed;  // constant W in the primitive's layout
     std::unordered_map<int, memory> args;
     std::string impl;
+    // Set when the primitive is made for one image and runs once per image
+    // (WinogradUse::kPerImage): each argument that has a dim of images is
+    // bound in args as `one`, pointed at image i of `whole` for run i.
+    struct ImageArg {
+      memory whole, one;
+      size_t bytes = 0;  // one image's bytes
+    };
+    int64_t images = 1;
+    std::vector<ImageArg> image_args;
     // Set when the output is computed in boxes that read no padding
     // (conv_regions.h): each box's X window is copied out of the staged X, the
     // box's primitive runs, and its result is copied into the staged Y.
@@ -122,10 +131,13 @@ class ConvKernel : public OnednnStep {
                    const Epilogue &e, int team);
   // One try of make_entry, with the primitive seeing X and Y in these layouts
   // and W (dims `wdims`, bytes at `wdata`) cropped to the geometry's taps.
+  // `per_image`: the primitive is made for one image and runs once per image (Entry::images).
   Entry make_entry_in(const ExternTensor &x, const ExternTensor &w, const void *wdata, const ExternTensor *bias,
                       const Geometry &g, const Epilogue &e, const memory::dims &wdims, const memory::desc &src_desc,
                       const memory::desc &dst_desc,
-                      dnnl::algorithm alg = dnnl::algorithm::convolution_direct);
+                      dnnl::algorithm alg = dnnl::algorithm::convolution_direct, bool per_image = false);
+  // Runs the entry's primitive: once, or once per image.
+  void execute_images(Entry &en);
   // Sets `en` to the convolution as Winograd (conv_winograd.h) and returns
   // true where the rule says it pays and oneDNN has a Winograd kernel for it;
   // else false, `en` unchanged. Tried before any direct primitive is made.
@@ -342,13 +354,14 @@ bool ConvKernel::make_winograd(const ExternTensor &x, const ExternTensor &w, con
   c.dilated = g.dilates[0] != 0 || g.dilates[1] != 0;
   c.out_h = g.out[2];
   c.out_w = g.out[3];
-  if (!winograd_pays(c)) return false;
+  const WinogradUse use = winograd_use(c);
+  if (use == WinogradUse::kNo) return false;
   // Its kernels take X and Y blocked (nChw16c); where oneDNN has none for this
   // conv (another ISA, an unblocked channel count, a post-op it does not
   // fuse), creating the primitive fails and the direct path follows.
   try {
     Entry wino = make_entry_in(x, w, wdata, bias, g, e, wdims, channels_last_desc(x.shape), channels_last_desc(g.out),
-                               dnnl::algorithm::convolution_winograd);
+                               dnnl::algorithm::convolution_winograd, use == WinogradUse::kPerImage);
     if (wino.impl.find("wino") == std::string::npos) return false;
     en = std::move(wino);
     return true;
@@ -488,17 +501,37 @@ bool ConvKernel::make_boxes(const ExternTensor &x, const ExternTensor &w, const 
 ConvKernel::Entry ConvKernel::make_entry_in(const ExternTensor &x, const ExternTensor &w, const void *wdata,
                                             const ExternTensor *bias, const Geometry &g, const Epilogue &e,
                                             const memory::dims &wdims, const memory::desc &src_desc,
-                                            const memory::desc &dst_desc, dnnl::algorithm alg) {
+                                            const memory::desc &dst_desc, dnnl::algorithm alg, bool per_image) {
   const auto &eng = onednn_engine();
   Entry en;
   en.src = Staged::make_as(user_desc(0, x.shape), false, src_desc);
   en.dst = staged_dst(g.out, dst_desc);
+  // The memories the primitive is given: the whole tensors, or per image
+  // (per_image), for a tensor with a dim of images, a view of its first image
+  // with the same strides, moved to image i for run i (execute_images): 1 /
+  // images of its bytes, the images outermost as in every layout disco holds.
+  const int64_t images = per_image ? x.shape[0] : 1;
+  auto arg = [&](const memory &whole) -> memory {
+    const memory::desc d = whole.get_desc();
+    if (images == 1 || d.dims().empty() || d.dims()[0] != images) return whole;
+    memory::dims one = d.dims();
+    one[0] = 1;
+    const memory::desc v = d.submemory_desc(one, memory::dims(one.size(), 0));
+    check(v.get_size() * static_cast<size_t>(images) == d.get_size(), "per-image convolution: the ", images,
+          " images of ", shape_text(d.dims()), " are not laid out one after another");
+    en.image_args.push_back({whole, memory(v, eng, nullptr), v.get_size()});
+    return en.image_args.back().one;
+  };
+  en.images = images;
+  const memory src_arg = arg(en.src.inner), dst_arg = arg(en.dst.inner);
+  std::vector<memory> operand_args;
   std::vector<memory::desc> operand_descs;
   for (size_t i = 0; i < e.operands.size(); ++i) {
     const memory::dims &dims = e.operands[i].dims;
     const memory::desc user = e.inputs[i] >= 0 ? user_desc(static_cast<size_t>(e.inputs[i]), dims) : plain_desc(dims);
     en.operands.push_back(Staged::make_as(user, false, dims == g.out ? dst_desc : channels_last_desc(dims)));
-    operand_descs.push_back(en.operands.back().inner.get_desc());
+    operand_args.push_back(arg(en.operands.back().inner));
+    operand_descs.push_back(operand_args.back().get_desc());
   }
   // The first Add of an operand as large as the result: dst starts as that operand.
   for (size_t k = 0, i = 0; k < e.ops.size() && en.sum < 0; ++k) {
@@ -519,7 +552,7 @@ ConvKernel::Entry ConvKernel::make_entry_in(const ExternTensor &x, const ExternT
   auto pd = guarded("create a convolution primitive", [&] {
     using dnnl::convolution_forward;
     const auto prop = dnnl::prop_kind::forward_inference;
-    const memory::desc src = en.src.inner.get_desc(), dst = en.dst.inner.get_desc();
+    const memory::desc src = src_arg.get_desc(), dst = dst_arg.get_desc();
     const memory::desc wei(wdims, memory::data_type::f32, memory::format_tag::any);
     auto d = bias ? convolution_forward::desc(prop, alg, src, wei, plain_desc(bias->shape), dst, g.strides, g.dilates,
                                               g.pad_begin, g.pad_end)
@@ -529,6 +562,7 @@ ConvKernel::Entry ConvKernel::make_entry_in(const ExternTensor &x, const ExternT
   made_primitive(pd);
   en.prim = dnnl::convolution_forward(pd);
   en.impl = std::string("convolution ") + pd.impl_info_str();
+  if (en.images > 1) en.impl += " once per image";
   en.wei = memory(user_wei, eng, nullptr);
   memory wei_arg = en.wei;
   if (pd.weights_desc() != user_wei || wdata != w.data) {  // a cropped W is a copy in any layout
@@ -542,7 +576,7 @@ ConvKernel::Entry ConvKernel::make_entry_in(const ExternTensor &x, const ExternT
       wei_arg = en.wei_inner;
     }
   }
-  en.args = {{DNNL_ARG_SRC, en.src.inner}, {DNNL_ARG_WEIGHTS, wei_arg}, {DNNL_ARG_DST, en.dst.inner}};
+  en.args = {{DNNL_ARG_SRC, src_arg}, {DNNL_ARG_WEIGHTS, wei_arg}, {DNNL_ARG_DST, dst_arg}};
   add_scratchpad(pd, en.args);
   if (bias) {
     en.bias = memory(plain_desc(bias->shape), eng, nullptr);
@@ -551,9 +585,27 @@ ConvKernel::Entry ConvKernel::make_entry_in(const ExternTensor &x, const ExternT
   for (size_t i = 0; i < en.operands.size(); ++i)
     if (post.args[i]) {
       en.binary.push_back(i);
-      en.args[post.args[i]] = en.operands[i].inner;
+      en.args[post.args[i]] = operand_args[i];
     }
+  // Only the views the primitive reads are moved per image (the others' tensors are not bound).
+  auto unread = [&](const Entry::ImageArg &a) {
+    return std::none_of(en.args.begin(), en.args.end(),
+                        [&](const auto &kv) { return kv.second.get() == a.one.get(); });
+  };
+  en.image_args.erase(std::remove_if(en.image_args.begin(), en.image_args.end(), unread), en.image_args.end());
   return en;
+}
+
+void ConvKernel::execute_images(Entry &en) {
+  if (en.images == 1) {
+    execute(en.prim, en.args);
+    return;
+  }
+  for (int64_t i = 0; i < en.images; ++i) {
+    for (Entry::ImageArg &a : en.image_args)
+      a.one.set_data_handle(static_cast<char *>(a.whole.get_data_handle()) + static_cast<size_t>(i) * a.bytes);
+    execute(en.prim, en.args);
+  }
 }
 
 // A 1-D conv runs as a 2-D one over [N, C, 1, L]: the same bytes in each
@@ -656,7 +708,7 @@ void ConvKernel::run_spatial(const ExternCall &call) {
       std::memcpy(en->dst.inner.get_data_handle(), res, en->dst.inner.get_desc().get_size());
   }
   use_team(team);
-  if (en->boxes.empty()) execute(en->prim, en->args);
+  if (en->boxes.empty()) execute_images(*en);
   for (Entry::Box &b : en->boxes) {
     b.src_view.set_data_handle(en->src.inner.get_data_handle());
     b.dst_view.set_data_handle(en->dst.inner.get_data_handle());

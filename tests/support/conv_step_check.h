@@ -17,6 +17,7 @@ struct ConvReluCase {
   int64_t stride = 1, pad = 1;
   bool residual = false;
   int threads = 0;  // the step's set_num_threads; 0 leaves OpenMP's default
+  bool residual_after_relu = false;  // relu(conv) + residual (a binary post-op) instead of relu(conv + residual)
 };
 
 // Runs the case and returns the step's implementation; `what` labels failures.
@@ -28,7 +29,9 @@ inline std::string check_conv_relu_step(const ConvReluCase &c, const std::string
                                        {"pads", p + "," + p + "," + p + "," + p},
                                        {"group", "1"},
                                        {"auto_pad", "NOTSET"},
-                                       {"post_ops", c.residual ? "add,relu:0" : "relu:0"}});
+                                       {"post_ops", c.residual_after_relu ? "relu:0,add"
+                                                    : c.residual           ? "add,relu:0"
+                                                                           : "relu:0"}});
   if (c.threads > 0) k->set_num_threads(c.threads);
   TensorData x = tensor(c.xs, 0.5f, 1), w = tensor(c.ws, 0.05f, 3), bias = tensor({c.ws[0]}, 0.5f, 5);
   Dims os;
@@ -38,10 +41,11 @@ inline std::string check_conv_relu_step(const ConvReluCase &c, const std::string
   for (size_t i = 0; i < want.size(); ++i) {
     const float v = want[i] + (c.residual ? res.as<float>()[i] : 0.0f);
     want[i] = v > 0 ? v : 0.0f;
+    if (c.residual_after_relu) want[i] += res.as<float>()[i];
   }
   TensorData y(DType::F32, os);
   std::vector<ExternTensor> ins{view(x), view(w, true), view(bias)}, outs{view(y)};
-  if (c.residual) ins.push_back(view(res));
+  if (c.residual || c.residual_after_relu) ins.push_back(view(res));
   SymbolValues syms;
   k->run(ExternCall{ins, outs, syms});
   const std::string impl = k->implementation();

@@ -26,49 +26,65 @@ WinogradCase conv3x3(int64_t in, int64_t out, int64_t h, int64_t w) {
   return c;
 }
 
-TEST(ConvWinograd, RulePicksLargeMapsAndWideSmallOnesOfOneImage) {
-  EXPECT_TRUE(winograd_pays(conv3x3(64, 64, 56, 56)));
-  EXPECT_TRUE(winograd_pays(conv3x3(16, 64, 16, 40)));
-  EXPECT_TRUE(winograd_pays(conv3x3(512, 512, 7, 7)));
-  EXPECT_TRUE(winograd_pays(conv3x3(256, 256, 10, 10)));
+WinogradCase batch_of(int64_t n, WinogradCase c) {
+  c.batch = n;
+  return c;
+}
+
+TEST(ConvWinograd, RulePicksLargeMapsAndWideSmallOnes) {
+  const WinogradUse no = WinogradUse::kNo, whole = WinogradUse::kWhole, per_image = WinogradUse::kPerImage;
+  EXPECT_EQ(winograd_use(conv3x3(64, 64, 56, 56)), whole);
+  EXPECT_EQ(winograd_use(conv3x3(16, 64, 16, 40)), whole);
+  EXPECT_EQ(winograd_use(conv3x3(512, 512, 7, 7)), whole);
+  EXPECT_EQ(winograd_use(conv3x3(256, 256, 10, 10)), whole);
   // Measured slower: a 5x5 map, and 9x9 to 14x14 maps of under 256 channels.
-  EXPECT_FALSE(winograd_pays(conv3x3(512, 512, 5, 5)));
-  EXPECT_FALSE(winograd_pays(conv3x3(128, 128, 14, 14)));
-  EXPECT_FALSE(winograd_pays(conv3x3(64, 256, 13, 13)));
-  WinogradCase two = conv3x3(256, 256, 10, 10);
-  EXPECT_TRUE(winograd_pays(two));
-  two.batch = 2;  // oneDNN's 4x3 tiles: no sure win on small maps
-  EXPECT_FALSE(winograd_pays(two));
-  two = conv3x3(64, 64, 20, 20);
-  two.batch = 2;
-  EXPECT_TRUE(winograd_pays(two));
+  EXPECT_EQ(winograd_use(conv3x3(512, 512, 5, 5)), no);
+  EXPECT_EQ(winograd_use(conv3x3(128, 128, 14, 14)), no);
+  EXPECT_EQ(winograd_use(conv3x3(64, 256, 13, 13)), no);
+  // Several images: large maps as one primitive; small wide ones one image at a time.
+  EXPECT_EQ(winograd_use(batch_of(2, conv3x3(64, 64, 20, 20))), whole);
+  EXPECT_EQ(winograd_use(batch_of(2, conv3x3(256, 256, 10, 10))), per_image);
+  EXPECT_EQ(winograd_use(batch_of(8, conv3x3(256, 256, 14, 14))), per_image);
+  EXPECT_EQ(winograd_use(batch_of(2, conv3x3(512, 512, 7, 7))), per_image);
+  EXPECT_EQ(winograd_use(batch_of(2, conv3x3(256, 256, 7, 7))), no);
+  EXPECT_EQ(winograd_use(batch_of(2, conv3x3(512, 512, 5, 5))), no);
+  EXPECT_EQ(winograd_use(batch_of(2, conv3x3(128, 128, 10, 10))), no);
+  EXPECT_EQ(winograd_use(batch_of(2, conv3x3(256, 128, 10, 10))), no);
+  EXPECT_EQ(winograd_use(batch_of(9, conv3x3(256, 256, 10, 10))), no);  // more images than measured
   // Windows without a Winograd kernel.
   WinogradCase c = conv3x3(64, 64, 56, 56);
   c.stride_h = c.stride_w = 2;
-  EXPECT_FALSE(winograd_pays(c));
+  EXPECT_EQ(winograd_use(c), no);
   c = conv3x3(64, 64, 56, 56);
   c.groups = 64;
-  EXPECT_FALSE(winograd_pays(c));
+  EXPECT_EQ(winograd_use(c), no);
   c = conv3x3(64, 64, 56, 56);
   c.dilated = true;
-  EXPECT_FALSE(winograd_pays(c));
+  EXPECT_EQ(winograd_use(c), no);
   c = conv3x3(64, 64, 56, 56);
   c.kernel_h = c.kernel_w = 5;
-  EXPECT_FALSE(winograd_pays(c));
+  EXPECT_EQ(winograd_use(c), no);
+  ::setenv("DISCO_WINOGRAD_PER_IMAGE", "0", 1);
+  EXPECT_EQ(winograd_use(batch_of(2, conv3x3(256, 256, 10, 10))), no);
+  EXPECT_EQ(winograd_use(conv3x3(256, 256, 10, 10)), whole);
+  ::unsetenv("DISCO_WINOGRAD_PER_IMAGE");
   ::setenv("DISCO_WINOGRAD", "0", 1);
-  EXPECT_FALSE(winograd_pays(conv3x3(64, 64, 56, 56)));
+  EXPECT_EQ(winograd_use(conv3x3(64, 64, 56, 56)), no);
+  EXPECT_EQ(winograd_use(batch_of(2, conv3x3(256, 256, 10, 10))), no);
   ::unsetenv("DISCO_WINOGRAD");
 }
 
 struct Case {
   ConvReluCase conv;
   bool winograd;  // what the rule says
+  bool per_image = false;
 };
 
 void run_case(const Case &c, const std::string &label) {
   // Winograd's transforms round differently from a direct sum: measured within 3e-6 of the largest output.
   const std::string impl = check_conv_relu_step(c.conv, label, 1e-4, 1e-4);
   EXPECT_EQ(impl.find("wino") != std::string::npos, c.winograd && winograd_cpu()) << label << ": " << impl;
+  EXPECT_EQ(impl.find("once per image") != std::string::npos, c.per_image && winograd_cpu()) << label << ": " << impl;
 }
 
 std::string text(const Dims &d) {
@@ -87,6 +103,25 @@ TEST(ConvWinograd, ConvStepsMatchThePlainConvolution) {
   };
   for (const Case &c : cases)
     run_case(c, "X " + text(c.conv.xs) + " W " + text(c.conv.ws) + " stride " + std::to_string(c.conv.stride));
+}
+
+// Small wide maps of several images: one image's primitive, run once per
+// image, each run reading and writing its own image, the residual too (as
+// the sum dst starts from, and as a binary post-op after the ReLU).
+TEST(ConvWinograd, PerImageStepsMatchThePlainConvolution) {
+  std::vector<Case> cases;
+  for (int threads : {1, 2}) {
+    cases.push_back({{{2, 256, 10, 10}, {256, 256, 3, 3}, 1, 1, true, threads}, true, true});
+    cases.push_back({{{3, 256, 12, 11}, {256, 256, 3, 3}, 1, 1, false, threads}, true, true});
+    cases.push_back({{{2, 512, 7, 7}, {512, 512, 3, 3}, 1, 1, false, threads, true}, true, true});
+    cases.push_back({{{2, 128, 10, 10}, {128, 128, 3, 3}, 1, 1, true, threads}, false, false});  // narrow: direct
+  }
+  for (const Case &c : cases)
+    run_case(c, "X " + text(c.conv.xs) + " W " + text(c.conv.ws) + " threads " + std::to_string(c.conv.threads) +
+                    (c.conv.residual_after_relu ? " residual after the ReLU" : c.conv.residual ? " residual" : ""));
+  ::setenv("DISCO_WINOGRAD_PER_IMAGE", "0", 1);
+  run_case({{{2, 256, 10, 10}, {256, 256, 3, 3}, 1, 1, true}, false, false}, "DISCO_WINOGRAD_PER_IMAGE=0");
+  ::unsetenv("DISCO_WINOGRAD_PER_IMAGE");
 }
 
 TEST(ConvWinograd, DisabledByTheEnvironmentRunsDirect) {
