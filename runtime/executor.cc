@@ -279,7 +279,8 @@ int64_t Executor::checked_buffer_bytes(int id, const std::vector<int64_t> &shape
   const PlanBuffer &b = plan_.buffers[id];
   // The fast path allocates nothing; the message is built only on failure.
   const std::optional<int64_t> bytes = buffer_bytes(b, shape);
-  if (!bytes || *bytes > limit_.bytes) limit_.check("value '" + b.name + "'", allocated_shape(b, shape), b.dtype);  // fails
+  if (!bytes || *bytes > limit_.bytes)
+    limit_.check("value '" + b.name + "'", allocated_shape(b, shape), b.dtype);  // fails
   return *bytes;
 }
 

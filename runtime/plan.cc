@@ -306,11 +306,17 @@ Plan Plan::load(const std::string &path) {
   return p;
 }
 
+namespace {
+
+// Channels `c` rounded up to a multiple of `m`, saturating at INT64_MAX (which the size checks refuse).
+int64_t rounded_channels(int64_t c, int64_t m) { return c > INT64_MAX - (m - 1) ? INT64_MAX : (c + m - 1) / m * m; }
+
+}  // namespace
+
 std::vector<int64_t> allocated_shape(const PlanBuffer &b, const std::vector<int64_t> &shape) {
   std::vector<int64_t> padded = shape;
-  const int64_t m = b.channel_multiple;
-  if (m > 1 && padded.size() >= 2 && padded[1] > 0)
-    padded[1] = padded[1] > INT64_MAX - (m - 1) ? INT64_MAX : (padded[1] + m - 1) / m * m;
+  if (b.channel_multiple > 1 && padded.size() >= 2 && padded[1] > 0)
+    padded[1] = rounded_channels(padded[1], b.channel_multiple);
   return padded;
 }
 
@@ -319,9 +325,8 @@ std::optional<int64_t> buffer_bytes(const PlanBuffer &b, const std::vector<int64
   std::optional<int64_t> bytes = tensor_bytes(shape, b.dtype);
   const int64_t m = b.channel_multiple;
   if (!bytes || m <= 1 || shape.size() < 2 || shape[1] <= 0 || *bytes == 0) return bytes;
-  const int64_t c = shape[1], rounded = c > INT64_MAX - (m - 1) ? INT64_MAX : (c + m - 1) / m * m;
   // The bytes of one channel, times the rounded-up channels (the same as tensor_bytes of allocated_shape).
-  if (__builtin_mul_overflow(*bytes / c, rounded, &*bytes)) return std::nullopt;
+  if (__builtin_mul_overflow(*bytes / shape[1], rounded_channels(shape[1], m), &*bytes)) return std::nullopt;
   return bytes;
 }
 

@@ -180,8 +180,9 @@ class ConvKernel : public OnednnStep {
   bool out_channels_last_ = false;
   // Y as disco's buffer holds it, around the primitive's `inner` layout.
   Staged staged_dst(const memory::dims &out, const memory::desc &inner) const {
-    return Staged::make_as(out_channels_last_ ? unblocked_desc(out) : held_desc(out, channels_last_output_, padded_output_),
-                           true, inner);
+    const memory::desc user =
+        out_channels_last_ ? unblocked_desc(out) : held_desc(out, channels_last_output_, padded_output_);
+    return Staged::make_as(user, true, inner);
   }
   bool lifted_ = false;  // a 1-D conv, its attributes made 2-D (run)
   ShapeLruCache<Entry> cache_;

@@ -29,7 +29,8 @@ struct Layer {
 // A Conv node of `l` on `x`.
 std::string conv(GraphBuilder &b, const std::string &x, const Layer &l, const std::string &name) {
   return b.op("Conv", {x, b.constant(name + "_w", l.w), b.constant(name + "_b", l.bias)},
-              testing::attrs({{"group", attr_int(l.group)}, {"strides", attr_ints(l.strides)}, {"pads", attr_ints(l.pads)}}));
+              testing::attrs(
+                  {{"group", attr_int(l.group)}, {"strides", attr_ints(l.strides)}, {"pads", attr_ints(l.pads)}}));
 }
 
 std::vector<float> ref(const std::vector<float> &x, const Dims &xs, const Layer &l, Dims *os) {
@@ -42,7 +43,8 @@ void relu(std::vector<float> &v) {
 
 TEST(OnednnPaddedHeld, AnMbconvChainOfTwentyFourAndFortyChannelsMatchesTheReference) {
   auto layer = [](Dims ws, int64_t stride, int64_t pad, int64_t group, int seed) {
-    return Layer{tensor(ws, 0.01f, seed), tensor({ws[0]}, 0.05f, seed + 1), {stride, stride}, {pad, pad, pad, pad}, group};
+    return Layer{tensor(ws, 0.01f, seed), tensor({ws[0]}, 0.05f, seed + 1), {stride, stride}, {pad, pad, pad, pad},
+                 group};
   };
   const Layer stem = layer({32, 8, 3, 3}, 1, 1, 1, 1), narrow = layer({24, 32, 1, 1}, 1, 0, 1, 2),
               expand = layer({48, 24, 1, 1}, 1, 0, 1, 3), depthwise = layer({48, 1, 3, 3}, 1, 1, 48, 4),
