@@ -80,6 +80,20 @@ std::vector<int64_t> param_ints(const PlanStep &step, const std::string &key) {
   return out;
 }
 
+bool param_flag(const PlanStep &step, const std::string &key) {
+  return has_param(step, key) && param_int(step, key) != 0;
+}
+
+std::vector<size_t> param_positions(const PlanStep &step, const std::string &key) {
+  std::vector<size_t> out;
+  if (!has_param(step, key)) return out;
+  for (int64_t i : param_ints(step, key)) {
+    DISCO_CHECK(i >= 0, "step ", step.label, " param '", key, "' names position ", i);
+    out.push_back(static_cast<size_t>(i));
+  }
+  return out;
+}
+
 std::string join_ints(const std::vector<int64_t> &v) {
   std::string s;
   for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);

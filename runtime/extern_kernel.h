@@ -62,6 +62,12 @@ double param_float(const PlanStep &step, const std::string &key);
 std::vector<int64_t> param_ints(const PlanStep &step, const std::string &key);
 std::vector<std::string> param_list(const PlanStep &step, const std::string &key);  // comma-separated
 bool has_param(const PlanStep &step, const std::string &key);
+// An optional flag: false where the step has no such param, else whether its integer is not 0.
+bool param_flag(const PlanStep &step, const std::string &key);
+// An optional list of input or output positions of the step (e.g. "channels_last_inputs"): empty
+// where the step has no such param; each must not be negative. Not checked against the step's
+// inputs: an AOT library makes its steps from their params alone (runtime/extern_c_abi.cc).
+std::vector<size_t> param_positions(const PlanStep &step, const std::string &key);
 std::string join_ints(const std::vector<int64_t> &v);
 
 }  // namespace disco

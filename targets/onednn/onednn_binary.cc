@@ -24,11 +24,10 @@ class BinaryKernel : public OnednnStep {
     const std::string alg = param_str(step, "algorithm");
     check(alg == "mul" || alg == "add", "unknown binary algorithm '", alg, "'");
     algorithm_ = alg == "mul" ? dnnl::algorithm::binary_mul : dnnl::algorithm::binary_add;
-    std::vector<int64_t> kept;
-    if (has_param(step, "channels_last_inputs")) kept = param_ints(step, "channels_last_inputs");
-    for (int64_t i : kept) check(i == 0 || i == 1, "channels_last_inputs names input ", i, " of two");
-    x_kept_ = std::find(kept.begin(), kept.end(), 0) != kept.end();
-    y_kept_ = has_param(step, "channels_last_output") && param_int(step, "channels_last_output") != 0;
+    const std::vector<size_t> kept = param_positions(step, "channels_last_inputs");
+    for (size_t i : kept) check(i <= 1, "channels_last_inputs names input ", i, " of two");
+    x_kept_ = std::find(kept.begin(), kept.end(), size_t{0}) != kept.end();
+    y_kept_ = param_flag(step, "channels_last_output");
   }
   size_t cached_shapes() const override { return cache_.size(); }
   void run(const ExternCall &call) override;

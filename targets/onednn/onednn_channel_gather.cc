@@ -120,10 +120,9 @@ ChannelGatherKernel::ChannelGatherKernel(const PlanStep &step) : OnednnStep(step
   in_kept_.assign(step.inputs.size(), false);
   out_kept_.assign(step.outputs.size(), false);
   auto mark = [&](const char *key, std::vector<bool> &kept) {
-    if (!has_param(step, key)) return;
-    for (int64_t i : param_ints(step, key)) {
-      check(i >= 0 && static_cast<size_t>(i) < kept.size(), key, " names position ", i, " of ", kept.size());
-      kept[static_cast<size_t>(i)] = true;
+    for (size_t i : param_positions(step, key)) {
+      check(i < kept.size(), key, " names position ", i, " of ", kept.size());
+      kept[i] = true;
     }
   };
   mark("channels_last_inputs", in_kept_);
@@ -157,7 +156,8 @@ ChannelGatherKernel::Entry ChannelGatherKernel::make_entry(const ExternCall &cal
     while (c < m.size()) {
 #if defined(__SSE2__)
       if (c + 8 <= m.size() && adjacent(out, static_cast<int64_t>(c), 8)) {
-        auto runs = [&](size_t first, size_t step, size_t n) {  // m[first + step * t], t < n: one input, channels up by 1
+        // m[first + step * t], t < n: one input, channels up by 1
+        auto runs = [&](size_t first, size_t step, size_t n) {
           for (size_t t = 1; t < n; ++t) {
             const Source &a = m[first + step * (t - 1)], &b = m[first + step * t];
             if (b.input != a.input || b.channel != a.channel + 1) return false;

@@ -28,9 +28,8 @@ using dnnl::memory;
 class ConcatKernel : public OnednnStep {
  public:
   explicit ConcatKernel(const PlanStep &step) : OnednnStep(step), cache_(kOnednnCacheCapacity) {
-    if (has_param(step, "channels_last_inputs"))
-      for (int64_t i : param_ints(step, "channels_last_inputs")) kept_.push_back(static_cast<size_t>(i));
-    kept_output_ = has_param(step, "channels_last_output") && param_int(step, "channels_last_output") != 0;
+    kept_ = param_positions(step, "channels_last_inputs");
+    kept_output_ = param_flag(step, "channels_last_output");
   }
   size_t cached_shapes() const override { return cache_.size(); }
   void run(const ExternCall &call) override;

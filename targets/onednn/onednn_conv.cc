@@ -54,16 +54,15 @@ class ConvKernel : public OnednnStep {
     check(group_ >= 1, "group must be positive");
     check(auto_pad_ == "NOTSET" || auto_pad_ == "VALID" || auto_pad_ == "SAME_UPPER" || auto_pad_ == "SAME_LOWER",
           "unknown auto_pad '", auto_pad_, "'");
-    if (has_param(step, "channels_last_inputs"))
-      for (int64_t i : param_ints(step, "channels_last_inputs")) channels_last_inputs_.push_back(static_cast<size_t>(i));
-    channels_last_output_ = has_param(step, "channels_last_output") && param_int(step, "channels_last_output") != 0;
-    if (has_param(step, "padded_inputs"))
-      for (int64_t i : param_ints(step, "padded_inputs")) padded_inputs_.push_back(static_cast<size_t>(i));
-    padded_output_ = has_param(step, "padded_output") && param_int(step, "padded_output") != 0;
+    channels_last_inputs_ = param_positions(step, "channels_last_inputs");
+    channels_last_output_ = param_flag(step, "channels_last_output");
+    padded_inputs_ = param_positions(step, "padded_inputs");
+    padded_output_ = param_flag(step, "padded_output");
     check(!padded_output_ || channels_last_output_, "padded_output without channels_last_output");
     if (has_param(step, "out_perm") && !param_ints(step, "out_perm").empty()) {
       check(param_ints(step, "out_perm") == kToChannelsLast && strides_.size() == 2 && !channels_last_output_,
-            "out_perm ", shape_text(param_ints(step, "out_perm")), " is not a 2-D convolution's result to channels last");
+            "out_perm ", shape_text(param_ints(step, "out_perm")),
+            " is not a 2-D convolution's result to channels last");
       out_channels_last_ = true;
     }
     if (strides_.size() == 1) {  // run as 2-D over [N, C, 1, L] (run)

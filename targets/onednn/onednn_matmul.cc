@@ -90,7 +90,7 @@ class MatmulKernel : public OnednnStep {
     a_view_ = read_view(step, "a");
     b_view_ = read_view(step, "b");
     if (has_param(step, "out_perm")) out_perm_ = param_ints(step, "out_perm");
-    out_reshaped_ = has_param(step, "out_reshaped") && param_int(step, "out_reshaped") != 0;
+    out_reshaped_ = param_flag(step, "out_reshaped");
     check(out_perm_.empty() || is_permutation(out_perm_), "out_perm ", shape_text(out_perm_),
           " is not a permutation");
     check(!(trans_a_ && a_view_.present()) && !(trans_b_ && b_view_.present()),
@@ -651,7 +651,8 @@ void MatmulKernel::run(const ExternCall &call) {
     vy = scattered_layout(out, out_perm_);
     const std::vector<int64_t> t = permuted(out, out_perm_);
     check(out_reshaped_ ? y.num_elements() == product(t, 0, r) : y.shape == t, "output is ", shape_text(y.shape),
-          ", expected the result ", shape_text(out), " transposed to ", shape_text(t), out_reshaped_ ? " and reshaped" : "");
+          ", expected the result ", shape_text(out), " transposed to ", shape_text(t),
+          out_reshaped_ ? " and reshaped" : "");
   }
   if (y.num_elements() == 0) return;
   Epilogue e = epilogue(call, 2, out);

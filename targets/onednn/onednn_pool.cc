@@ -50,8 +50,8 @@ class PoolKernel : public OnednnStep {
       check(auto_pad_ == "NOTSET" || auto_pad_ == "VALID" || auto_pad_ == "SAME_UPPER" || auto_pad_ == "SAME_LOWER",
             "unknown auto_pad '", auto_pad_, "'");
     }
-    channels_last_input_ = has_param(step, "channels_last_inputs") && !param_ints(step, "channels_last_inputs").empty();
-    channels_last_output_ = has_param(step, "channels_last_output") && param_int(step, "channels_last_output") != 0;
+    channels_last_input_ = !param_positions(step, "channels_last_inputs").empty();
+    channels_last_output_ = param_flag(step, "channels_last_output");
   }
   size_t cached_shapes() const override { return cache_.size(); }
   void run(const ExternCall &call) override;

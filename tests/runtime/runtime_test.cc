@@ -9,6 +9,7 @@
 #include <cstdlib>
 
 #include "frontend/errors.h"
+#include "runtime/extern_kernel.h"
 #include "runtime/memory_plan.h"
 #include "runtime/npy.h"
 #include "runtime/plan.h"
@@ -95,6 +96,29 @@ std::string bind_error(const std::vector<InputSpec> &specs, const std::vector<st
   return "";
 }
 
+TEST(StepParams, OptionalFlagsAndPositionsReadAbsentAsNone) {
+  disco::PlanStep step;
+  step.label = "Conv_3";
+  step.params = {{"on", "1"}, {"off", "0"}, {"two", "0,2"}, {"none", ""}, {"bad", "1,x"}, {"negative", "0,-1"}};
+  EXPECT_TRUE(disco::param_flag(step, "on"));
+  EXPECT_FALSE(disco::param_flag(step, "off"));
+  EXPECT_FALSE(disco::param_flag(step, "absent"));
+  EXPECT_EQ(disco::param_positions(step, "two"), (std::vector<size_t>{0, 2}));
+  EXPECT_TRUE(disco::param_positions(step, "none").empty());
+  EXPECT_TRUE(disco::param_positions(step, "absent").empty());
+  EXPECT_THROW(disco::param_positions(step, "bad"), disco::Error);
+  // A negative position (a huge one as size_t) names the step, the key and the position.
+  try {
+    disco::param_positions(step, "negative");
+    ADD_FAILURE() << "a negative position was accepted";
+  } catch (const disco::Error &e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("Conv_3"), std::string::npos) << what;
+    EXPECT_NE(what.find("negative"), std::string::npos) << what;
+    EXPECT_NE(what.find("-1"), std::string::npos) << what;
+  }
+}
+
 TEST(ShapeBinder, BindsSymbolsFromTheirFirstUse) {
   SymbolValues v = bind_symbols({{"x", DType::F32, {b, s, 768}}}, {{3, 20, 768}}, {DType::F32}, {});
   EXPECT_EQ(v.at("batch"), 3);
@@ -163,7 +187,8 @@ TEST(Npy, RoundTripsEveryDtype) {
   for (DType t : {DType::F32, DType::F16, DType::F64, DType::I8, DType::I16, DType::I32, DType::I64, DType::U8,
                   DType::U16, DType::U32, DType::U64, DType::Bool}) {
     TensorData x(t, {2, 3});
-    for (size_t i = 0; i < x.num_bytes(); ++i) x.mutable_data()[i] = static_cast<uint8_t>(t == DType::Bool ? i % 2 : i * 7);
+    for (size_t i = 0; i < x.num_bytes(); ++i)
+      x.mutable_data()[i] = static_cast<uint8_t>(t == DType::Bool ? i % 2 : i * 7);
     std::string path = std::string(::testing::TempDir()) + "/x.npy";
     write_npy(path, x);
     TensorData y = read_npy(path);
