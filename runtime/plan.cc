@@ -306,17 +306,15 @@ Plan Plan::load(const std::string &path) {
   return p;
 }
 
-namespace {
-
-// Channels `c` rounded up to a multiple of `m`, saturating at INT64_MAX (which the size checks refuse).
-int64_t rounded_channels(int64_t c, int64_t m) { return c > INT64_MAX - (m - 1) ? INT64_MAX : (c + m - 1) / m * m; }
-
-}  // namespace
+int64_t allocated_channels(const PlanBuffer &b, int64_t channels) {
+  const int64_t m = b.channel_multiple;
+  if (m <= 1 || channels <= 0) return channels;
+  return channels > INT64_MAX - (m - 1) ? INT64_MAX : (channels + m - 1) / m * m;  // INT64_MAX: the size checks refuse it
+}
 
 std::vector<int64_t> allocated_shape(const PlanBuffer &b, const std::vector<int64_t> &shape) {
   std::vector<int64_t> padded = shape;
-  if (b.channel_multiple > 1 && padded.size() >= 2 && padded[1] > 0)
-    padded[1] = rounded_channels(padded[1], b.channel_multiple);
+  if (padded.size() >= 2) padded[1] = allocated_channels(b, padded[1]);
   return padded;
 }
 
@@ -326,7 +324,7 @@ std::optional<int64_t> buffer_bytes(const PlanBuffer &b, const std::vector<int64
   const int64_t m = b.channel_multiple;
   if (!bytes || m <= 1 || shape.size() < 2 || shape[1] <= 0 || *bytes == 0) return bytes;
   // The bytes of one channel, times the rounded-up channels (the same as tensor_bytes of allocated_shape).
-  if (__builtin_mul_overflow(*bytes / shape[1], rounded_channels(shape[1], m), &*bytes)) return std::nullopt;
+  if (__builtin_mul_overflow(*bytes / shape[1], allocated_channels(b, shape[1]), &*bytes)) return std::nullopt;
   return bytes;
 }
 

@@ -30,6 +30,9 @@ struct PlanBuffer {
   int64_t channel_multiple = 0;
 };
 
+// The channel count buffer `b` allocates for `channels` channels: rounded up to
+// its channel_multiple (where that is above 1), saturating at INT64_MAX.
+int64_t allocated_channels(const PlanBuffer &b, int64_t channels);
 // The shape buffer `b` is allocated as for a value of `shape`: `shape` with
 // channel_multiple applied (dim 1 rounded up, saturating at INT64_MAX, which
 // the size checks then refuse).

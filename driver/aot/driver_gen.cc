@@ -166,8 +166,8 @@ void emit_steps(std::ostream &o, const Plan &plan, const Layout &l, const std::s
       if (pb.channel_multiple > 1) {
         DISCO_CHECK(pb.shape.size() >= 2 && pb.shape[1].is_const() && pb.shape[1].as_const() > 0, "buffer '",
                     pb.name, "' has its channels padded, but not a constant channel count");
-        const int64_t c = pb.shape[1].as_const(), m = pb.channel_multiple;
-        n = "(" + n + " / " + std::to_string(c) + " * " + std::to_string((c + m - 1) / m * m) + ")";
+        const int64_t c = pb.shape[1].as_const();
+        n = "(" + n + " / " + std::to_string(c) + " * " + std::to_string(allocated_channels(pb, c)) + ")";
       }
       o << "  bytes[" << t << "] = " << n << " * " << dtype_size(pb.dtype) << ";\n";
     }

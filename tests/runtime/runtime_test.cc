@@ -77,6 +77,9 @@ TEST(PlanFile, PaddedChannelsRoundUpTheAllocationAndRoundTrip) {
   EXPECT_EQ(buffer_bytes(t, {2, 32, 5, 5}), 2 * 32 * 25 * 4);
   EXPECT_EQ(buffer_bytes(t, {0, 24, 5, 5}), 0);
   EXPECT_EQ(buffer_bytes(t, {1, INT64_MAX - 3, 1, 1}), std::nullopt) << "rounding up overflows: no size";
+  EXPECT_EQ(allocated_channels(t, 24), 32);
+  EXPECT_EQ(allocated_channels(t, 16), 16);
+  EXPECT_EQ(allocated_channels(t, INT64_MAX - 3), INT64_MAX) << "saturates";
   Plan p;
   p.name = "m";
   p.buffers = {t};
