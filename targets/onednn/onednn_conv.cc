@@ -300,12 +300,19 @@ ConvKernel::Entry ConvKernel::make_entry(const ExternTensor &x, const ExternTens
   // kernel for it beside an nhwc side (one side is then copied: into padded
   // blocks, else out of them).
   const bool held_padded = padded(0) || padded_output_;
-  std::vector<std::pair<memory::desc, memory::desc>> layouts = {
-      {padded(0) ? padded_blocked_desc(x.shape) : channels_last_desc(x.shape),
-       padded_output_ ? padded_blocked_desc(g.out) : channels_last_desc(g.out)}};
+  std::vector<std::pair<memory::desc, memory::desc>> layouts;
+  // Each pair once: several rules below can name the same one (both sides held padded, or
+  // channels last that is already unblocked), and a pair that came back as reference code once
+  // would again.
+  auto add = [&layouts](const memory::desc &src, const memory::desc &dst) {
+    if (std::find(layouts.begin(), layouts.end(), std::make_pair(src, dst)) == layouts.end())
+      layouts.emplace_back(src, dst);
+  };
+  add(padded(0) ? padded_blocked_desc(x.shape) : channels_last_desc(x.shape),
+      padded_output_ ? padded_blocked_desc(g.out) : channels_last_desc(g.out));
   if (held_padded) {
-    layouts.push_back({padded_blocked_desc(x.shape), padded_blocked_desc(g.out)});
-    layouts.push_back({channels_last_desc(x.shape), channels_last_desc(g.out)});
+    add(padded_blocked_desc(x.shape), padded_blocked_desc(g.out));
+    add(channels_last_desc(x.shape), channels_last_desc(g.out));
   }
   // One side blocked and the other not (an MBConv block's 24 or 40 channels
   // next to 144 or 240): both sides blocked, the unblocked one copied into
@@ -319,9 +326,9 @@ ConvKernel::Entry ConvKernel::make_entry(const ExternTensor &x, const ExternTens
   // side padded, it is tried above. DISCO_PADDED_BLOCKS=0 turns it off (A/B runs).
   if (team == 1 && !held_padded && blocked(g.out) != blocked(x.shape) && !same_order(x.shape) && !same_order(g.out) &&
       x.shape[1] > 1 && !switched_off("DISCO_PADDED_BLOCKS"))
-    layouts.push_back({padded_blocked_desc(x.shape), padded_blocked_desc(g.out)});
-  if (blocked(g.out) && !blocked(x.shape)) layouts.push_back({plain_desc(x.shape), channels_last_desc(g.out)});
-  if (blocked(g.out) || blocked(x.shape)) layouts.push_back({unblocked_desc(x.shape), unblocked_desc(g.out)});
+    add(padded_blocked_desc(x.shape), padded_blocked_desc(g.out));
+  if (blocked(g.out) && !blocked(x.shape)) add(plain_desc(x.shape), channels_last_desc(g.out));
+  if (blocked(g.out) || blocked(x.shape)) add(unblocked_desc(x.shape), unblocked_desc(g.out));
   for (const auto &[src_desc, dst_desc] : layouts) {
     en = make_entry_in(x, w, wdata, bias, g, e, wdims, src_desc, dst_desc);
     if (en.impl.find("ref") == std::string::npos) break;
