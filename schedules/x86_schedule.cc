@@ -479,8 +479,25 @@ void X86Scheduler::fold_at_root(const Stage &s, int lanes) {
   }
   Expr rows_per_task = Halide::max(1, kTaskElements / Halide::max(s.fold_extent, 1));
   Var tile(f.name() + "_t"), one(f.name() + "_r");
-  // rfactor first: it replaces the update, and the loops below belong to the new one.
-  vectorize_fold(f, LoopLevel(f, one), lanes);
+  // rfactor first: it replaces the update, and the loops below belong to the
+  // new one. Each row one vector of partial sums, folded into the row's value
+  // by a plain loop over its lanes. Not vectorize_fold: at `one`, an index
+  // fused from the kept dims, Halide could not vectorize its merge (the
+  // row's load and store addresses, rebuilt from the fused index, differ as
+  // expressions), so its atomic merge ran a compare-and-swap per lane; and
+  // it sizes a row's partials for a whole kept dim (a `%` of the index has
+  // no tighter bound), a heap allocation per row. Those took 5 ns per term
+  // of a ReduceMean over 96 channels of [2,40,40,96]. Stored per task (that
+  // size, on the heap: it can be large), a row's lanes one dense vector.
+  if (!f.rvars(0).empty()) {
+    SplitFold fold = split_fold(f, lanes);
+    std::vector<Var> storage = {fold.lane};
+    for (const Var &v : fold.partials.args())
+      if (v.name() != fold.lane.name()) storage.push_back(v);
+    fold.partials.store_at(LoopLevel(f, tile)).compute_at(LoopLevel(f, one)).reorder_storage(storage);
+    fold.partials.vectorize(fold.lane, lanes);
+    fold.partials.update(0).vectorize(fold.lane, lanes);
+  }
   Halide::Stage merge = f.update(0);
   Var fused = fuse_range(merge, kept, 0, kept.size());
   merge.split(fused, tile, one, rows_per_task, TailStrategy::GuardWithIf).parallel(tile);
