@@ -104,7 +104,8 @@ def main():
            "ONNX Runtime can go without doing fewer flops (Winograd) or fewer memory passes.", "",
            f"Peak: {a.peak1:g} GFLOP/s at 1 thread, {a.peak2:g} at 2. Times: medians over the result files "
            "above. Flops: convolutions and products (PyTorch's profiler, multiply-adds count two).", "",
-           "| model | shape | threads | GFLOP | ORT GFLOP/s | disco GFLOP/s | disco / ORT | peak bound | compute-bound |",
+           "| model | shape | threads | GFLOP | ORT GFLOP/s | disco GFLOP/s | disco / ORT | peak bound | "
+           "compute-bound |",
            "|---|---|---|---|---|---|---|---|---|"]
     logs = collections.defaultdict(lambda: ([], [], [], []))
     for key in sorted(cells, key=lambda k: (k[2], k[0], k[1])):
@@ -135,7 +136,8 @@ def main():
         # compute-bound ones at their best.
         need = math.exp((len(ratio) * math.log(a.bar) - sum(best)) / len(rest)) if rest else float("nan")
         out.append(f"  {len(best)} compute-bound cells (ONNX Runtime at {a.compute_bound:g} of the peak or more): "
-                   f"at {a.reachable:g} of the peak (or as now where lower) their geometric mean would be {gm(best):.3f}; for {a.bar:g} "
+                   f"at {a.reachable:g} of the peak (or as now where lower) their geometric mean would be "
+                   f"{gm(best):.3f}; for {a.bar:g} "
                    f"overall the other {len(rest)} cells would need {need:.3f} (now {gm(rest):.3f}).")
     text = "\n".join(out) + "\n"
     if a.out:

@@ -309,7 +309,8 @@ Plan Plan::load(const std::string &path) {
 int64_t allocated_channels(const PlanBuffer &b, int64_t channels) {
   const int64_t m = b.channel_multiple;
   if (m <= 1 || channels <= 0) return channels;
-  return channels > INT64_MAX - (m - 1) ? INT64_MAX : (channels + m - 1) / m * m;  // INT64_MAX: the size checks refuse it
+  // INT64_MAX where rounding up overflows: the size checks refuse it.
+  return channels > INT64_MAX - (m - 1) ? INT64_MAX : (channels + m - 1) / m * m;
 }
 
 std::vector<int64_t> allocated_shape(const PlanBuffer &b, const std::vector<int64_t> &shape) {
