@@ -23,30 +23,39 @@ import importlib.util
 import math
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
 
 import torch
 
+from plot_results import split_row
+
 
 def sweep_times(paths):
-    """(model, shape, threads) -> ([disco ms], [ORT ms]) over the result files."""
+    """(model, shape, threads) -> ([disco ms], [ORT ms]) over the result files' tables, their columns
+    found by name in each table's header (rows are split as plot_results.py splits them)."""
+    cols = ("model", "shape", "threads", "disco dynamic ms", "ONNX Runtime ms")
     cells = collections.defaultdict(lambda: ([], []))
     for p in paths:
+        header = None  # the current table's, when it has the columns
         for line in open(p):
-            c = [x.strip() for x in line.split("|")]
-            if len(c) > 7 and c[3] in ("1", "2") and re.fullmatch(r"[\d.]+", c[4] or "x") and \
-                    re.fullmatch(r"[\d.]+", c[5] or "x"):
-                d, o = cells[(c[1], c[2], int(c[3]))]
-                d.append(float(c[4]))
-                o.append(float(c[5]))
+            if not line.lstrip().startswith("|"):
+                header = None
+                continue
+            row = split_row(line)
+            if header is None:
+                header = [row.index(c) for c in cols] if set(cols) <= set(row) else []
+                continue
+            if not header or len(row) <= max(header):
+                continue
+            model, shape, threads, d, o = (row[k] for k in header)
+            if threads in ("1", "2") and re.fullmatch(r"[\d.]+", d) and re.fullmatch(r"[\d.]+", o):
+                disco, ort = cells[(model, shape, int(threads))]
+                disco.append(float(d))
+                ort.append(float(o))
     return cells
-
-
-def median(v):
-    s = sorted(v)
-    return s[len(s) // 2] if len(s) % 2 else 0.5 * (s[len(s) // 2 - 1] + s[len(s) // 2])
 
 
 def zoo_flops(names):
@@ -112,7 +121,7 @@ def main():
         name, shape, t = key
         if (name, shape) not in flops:
             continue
-        d, o = (median(v) for v in cells[key])
+        d, o = (statistics.median(v) for v in cells[key])
         g = flops[(name, shape)] / 1e9
         bound = g / peak[t] * 1e3 / o
         compute = g / o * 1e3 >= a.compute_bound * peak[t]
