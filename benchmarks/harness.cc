@@ -29,6 +29,7 @@
 #include <sstream>
 #include <thread>
 
+#include "benchmarks/cpu_pinning.h"
 #include "frontend/errors.h"
 #include "frontend/random_tensor.h"
 #include "frontend/tensor_compare.h"
@@ -288,6 +289,7 @@ class OrtPeer {
     in_ = fdopen(to_child[1], "w");
     out_ = fdopen(from_child[0], "r");
   }
+  pid_t pid() const { return pid_; }
   ~OrtPeer() {
     fclose(in_);
     fclose(out_);
@@ -555,6 +557,7 @@ CellTimes time_cell(disco::Session &dynamic, disco::Session *fixed, const std::v
 const char *kHelp =
     "usage: harness [--models DIR] [--peer ort_peer.js] [--node node] [--runs N] [--threads 1,2]\n"
     "               [--only MODEL]... [--targets B,host] [--out FILE] [--sweep FILE [--check]] [--skip-static]\n"
+    "               [--no-pin]\n"
     "Times each model of the sweep with disco (one dynamic compile), disco (a static compile\n"
     "per shape) and ONNX Runtime (all graph optimizations), interleaved, at each thread\n"
     "count set explicitly on both sides; medians of N runs (default 40; four times as many\n"
@@ -566,7 +569,9 @@ const char *kHelp =
     "                  the table ends with the geometric mean of disco / ORT per thread count\n"
     "  --check         (with --sweep) check each cell's first run against the file's references\n"
     "  --skip-static   no static compile, and no static columns\n"
-    "  --only MODEL    this model only; repeat it (or MODEL,MODEL) for several\n";
+    "  --only MODEL    this model only; repeat it (or MODEL,MODEL) for several\n"
+    "  --no-pin        leave the CPUs to the scheduler; by default a cell with fewer threads than\n"
+    "                  CPUs runs with the harness and ONNX Runtime pinned to the same, last CPUs\n";
 
 }  // namespace
 
@@ -577,7 +582,7 @@ int main(int argc, char **argv) {
                 targets = "onednn,host";
     int runs = 40;
     std::vector<int> thread_counts = {1, 2};
-    const disco::CliArgs args(argc, argv, 1, {"help", "check", "skip-static"},
+    const disco::CliArgs args(argc, argv, 1, {"help", "check", "skip-static", "no-pin"},
                               {"models", "peer", "node", "out", "only", "targets", "runs", "threads", "sweep"});
     if (args.flag("help")) {
       std::fputs(kHelp, stdout);
@@ -608,6 +613,7 @@ int main(int argc, char **argv) {
     const bool sweep_file = !sweep_path.empty(), check = args.flag("check"), skip_static = args.flag("skip-static");
     if (check && !sweep_file) throw disco::UsageError("--check needs --sweep FILE (its references)");
     const std::vector<ModelCells> sweep = sweep_file ? read_sweep_file(sweep_path) : builtin_cells(models);
+    const disco::bench::CpuPinning pinning(!args.flag("no-pin"));
     disco::CompileOptions base;
     base.backends = disco::parse_backend_list(targets);
 
@@ -626,6 +632,10 @@ int main(int argc, char **argv) {
        << "medians of " << runs << " runs (" << runs * kCheapCellRunsFactor << " where ONNX Runtime takes under "
        << kCheapRunMs << " ms), interleaved in blocks of " << kBlock << " taking turns, each block after at least "
        << kWarmupMs << " ms (and one run) of untimed warm-up and a 50 ms pause; ";
+    for (int t : thread_counts)
+      if (const std::string cpus = pinning.cpus_for(t); !cpus.empty())
+        md << t << "-thread cells run with the harness and ONNX Runtime both pinned to CPU(s) " << cpus << " of "
+           << pinning.cpu_count() << "; ";
     if (skip_static)
       md << "no static compile. Times are medians of all runs.";
     else
@@ -722,6 +732,7 @@ int main(int argc, char **argv) {
         }
         for (int threads : thread_counts) {
           try {
+            pinning.apply(threads, {ort.pid()});
             dynamic.set_num_threads(threads);
             if (fixed) fixed->set_num_threads(threads);
             std::vector<disco::TensorData> dynamic_out;
