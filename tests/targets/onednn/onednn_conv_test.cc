@@ -16,6 +16,7 @@
 #include "tests/support/partitioned.h"
 #include "tests/support/tensors.h"
 #include "targets/onednn/conv_regions.h"
+#include "targets/onednn/onednn_layout.h"
 
 namespace disco {
 namespace {
@@ -301,6 +302,31 @@ TEST(OnednnConv, NarrowChannelSidesPaddedToABlockMatchTheReference) {
     }
   }
   ::unsetenv("DISCO_PADDED_BLOCKS");
+}
+
+// A conv over non-overlapping windows (kernel = stride: ConvNeXt's 2x2
+// stride-2 downsampling, a 4x4 stride-4 stem) between whole channel blocks
+// runs channels last, where oneDNN 2.6 has brgconv on AVX-512 (its blocked
+// kernel ran 1.2-1.35x slower), against a plain-loop convolution, with a
+// residual and without, at one and two images and with the rule off
+// (DISCO_PATCH_NHWC=0, the blocked kernel).
+TEST(OnednnConv, NonOverlappingWindowsBetweenWholeBlocksRunChannelsLastAndMatchTheReference) {
+  const std::vector<ConvReluCase> cases = {{{1, 32, 8, 8}, {48, 32, 2, 2}, 2, 0, false, 1},
+                                           {{2, 16, 12, 12}, {32, 16, 4, 4}, 4, 0, true, 2},
+                                           {{1, 48, 10, 10}, {64, 48, 2, 2}, 2, 0, true, 1}};
+  const bool avx512 = __builtin_cpu_supports("avx512f") && channel_block() == 16;
+  for (const char *rule : {"1", "0"}) {
+    ::setenv("DISCO_PATCH_NHWC", rule, 1);
+    for (const ConvReluCase &c : cases) {
+      const std::string what = std::string("DISCO_PATCH_NHWC=") + rule + ", X [" + std::to_string(c.xs[0]) + ", " +
+                               std::to_string(c.xs[1]) + ", ...] W [" + std::to_string(c.ws[0]) + ", ..., " +
+                               std::to_string(c.ws[2]) + "]";
+      const std::string impl = check_conv_relu_step(c, what);
+      EXPECT_EQ(impl.find("ref"), std::string::npos) << what << ": " << impl;
+      if (avx512) EXPECT_EQ(impl.find("brgconv") != std::string::npos, rule[0] == '1') << what << ": " << impl;
+    }
+  }
+  ::unsetenv("DISCO_PATCH_NHWC");
 }
 
 }  // namespace
