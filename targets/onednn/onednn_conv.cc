@@ -330,7 +330,9 @@ ConvKernel::Entry ConvKernel::make_entry(const ExternTensor &x, const ExternTens
     if (std::find(layouts.begin(), layouts.end(), std::make_pair(src, dst)) == layouts.end())
       layouts.emplace_back(src, dst);
   };
-  if (patches(w, g) && !held_padded && blocked(x.shape) && blocked(g.out) && !switched_off("DISCO_PATCH_NHWC"))
+  // On AVX-512 only (16-channel blocks), where 2.6 has brgconv; on AVX2 both layouts run its jit:avx2 kernel.
+  if (patches(w, g) && channel_block() == 16 && !held_padded && blocked(x.shape) && blocked(g.out) &&
+      !switched_off("DISCO_PATCH_NHWC"))
     add(unblocked_desc(x.shape), unblocked_desc(g.out));
   add(padded(0) ? padded_blocked_desc(x.shape) : channels_last_desc(x.shape),
       padded_output_ ? padded_blocked_desc(g.out) : channels_last_desc(g.out));
