@@ -36,13 +36,20 @@ class CpuPinning {
   explicit CpuPinning(bool enabled) : enabled_(enabled) {
     CPU_ZERO(&all_);
     DISCO_CHECK(sched_getaffinity(0, sizeof all_, &all_) == 0, "sched_getaffinity failed");
+    cpus_ = cpu_list(all_);
+  }
+
+  // The CPUs of `set`, in order.
+  static std::vector<int> cpu_list(const cpu_set_t &set) {
+    std::vector<int> cpus;
     for (int c = 0; c < CPU_SETSIZE; ++c)
-      if (CPU_ISSET(c, &all_)) cpus_.push_back(c);
+      if (CPU_ISSET(c, &set)) cpus.push_back(c);
+    return cpus;
   }
 
   int cpu_count() const { return static_cast<int>(cpus_.size()); }
 
-  // The CPUs a cell of `threads` threads runs on, as text ("1", "0-1"), or
+  // The CPUs a cell of `threads` threads runs on, as text ("1", "2,3"), or
   // "" when it runs unpinned (all CPUs, or pinning off).
   std::string cpus_for(int threads) const {
     if (!enabled_ || threads >= cpu_count()) return "";

@@ -284,12 +284,11 @@ memory::dims ConvKernel::grouped(memory::dims wdims) const {
 // each in the model), and channels last with brgconv at 218-219 (0.53 ms):
 // the copies of X and Y into and out of channels last cost less than that.
 bool ConvKernel::patches(const ExternTensor &w, const Geometry &g) const {
-  if (group_ != 1 || w.shape.size() < 3 || g.strides.size() != w.shape.size() - 2) return false;
+  if (group_ != 1 || g.cropped || w.shape.size() < 3 || g.strides.size() != w.shape.size() - 2) return false;
   bool window = false;
   for (size_t d = 2; d < w.shape.size(); ++d) {
     const size_t s = d - 2;
-    if (w.shape[d] != g.strides[s] || g.dilates[s] != 0 || g.pad_begin[s] != 0 || g.pad_end[s] != 0 || g.cropped)
-      return false;
+    if (w.shape[d] != g.strides[s] || g.dilates[s] != 0 || g.pad_begin[s] != 0 || g.pad_end[s] != 0) return false;
     window |= w.shape[d] > 1;
   }
   return window;

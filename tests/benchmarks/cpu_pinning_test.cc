@@ -28,10 +28,7 @@ std::vector<std::vector<int>> thread_cpus(const std::string &pid) {
     cpu_set_t set;
     CPU_ZERO(&set);
     if (sched_getaffinity(tid, sizeof set, &set) != 0) continue;
-    std::vector<int> cpus;
-    for (int c = 0; c < CPU_SETSIZE; ++c)
-      if (CPU_ISSET(c, &set)) cpus.push_back(c);
-    out.push_back(cpus);
+    out.push_back(CpuPinning::cpu_list(set));
   }
   closedir(d);
   return out;
@@ -41,10 +38,7 @@ std::vector<int> start_cpus() {
   cpu_set_t set;
   CPU_ZERO(&set);
   sched_getaffinity(0, sizeof set, &set);
-  std::vector<int> cpus;
-  for (int c = 0; c < CPU_SETSIZE; ++c)
-    if (CPU_ISSET(c, &set)) cpus.push_back(c);
-  return cpus;
+  return CpuPinning::cpu_list(set);
 }
 
 TEST(CpuPinning, ChoosesTheLastCpusAndNoneForAllOfThem) {
