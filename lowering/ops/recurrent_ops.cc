@@ -486,17 +486,21 @@ void lower_recurrent(LowerContext &c) {
       Expr kx = k * chunk + kk;
       terms.push_back(f(Rt(d, ph.gate, kx, jw(jr))) * ph.source(kx));
     }
-    // sum + the terms in n interleaved chains, the first starting from sum.
+    // sum + the terms in n interleaved chains, sum added last: the sum is
+    // the last chunk's statement's store, so a chain starting from it would
+    // wait for that store (and its chain); added last, only one add per
+    // vector waits, and a statement's FMA chains overlap the last one's
+    // (0.94-0.96x the taggers' time at batch 4 and 8 on one thread,
+    // benchmarks/results/recurrent-2026-12-05.md).
     auto chained = [&](int n) {
       std::vector<Expr> chains(n);
-      chains[0] = sum;
       for (int kk = 0; kk < chunk; ++kk) {
         Expr &c = chains[kk % n];
         c = c.defined() ? c + terms[kk] : terms[kk];
       }
       Expr all = chains[0];
       for (int i = 1; i < n; ++i) all += chains[i];
-      return all;
+      return sum + all;
     };
     // A tile of `rows` batch rows: one chain per vector from 8 vectors on, else 2.
     auto tile_sum = [&](int rows) {
