@@ -30,6 +30,19 @@ struct ConvWindow {
 // some output reads padding only (no tap of its window touches X).
 std::vector<ConvBox> padding_free_boxes(const ConvWindow &w);
 
+// Per tap of the window (one tap in each dim), the box of outputs at which
+// that tap reads X, if any: the window as a sum of 1x1 convolutions, each
+// over its own box. Where most taps read X only near the borders (DeepLab's
+// ASPP), these read each tap's W once, where padding_free_boxes reads a
+// tap's W once for every box that has it (a 3x3 window on a 14x14 map,
+// dilated by 12: 9 taps of W, against 25 in the 9 padding-free boxes). The
+// boxes overlap: their sums add up.
+std::vector<ConvBox> tap_boxes(const ConvWindow &w);
+
+// The taps of W that the boxes read, counted once per box (the product of
+// each box's tap ranges): how much of W the boxes stream.
+int64_t boxes_weight_taps(const std::vector<ConvBox> &boxes);
+
 // The boxes' multiply-adds over the whole window's (per input channel and
 // output channel): how much of the full convolution's work reads X.
 double boxes_work_fraction(const ConvWindow &w, const std::vector<ConvBox> &boxes);

@@ -12,7 +12,8 @@
 // name, and 2.6 runs dilated convs on its im2col gemm, which multiplies the
 // padding's zeros too. Where the taps that read X change along the output
 // (the same convs on a larger map), the output is cut into boxes that read
-// no padding, each its own convolution (conv_regions.h).
+// no padding, each its own convolution (conv_regions.h), or, where that
+// streams less of W, summed tap by tap over each tap's box of outputs.
 // A 2-D convolution's result that only a Transpose to channels last reads
 // (convnext's depthwise conv, permuted to [N, H, W, C] for its LayerNorm) is
 // written as that Transpose's result ("out_perm" 0,2,3,1): the staged result
@@ -111,14 +112,20 @@ class ConvKernel : public OnednnStep {
     // Set when the output is computed in boxes that read no padding
     // (conv_regions.h): each box's X window is copied out of the staged X, the
     // box's primitive runs, and its result is copied into the staged Y.
+    // Boxes by tap (tap_boxes) add their sums into Y: it starts at zero, each
+    // partial box's copy out adds to it, and the box that covers all of Y
+    // runs last, on the staged X and Y themselves where its window is all
+    // of X, with a sum post-op, the bias and the epilogue.
     struct Box {
       dnnl::convolution_forward prim;
       memory src_view, src, dst, dst_view, bias;  // views into the staged X and Y; the box's own X and Y
       dnnl::reorder in, out;
+      bool staged_src = false, staged_dst = false;  // reads the staged X / writes the staged Y (no copy)
       std::shared_ptr<memory> packed;
       std::unordered_map<int, memory> args;
     };
     std::vector<Box> boxes;
+    bool zero_dst = false;  // boxes by tap: Y is zeroed before they run
     // Set when X is copied into the interior of a buffer with zero borders
     // and the primitive runs without pads (make_padded). Owned by the entry,
     // so that its borders stay zero between runs.
@@ -149,8 +156,9 @@ class ConvKernel : public OnednnStep {
   Entry make_padded(const ExternTensor &x, const ExternTensor &w, const void *wdata, const ExternTensor *bias,
                     const Geometry &g, const Epilogue &e, const memory::dims &wdims);
   // Sets `en`'s boxes from its staged X and Y; false where they would not pay or oneDNN has no JIT kernel for one.
+  // `by_tap_ok`: boxes by tap may be tried (tap_boxes); where they cannot be made, the padding-free ones are.
   bool make_boxes(const ExternTensor &x, const ExternTensor &w, const ExternTensor *bias, const Geometry &g,
-                  const Epilogue &e, Entry &en);
+                  const Epilogue &e, Entry &en, bool by_tap_ok = true);
   // Cropped W is a temporary copy: packed by its content (onednn_weights.h),
   // never through packed_weights, which knows weights by their address.
   std::shared_ptr<memory> pack_copy(const memory::desc &user, const void *data, const memory::desc &want) {
@@ -443,7 +451,7 @@ ConvKernel::Entry ConvKernel::make_padded(const ExternTensor &x, const ExternTen
 // post-ops would need their operands cut into boxes too; those convs keep
 // the one primitive.
 bool ConvKernel::make_boxes(const ExternTensor &x, const ExternTensor &w, const ExternTensor *bias,
-                            const Geometry &g, const Epilogue &e, Entry &en) {
+                            const Geometry &g, const Epilogue &e, Entry &en, bool by_tap_ok) {
   const size_t sp = strides_.size();
   if (!w.constant || !e.operands.empty()) return false;
   if (std::all_of(dilations_.begin(), dilations_.end(), [](int64_t d) { return d == 1; })) return false;
@@ -456,16 +464,53 @@ bool ConvKernel::make_boxes(const ExternTensor &x, const ExternTensor &w, const 
     win.dilations.push_back(dilations_[i]);
     win.pad_begin.push_back(g.pad_begin[i] + g.tap_first[i] * dilations_[i]);  // undo the crop: taps count from 0
   }
-  const std::vector<ConvBox> boxes = padding_free_boxes(win);
+  std::vector<ConvBox> boxes = padding_free_boxes(win);
   if (boxes.size() < 2 || boxes.size() > 27 || boxes_work_fraction(win, boxes) > 0.5) return false;
+  // By tap instead where that streams less of W (these convolutions are
+  // bound by reading W: DeepLab's ASPP box of 2 x 10 outputs with 2 taps ran
+  // at 52 GFLOP/s) and a tap reads X at every output (its box runs last).
+  std::vector<ConvBox> taps = tap_boxes(win);
+  auto covers_all = [&](const ConvBox &b) {
+    for (size_t i = 0; i < sp; ++i)
+      if (b.out_begin[i] != 0 || b.out_end[i] != g.out[2 + i]) return false;
+    return true;
+  };
+  const auto whole = std::find_if(taps.begin(), taps.end(), covers_all);
+  const bool by_tap = by_tap_ok && whole != taps.end() && boxes_weight_taps(taps) < boxes_weight_taps(boxes) &&
+                      !switched_off("DISCO_TAP_BOXES");
+  auto cannot = [&] { return by_tap && make_boxes(x, w, bias, g, e, en, false); };
+  if (by_tap) {
+    std::rotate(whole, whole + 1, taps.end());  // the covering box last
+    boxes = std::move(taps);
+  }
   const auto &eng = onednn_engine();
   const Epilogue::Lowered post = e.lower({}, -1, -1);
-  dnnl::primitive_attr attr;
-  attr.set_post_ops(post.ops);
+  dnnl::primitive_attr attr, plain, sum_in;
+  if (by_tap) {
+    // The last box: its sum added to Y's, then the epilogue (eltwise ops only: no operands here).
+    dnnl::post_ops ops;
+    ops.append_sum(1.0f);
+    for (int i = 0; i < post.ops.len(); ++i) {
+      float scale = 1, alpha = 0, beta = 0;
+      dnnl::algorithm alg;
+      post.ops.get_params_eltwise(i, scale, alg, alpha, beta);
+      ops.append_eltwise(scale, alg, alpha, beta);
+    }
+    attr.set_post_ops(ops);
+    dnnl::post_ops add;
+    add.append_sum(1.0f);
+    sum_in.set_post_ops(add);
+  } else {
+    attr.set_post_ops(post.ops);
+  }
   user_scratchpad(attr);
+  user_scratchpad(plain);
   std::vector<Entry::Box> made;
   std::string impls;
   for (const ConvBox &b : boxes) {
+    const bool last = &b == &boxes.back();
+    const bool partial = by_tap && !last;  // no bias or epilogue; its sum added into Y
+    const ExternTensor *box_bias = partial ? nullptr : bias;
     memory::dims src = {x.shape[0], x.shape[1]}, dst = {g.out[0], g.out[1]}, src_at = {0, 0}, dst_at = {0, 0};
     memory::dims wdims = {w.shape[0], w.shape[1]}, dilates;
     std::vector<int64_t> first, count;
@@ -494,10 +539,10 @@ bool ConvKernel::make_boxes(const ExternTensor &x, const ExternTensor &w, const 
         using dnnl::convolution_forward;
         const auto prop = dnnl::prop_kind::forward_inference;
         const auto alg = dnnl::algorithm::convolution_direct;
-        auto d = bias ? convolution_forward::desc(prop, alg, sd, wd, plain_desc(bias->shape), dd, g.strides, dilates,
-                                                  zeros, zeros)
-                      : convolution_forward::desc(prop, alg, sd, wd, dd, g.strides, dilates, zeros, zeros);
-        return convolution_forward::primitive_desc(d, attr, eng);
+        auto d = box_bias ? convolution_forward::desc(prop, alg, sd, wd, plain_desc(box_bias->shape), dd, g.strides,
+                                                      dilates, zeros, zeros)
+                          : convolution_forward::desc(prop, alg, sd, wd, dd, g.strides, dilates, zeros, zeros);
+        return convolution_forward::primitive_desc(d, partial ? plain : attr, eng);
       });
       const std::string impl = pd.impl_info_str();
       if (impl.find("ref") != std::string::npos) continue;
@@ -511,22 +556,34 @@ bool ConvKernel::make_boxes(const ExternTensor &x, const ExternTensor &w, const 
       jit = true;
       break;
     }
-    if (!jit) return false;
+    if (!jit) return cannot();
     box.src_view = memory(en.src.inner.get_desc().submemory_desc(src, src_at), eng, nullptr);
     box.dst_view = memory(en.dst.inner.get_desc().submemory_desc(dst, dst_at), eng, nullptr);
-    box.in = dnnl::reorder(box.src_view, box.src);
-    box.out = dnnl::reorder(box.dst, box.dst_view);
+    if (by_tap && last) {
+      // Covers Y: writes the staged Y itself; reads the staged X where its window is all of X.
+      if (box.dst.get_desc() != en.dst.inner.get_desc()) return cannot();
+      box.staged_dst = true;
+      box.dst = en.dst.inner;
+      box.staged_src = src == x.shape && box.src.get_desc() == en.src.inner.get_desc();
+      if (box.staged_src) box.src = en.src.inner;
+    }
+    if (!box.staged_src) box.in = dnnl::reorder(box.src_view, box.src);
+    if (!box.staged_dst) {
+      box.out = partial ? dnnl::reorder(dnnl::reorder::primitive_desc(box.dst, box.dst_view, sum_in))
+                        : dnnl::reorder(box.dst, box.dst_view);
+    }
     box.args[DNNL_ARG_SRC] = box.src;
     box.args[DNNL_ARG_WEIGHTS] = *box.packed;
     box.args[DNNL_ARG_DST] = box.dst;
-    if (bias) {
+    if (box_bias) {
       box.bias = memory(plain_desc(bias->shape), eng, nullptr);
       box.args[DNNL_ARG_BIAS] = box.bias;
     }
     made.push_back(std::move(box));
   }
   en.boxes = std::move(made);
-  en.impl = "convolution in " + std::to_string(boxes.size()) + " boxes: " + impls;
+  en.zero_dst = by_tap;
+  en.impl = "convolution in " + std::to_string(boxes.size()) + (by_tap ? " boxes by tap: " : " boxes: ") + impls;
   return true;
 }
 
@@ -741,16 +798,17 @@ void ConvKernel::run_spatial(const ExternCall &call) {
   }
   use_team(team);
   if (en->boxes.empty()) execute_images(*en);
+  if (en->zero_dst) std::memset(en->dst.inner.get_data_handle(), 0, en->dst.inner.get_desc().get_size());
   for (Entry::Box &b : en->boxes) {
     b.src_view.set_data_handle(en->src.inner.get_data_handle());
     b.dst_view.set_data_handle(en->dst.inner.get_data_handle());
-    b.src.set_data_handle(box_scratch_[0].get(b.src.get_desc().get_size() / sizeof(float)));
-    b.dst.set_data_handle(box_scratch_[1].get(b.dst.get_desc().get_size() / sizeof(float)));
-    if (bias) b.bias.set_data_handle(bias->data);
-    copy(b.in, b.src_view, b.src);
+    if (!b.staged_src) b.src.set_data_handle(box_scratch_[0].get(b.src.get_desc().get_size() / sizeof(float)));
+    if (!b.staged_dst) b.dst.set_data_handle(box_scratch_[1].get(b.dst.get_desc().get_size() / sizeof(float)));
+    if (b.bias) b.bias.set_data_handle(bias->data);
+    if (!b.staged_src) copy(b.in, b.src_view, b.src);
     use_team(team);
     execute(b.prim, b.args);
-    copy(b.out, b.dst, b.dst_view);
+    if (!b.staged_dst) copy(b.out, b.dst, b.dst_view);
   }
   run_eltwise_tail(tail, static_cast<float *>(en->dst.inner.get_data_handle()),
                    static_cast<int64_t>(en->dst.inner.get_desc().get_size() / sizeof(float)), team);

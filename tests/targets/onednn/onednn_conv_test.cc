@@ -116,6 +116,72 @@ TEST(ConvRegions, AsppWindowOnAFourteenSquareMapIsNineBoxesReadingAFifthOfTheWor
   EXPECT_TRUE(padding_free_boxes(ConvWindow{{2}, {6}, {1}, {1}, {1}, {2}}).empty());
 }
 
+TEST(ConvRegions, AsppWindowByTapIsNineOneByOneBoxesReadingEachTapOfWOnce) {
+  ConvWindow w{{14, 14}, {14, 14}, {3, 3}, {1, 1}, {12, 12}, {12, 12}};
+  const std::vector<ConvBox> taps = tap_boxes(w);
+  ASSERT_EQ(taps.size(), 9u);
+  // Tap 0 of a dim reads X at o - 12: rows 12-13; tap 1 everywhere; tap 2 at o + 12: rows 0-1.
+  EXPECT_EQ(taps[0].tap_begin, (std::vector<int64_t>{0, 0}));
+  EXPECT_EQ(taps[0].out_begin, (std::vector<int64_t>{12, 12}));
+  EXPECT_EQ(taps[0].out_end, (std::vector<int64_t>{14, 14}));
+  EXPECT_EQ(taps[0].in_begin, (std::vector<int64_t>{0, 0}));
+  EXPECT_EQ(taps[4].tap_begin, (std::vector<int64_t>{1, 1}));
+  EXPECT_EQ(taps[4].tap_end, (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(taps[4].out_begin, (std::vector<int64_t>{0, 0}));
+  EXPECT_EQ(taps[4].out_end, (std::vector<int64_t>{14, 14}));
+  EXPECT_EQ(taps[5].out_begin, (std::vector<int64_t>{0, 0}));
+  EXPECT_EQ(taps[5].out_end, (std::vector<int64_t>{14, 2}));
+  EXPECT_EQ(taps[5].in_begin, (std::vector<int64_t>{0, 12}));
+  // The same multiply-adds as the padding-free boxes, a third of the W they stream.
+  EXPECT_NEAR(boxes_work_fraction(w, taps), boxes_work_fraction(w, padding_free_boxes(w)), 1e-12);
+  EXPECT_EQ(boxes_weight_taps(taps), 9);
+  EXPECT_EQ(boxes_weight_taps(padding_free_boxes(w)), 25);
+  // Strided: tap 2 of a 3-tap window, dilation 4, pad 4, stride 2 over 9 inputs reads X at 2o + 4 < 9: o 0-2.
+  const std::vector<ConvBox> strided = tap_boxes(ConvWindow{{9}, {5}, {3}, {2}, {4}, {4}});
+  ASSERT_EQ(strided.size(), 3u);
+  EXPECT_EQ(strided[2].out_end, (std::vector<int64_t>{3}));
+  EXPECT_EQ(strided[0].out_begin, (std::vector<int64_t>{2}));  // 2o - 4 >= 0
+  EXPECT_EQ(strided[0].in_begin, (std::vector<int64_t>{0}));
+  // Outputs whose window reads padding only are in no box (outputs 0-1 and 4-5 here).
+  const std::vector<ConvBox> inner = tap_boxes(ConvWindow{{2}, {6}, {1}, {1}, {1}, {2}});
+  ASSERT_EQ(inner.size(), 1u);
+  EXPECT_EQ(inner[0].out_begin, (std::vector<int64_t>{2}));
+  EXPECT_EQ(inner[0].out_end, (std::vector<int64_t>{4}));
+}
+
+// DeepLab's ASPP window (3x3, dilation 12) on maps where its outer taps read
+// X only near the borders: by tap (each tap of W read once, the tap that
+// covers Y last with the bias and the ReLU over the others' sums), and in
+// padding-free boxes with DISCO_TAP_BOXES=0, both against a plain loop.
+TEST(OnednnConv, AsppWindowsRunByTapAndMatchTheReference) {
+  for (const char *rule : {"1", "0"}) {
+    ::setenv("DISCO_TAP_BOXES", rule, 1);
+    for (const Dims &xs : {Dims{1, 32, 14, 14}, Dims{2, 16, 15, 13}}) {
+      auto k = make_kernel("onednn.conv", {{"strides", "1,1"},
+                                           {"dilations", "12,12"},
+                                           {"pads", "12,12,12,12"},
+                                           {"group", "1"},
+                                           {"auto_pad", "NOTSET"},
+                                           {"post_ops", "relu:0"}});
+      const Dims ws{32, xs[1], 3, 3};
+      TensorData x = tensor(xs, 0.5f, 1), w = tensor(ws, 0.05f, 3), bias = tensor({ws[0]}, 0.5f, 5);
+      Dims os;
+      auto want = ref_conv2d(values(x), xs, values(w), ws, values(bias), {1, 1}, {12, 12}, {12, 12, 12, 12}, 1, &os);
+      for (auto &v : want) v = std::max(v, 0.0f);
+      TensorData y(DType::F32, os);
+      SymbolValues syms;
+      k->run(ExternCall{{view(x), view(w, true), view(bias)}, {view(y)}, syms});
+      const std::string what = std::string("DISCO_TAP_BOXES=") + rule + ", X [" + std::to_string(xs[0]) + ", " +
+                               std::to_string(xs[1]) + ", " + std::to_string(xs[2]) + ", " + std::to_string(xs[3]) +
+                               "]: " + k->implementation();
+      expect_near_all(y, os, want, what);
+      EXPECT_NE(k->implementation().find("boxes"), std::string::npos) << what;
+      EXPECT_EQ(k->implementation().find("by tap") != std::string::npos, rule[0] == '1') << what;
+    }
+  }
+  ::unsetenv("DISCO_TAP_BOXES");
+}
+
 TEST(OnednnConv, DepthwiseSameUpperPadsFollowTheRunTimeShape) {
   GraphBuilder b;
   auto x = b.input("x", DType::F32, {1, 3, sym("h"), sym("w")});
