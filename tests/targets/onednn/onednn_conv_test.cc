@@ -149,7 +149,7 @@ TEST(ConvRegions, AsppWindowByTapIsNineOneByOneBoxesReadingEachTapOfWOnce) {
   EXPECT_EQ(inner[0].out_end, (std::vector<int64_t>{4}));
 }
 
-// DeepLab's ASPP window (3x3, dilation 12) on maps where its outer taps read
+// DeepLab's ASPP window (3x3, dilation 12; and a 1-D one) on maps where its outer taps read
 // X only near the borders: by tap (each tap of W read once, the tap that
 // covers Y last with the bias and the ReLU over the others' sums), and in
 // padding-free boxes with DISCO_TAP_BOXES=0, both against a plain loop.
@@ -178,6 +178,24 @@ TEST(OnednnConv, AsppWindowsRunByTapAndMatchTheReference) {
       EXPECT_NE(k->implementation().find("boxes"), std::string::npos) << what;
       EXPECT_EQ(k->implementation().find("by tap") != std::string::npos, rule[0] == '1') << what;
     }
+    // 1-D (a dilated temporal conv on a short sequence): the reference is the 2-D one on one row.
+    auto k = make_kernel("onednn.conv", {{"strides", "1"},
+                                         {"dilations", "12"},
+                                         {"pads", "12,12"},
+                                         {"group", "1"},
+                                         {"auto_pad", "NOTSET"},
+                                         {"post_ops", "relu:0"}});
+    TensorData x = tensor({1, 16, 14}, 0.5f, 1), w = tensor({32, 16, 3}, 0.05f, 3), bias = tensor({32}, 0.5f, 5);
+    Dims os;
+    auto want = ref_conv2d(values(x), {1, 16, 1, 14}, values(w), {32, 16, 1, 3}, values(bias), {1, 1}, {1, 12},
+                           {0, 12, 0, 12}, 1, &os);
+    for (auto &v : want) v = std::max(v, 0.0f);
+    TensorData y(DType::F32, {1, 32, 14});
+    SymbolValues syms;
+    k->run(ExternCall{{view(x), view(w, true), view(bias)}, {view(y)}, syms});
+    const std::string what = std::string("1-D, DISCO_TAP_BOXES=") + rule + ": " + k->implementation();
+    expect_near_all(y, Dims{1, 32, 14}, want, what);
+    EXPECT_EQ(k->implementation().find("by tap") != std::string::npos, rule[0] == '1') << what;
   }
   ::unsetenv("DISCO_TAP_BOXES");
 }
