@@ -154,48 +154,38 @@ TEST(ConvRegions, AsppWindowByTapIsNineOneByOneBoxesReadingEachTapOfWOnce) {
 // covers Y last with the bias and the ReLU over the others' sums), and in
 // padding-free boxes with DISCO_TAP_BOXES=0, both against a plain loop.
 TEST(OnednnConv, AsppWindowsRunByTapAndMatchTheReference) {
-  for (const char *rule : {"1", "0"}) {
-    ::setenv("DISCO_TAP_BOXES", rule, 1);
-    for (const Dims &xs : {Dims{1, 32, 14, 14}, Dims{2, 16, 15, 13}}) {
-      auto k = make_kernel("onednn.conv", {{"strides", "1,1"},
-                                           {"dilations", "12,12"},
-                                           {"pads", "12,12,12,12"},
-                                           {"group", "1"},
-                                           {"auto_pad", "NOTSET"},
-                                           {"post_ops", "relu:0"}});
-      const Dims ws{32, xs[1], 3, 3};
-      TensorData x = tensor(xs, 0.5f, 1), w = tensor(ws, 0.05f, 3), bias = tensor({ws[0]}, 0.5f, 5);
-      Dims os;
-      auto want = ref_conv2d(values(x), xs, values(w), ws, values(bias), {1, 1}, {12, 12}, {12, 12, 12, 12}, 1, &os);
-      for (auto &v : want) v = std::max(v, 0.0f);
-      TensorData y(DType::F32, os);
-      SymbolValues syms;
-      k->run(ExternCall{{view(x), view(w, true), view(bias)}, {view(y)}, syms});
-      const std::string what = std::string("DISCO_TAP_BOXES=") + rule + ", X [" + std::to_string(xs[0]) + ", " +
-                               std::to_string(xs[1]) + ", " + std::to_string(xs[2]) + ", " + std::to_string(xs[3]) +
-                               "]: " + k->implementation();
-      expect_near_all(y, os, want, what);
-      EXPECT_NE(k->implementation().find("boxes"), std::string::npos) << what;
-      EXPECT_EQ(k->implementation().find("by tap") != std::string::npos, rule[0] == '1') << what;
-    }
-    // 1-D (a dilated temporal conv on a short sequence): the reference is the 2-D one on one row.
-    auto k = make_kernel("onednn.conv", {{"strides", "1"},
-                                         {"dilations", "12"},
-                                         {"pads", "12,12"},
+  // X [N, C, (H,) W], dilation 12 and pads 12 on every spatial dim, 32 outputs; a 1-D X is checked
+  // against the 2-D reference on one row (H = 1, no dilation or pad along it).
+  auto check = [](const Dims &xs, const std::string &rule) {
+    const bool one_d = xs.size() == 3;
+    auto k = make_kernel("onednn.conv", {{"strides", one_d ? "1" : "1,1"},
+                                         {"dilations", one_d ? "12" : "12,12"},
+                                         {"pads", one_d ? "12,12" : "12,12,12,12"},
                                          {"group", "1"},
                                          {"auto_pad", "NOTSET"},
                                          {"post_ops", "relu:0"}});
-    TensorData x = tensor({1, 16, 14}, 0.5f, 1), w = tensor({32, 16, 3}, 0.05f, 3), bias = tensor({32}, 0.5f, 5);
+    const Dims ws = one_d ? Dims{32, xs[1], 3} : Dims{32, xs[1], 3, 3};
+    const Dims xs2 = one_d ? Dims{xs[0], xs[1], 1, xs[2]} : xs, ws2 = one_d ? Dims{32, xs[1], 1, 3} : ws;
+    TensorData x = tensor(xs, 0.5f, 1), w = tensor(ws, 0.05f, 3), bias = tensor({ws[0]}, 0.5f, 5);
     Dims os;
-    auto want = ref_conv2d(values(x), {1, 16, 1, 14}, values(w), {32, 16, 1, 3}, values(bias), {1, 1}, {1, 12},
-                           {0, 12, 0, 12}, 1, &os);
+    auto want = ref_conv2d(values(x), xs2, values(w), ws2, values(bias), {1, 1}, {one_d ? 1 : 12, 12},
+                           {one_d ? 0 : 12, 12, one_d ? 0 : 12, 12}, 1, &os);
     for (auto &v : want) v = std::max(v, 0.0f);
-    TensorData y(DType::F32, {1, 32, 14});
+    if (one_d) os.erase(os.begin() + 2);
+    TensorData y(DType::F32, os);
     SymbolValues syms;
     k->run(ExternCall{{view(x), view(w, true), view(bias)}, {view(y)}, syms});
-    const std::string what = std::string("1-D, DISCO_TAP_BOXES=") + rule + ": " + k->implementation();
-    expect_near_all(y, Dims{1, 32, 14}, want, what);
-    EXPECT_EQ(k->implementation().find("by tap") != std::string::npos, rule[0] == '1') << what;
+    std::string what = "DISCO_TAP_BOXES=" + rule + ", X [";
+    for (size_t i = 0; i < xs.size(); ++i) what += (i ? ", " : "") + std::to_string(xs[i]);
+    what += "]: " + k->implementation();
+    expect_near_all(y, os, want, what);
+    EXPECT_NE(k->implementation().find("boxes"), std::string::npos) << what;
+    EXPECT_EQ(k->implementation().find("by tap") != std::string::npos, rule == "1") << what;
+  };
+  for (const std::string rule : {"1", "0"}) {
+    ::setenv("DISCO_TAP_BOXES", rule.c_str(), 1);
+    // The 1-D one: a dilated temporal conv on a short sequence.
+    for (const Dims &xs : {Dims{1, 32, 14, 14}, Dims{2, 16, 15, 13}, Dims{1, 16, 14}}) check(xs, rule);
   }
   ::unsetenv("DISCO_TAP_BOXES");
 }
