@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -48,6 +49,7 @@ const char *kHelp =
     "  --expected FILE      expected-failures file: lines 'TEST MODE REASON'\n"
     "  --write-expected     rewrite FILE's lines for this mode from this run's failures\n"
     "  --filter TEXT[,TEXT] only tests whose name contains one of the TEXTs\n"
+    "  --shard K/N          only the K-th of N interleaved parts of the (filtered) tests, K from 1\n"
     "  --jobs N             parallel test processes (default: number of cores)\n"
     "  --timeout S          seconds per test before it counts as hung (default 300)\n"
     "  --target T           host (default), opencl, cuda or a Halide target string\n"
@@ -205,6 +207,7 @@ struct Child {
   int fd;
   std::string name;
   std::string out;
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 };
 
 Child start_case(const std::string &data, const std::string &name, bool dynamic, const CompileOptions &base,
@@ -227,7 +230,7 @@ Child start_case(const std::string &data, const std::string &name, bool dynamic,
     _exit(0);
   }
   close(fds[1]);
-  return {pid, fds[0], name, ""};
+  return {pid, fds[0], name, "", std::chrono::steady_clock::now()};
 }
 
 Outcome finish_case(Child &c, int status) {
@@ -268,9 +271,12 @@ std::map<std::string, Outcome> run_all(const std::string &data, const std::vecto
       waitpid(c.pid, &status, 0);
       close(c.fd);
       Outcome o = finish_case(c, status);
-      if (verbose)
-        std::printf("%-60s %s %s\n", c.name.c_str(),
+      if (verbose) {
+        // Each test's wall time, so that a slow run says which tests its time went to.
+        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - c.started).count();
+        std::printf("%-60s %6.2f s %s %s\n", c.name.c_str(), s,
                     o.kind == Outcome::Pass ? "pass" : o.kind == Outcome::Skip ? "skip" : "FAIL", o.reason.c_str());
+      }
       results[c.name] = o;
       finished[i] = true;
       ++done;
@@ -319,9 +325,25 @@ bool matches_filter(const std::string &name, const std::string &filter) {
   }
 }
 
+// --shard K/N: every N-th test from the K-th on, so that each part takes tests from every op family.
+std::vector<std::string> shard_of(const std::vector<std::string> &names, const std::string &spec, bool write_expected) {
+  const size_t slash = spec.find('/');
+  int k = 0, n = 0;
+  try {
+    if (slash != std::string::npos) k = std::stoi(spec.substr(0, slash)), n = std::stoi(spec.substr(slash + 1));
+  } catch (const std::exception &) {
+  }
+  if (n < 1 || k < 1 || k > n) fail("--shard '", spec, "' must be K/N with 1 <= K <= N");
+  // The expected-failures file lists every test of a mode; a part cannot rewrite it.
+  if (write_expected) fail("--write-expected needs every test of the mode: leave out --shard");
+  std::vector<std::string> out;
+  for (size_t i = static_cast<size_t>(k - 1); i < names.size(); i += static_cast<size_t>(n)) out.push_back(names[i]);
+  return out;
+}
+
 int main_impl(int argc, char **argv) {
   std::string mode, data = "/usr/share/libonnx-testdata/data/node", expected, filter, target = "host",
-              backends = "host", only_claimed_by;
+              backends = "host", only_claimed_by, shard;
   int jobs = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)), timeout = 300;
   bool write_expected = false, verbose = false, backends_given = false;
   for (int i = 1; i < argc; ++i) {
@@ -337,6 +359,7 @@ int main_impl(int argc, char **argv) {
     else if (a == "--data") data = value();
     else if (a == "--expected") expected = value();
     else if (a == "--filter") filter = value();
+    else if (a == "--shard") shard = value();
     else if (a == "--target") target = value();
     else if (a == "--targets") backends = value(), backends_given = true;
     else if (a == "--only-claimed-by") only_claimed_by = value();
@@ -354,6 +377,7 @@ int main_impl(int argc, char **argv) {
   std::vector<std::string> names;
   for (const auto &n : list_dir(data, "test_"))
     if (matches_filter(n, filter)) names.push_back(n);
+  if (!shard.empty()) names = shard_of(names, shard, write_expected);
 
   CompileOptions base;
   base.target = expand_gpu_target(target);  // opencl, cuda: their backend unless --targets says otherwise
