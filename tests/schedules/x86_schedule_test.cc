@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -132,6 +133,78 @@ TEST(X86Schedule, StitchKernelHintBranchMatchesTheReference) {
   expect_row_softmax(exec, 1000, 41);  // generic
 }
 
+// Compiles g with DISCO_STMT_DIR set and returns its kernels' lowered loop
+// nests, concatenated, in *stmt.
+Compiled compile_with_stmts(Graph g, const std::string &name, std::string *stmt) {
+  const std::string dir = ::testing::TempDir() + "/" + name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  EXPECT_EQ(setenv("DISCO_STMT_DIR", dir.c_str(), 1), 0);
+  Compiled c = compile(std::move(g));
+  unsetenv("DISCO_STMT_DIR");
+  for (const auto &e : std::filesystem::directory_iterator(dir)) {
+    std::ifstream in(e.path());
+    std::stringstream ss;
+    ss << in.rdbuf();
+    *stmt += ss.str();
+  }
+  EXPECT_FALSE(stmt->empty()) << "no lowered statement in " << dir;
+  return c;
+}
+
+// Softmax over the last axis of [b, h, w, c], as a channels-last LayerNorm's
+// rows are (convnext_tiny): the stitch template's rows fuse b, h and w.
+Graph softmax_last_4d() {
+  GraphBuilder b;
+  auto x = b.input("x", DType::F32, {Dim::symbol("b"), Dim::symbol("h"), Dim::symbol("w"), Dim::symbol("c")});
+  b.output(b.op("Softmax", {x}, {{"axis", attr_int(-1)}}));
+  return b.build();
+}
+
+void expect_softmax_last_4d(Executor &exec, int64_t n, int64_t h, int64_t w, int64_t c) {
+  TensorData x = f32({n, h, w, c}, values(n * h * w * c, 5));
+  auto out = exec.run({x});
+  ASSERT_EQ(out[0].shape, (std::vector<int64_t>{n, h, w, c}));
+  const float *px = x.as<float>(), *po = out[0].as<float>();
+  for (int64_t r = 0; r < n * h * w; ++r) {
+    double m = px[r * c], s = 0;
+    for (int64_t j = 0; j < c; ++j) m = std::max(m, static_cast<double>(px[r * c + j]));
+    for (int64_t j = 0; j < c; ++j) s += std::exp(px[r * c + j] - m);
+    for (int64_t j = 0; j < c; ++j)
+      ASSERT_NEAR(po[r * c + j], std::exp(px[r * c + j] - m) / s, 1e-6) << "row " << r << " col " << j;
+  }
+}
+
+// A stitch kernel's row folds (the Softmax's max and sum) are stored once per
+// task: stored at the row, their size was one Halide could not bound, so
+// every row was a heap allocation (31,000 a run of convnext_tiny's
+// LayerNorms). In the task's function, every allocation inside its loops has
+// a constant size (a stack array).
+TEST(X86Schedule, StitchKernelRowFoldsAreNoHeapAllocationPerRow) {
+  std::string stmt;
+  Compiled c = compile_with_stmts(softmax_last_4d(), "stitch_fold_stmt", &stmt);
+  ASSERT_EQ(c.schedules, std::vector<std::string>{"stitch, branches: small dense"});
+  // The task's function: from its name to the next function's.
+  const size_t task = stmt.find("_par_for_"), end = stmt.find("func ", task);
+  ASSERT_NE(task, std::string::npos) << stmt;
+  const size_t loop = stmt.find("for (", task);
+  ASSERT_LT(loop, end) << stmt;
+  int in_loops = 0;
+  for (size_t at = stmt.find("allocate ", loop); at < end; at = stmt.find("allocate ", at + 1)) {
+    const size_t open = stmt.find('[', at), close = stmt.find(']', at);
+    ASSERT_LT(open, close) << stmt.substr(at, 200);
+    // "float32 * 1 * 64": after the type, numbers only.
+    const std::string size = stmt.substr(open + 1, close - open - 1);
+    EXPECT_EQ(size.find_first_not_of("0123456789 *", size.find(' ')), std::string::npos)
+        << "an allocation of non-constant size inside the task's loops: " << stmt.substr(at, close - at + 1);
+    ++in_loops;
+  }
+  EXPECT_GT(in_loops, 0) << "no allocation inside the loops (the partials); the test reads the wrong function";
+  Executor exec(c.model.plan, c.model.dir);
+  expect_softmax_last_4d(exec, 1, 56, 56, 96);
+  expect_softmax_last_4d(exec, 2, 7, 5, 37);  // a tail in every row
+}
+
 // A ReduceMean over the last axis of [b, h, w, c] (a LayerNorm or RMSNorm
 // written out, as exports before opset 17 have it): the generic template's row
 // fold at root.
@@ -160,21 +233,9 @@ void expect_reduce_mean_last(Executor &exec, int64_t n, int64_t h, int64_t w, in
 // (compare-and-swap) merge of each lane. Read from the lowered loop nest
 // (DISCO_STMT_DIR), since timings are not tests.
 TEST(X86Schedule, RowFoldAtRootKeepsItsPartialsPerTaskAndMergesWithoutAtomics) {
-  const std::string dir = ::testing::TempDir() + "/row_fold_stmt";
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  ASSERT_EQ(setenv("DISCO_STMT_DIR", dir.c_str(), 1), 0);
-  Compiled c = compile(reduce_mean_last());
-  unsetenv("DISCO_STMT_DIR");
-  ASSERT_EQ(c.schedules, std::vector<std::string>{"generic"});
   std::string stmt;
-  for (const auto &e : std::filesystem::directory_iterator(dir)) {
-    std::ifstream in(e.path());
-    std::stringstream ss;
-    ss << in.rdbuf();
-    stmt += ss.str();
-  }
-  ASSERT_FALSE(stmt.empty()) << "no lowered statement in " << dir;
+  Compiled c = compile_with_stmts(reduce_mean_last(), "row_fold_stmt", &stmt);
+  ASSERT_EQ(c.schedules, std::vector<std::string>{"generic"});
   EXPECT_EQ(stmt.find("atomic"), std::string::npos) << stmt;
   // In the task's function, the partials are allocated before its loop over rows.
   const size_t alloc = stmt.find("allocate "), rows = stmt.find("for (");
