@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -230,7 +231,7 @@ Child start_case(const std::string &data, const std::string &name, bool dynamic,
     _exit(0);
   }
   close(fds[1]);
-  return {pid, fds[0], name, "", std::chrono::steady_clock::now()};
+  return {pid, fds[0], name, ""};
 }
 
 Outcome finish_case(Child &c, int status) {
@@ -327,12 +328,13 @@ bool matches_filter(const std::string &name, const std::string &filter) {
 
 // --shard K/N: every N-th test from the K-th on, so that each part takes tests from every op family.
 std::vector<std::string> shard_of(const std::vector<std::string> &names, const std::string &spec, bool write_expected) {
+  auto number = [](const std::string &t) {
+    const bool digits = !t.empty() && t.size() < 9 && std::all_of(t.begin(), t.end(), ::isdigit);
+    return digits ? std::stoi(t) : 0;
+  };
   const size_t slash = spec.find('/');
-  int k = 0, n = 0;
-  try {
-    if (slash != std::string::npos) k = std::stoi(spec.substr(0, slash)), n = std::stoi(spec.substr(slash + 1));
-  } catch (const std::exception &) {
-  }
+  const int k = slash == std::string::npos ? 0 : number(spec.substr(0, slash));
+  const int n = slash == std::string::npos ? 0 : number(spec.substr(slash + 1));
   if (n < 1 || k < 1 || k > n) fail("--shard '", spec, "' must be K/N with 1 <= K <= N");
   // The expected-failures file lists every test of a mode; a part cannot rewrite it.
   if (write_expected) fail("--write-expected needs every test of the mode: leave out --shard");
@@ -378,6 +380,8 @@ int main_impl(int argc, char **argv) {
   for (const auto &n : list_dir(data, "test_"))
     if (matches_filter(n, filter)) names.push_back(n);
   if (!shard.empty()) names = shard_of(names, shard, write_expected);
+  // A run of no tests would pass: a filter or part that selects none is an error.
+  if (names.empty()) fail("no test in ", data, " matches --filter '", filter, "' and --shard '", shard, "'");
 
   CompileOptions base;
   base.target = expand_gpu_target(target);  // opencl, cuda: their backend unless --targets says otherwise
