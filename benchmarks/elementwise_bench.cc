@@ -30,7 +30,7 @@ using bench::interleaved;
 struct UnaryOp {
   std::string name;  // the row's label
   std::string op;
-  std::map<std::string, Attribute> attrs;
+  std::map<std::string, Attribute> attrs{};
   float lo = -4, hi = 4;  // the inputs' range: inside the op's domain
   int opset = 17;
 };

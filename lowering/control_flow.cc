@@ -397,7 +397,8 @@ std::vector<Node> expand_loop(Graph &g, const Node &n, const ShapeStore &store) 
   DISCO_CHECK(n.outputs.size() >= carried, n.where(), ": ", carried, " carried values but only ", n.outputs.size(),
               " outputs");
   const size_t scans = n.outputs.size() - carried;
-  const int64_t trips = m && m->size() == 1 && cond ? (*cond ? m->at(0) : 0) : -1;
+  int64_t trips = -1;  // unknown
+  if (m && m->size() == 1 && cond.has_value()) trips = cond.value() ? m->at(0) : 0;
   const bool unroll = trips >= 0 && trips <= 4096 && (!has_cond || passes_condition_through(b)) &&
                       (trips > 0 || scans == 0);
   if (!unroll) {

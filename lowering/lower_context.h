@@ -25,8 +25,8 @@ struct HTensor {
   // the Func it reads, which that schedule stages a block of at a time; and
   // the permutation (output axis i is the source's axis perm[i]).
   int transposed_inner = -1;
-  Halide::Func transposed_source;
-  std::vector<int64_t> transposed_perm;
+  Halide::Func transposed_source{};
+  std::vector<int64_t> transposed_perm{};
   int rank() const { return static_cast<int>(shape.size()); }
   Halide::Expr at(const std::vector<Halide::Expr> &idx) const;  // idx in ONNX order
 };
@@ -111,10 +111,10 @@ struct Stage {
   // x / s + c(x % s), affine within each phase x % s: split by s, unrolled
   // and vectorized over x / s, its reads are dense loads.
   int phases = 0;
-  Halide::Func edge;
+  Halide::Func edge{};
   // Recurrence only: the batch size (a template specializes batches of a
   // whole tile of rows, lowering/recurrent_weight_layout.h).
-  Halide::Expr batch;
+  Halide::Expr batch{};
 };
 
 class LowerContext : public NodeContext {

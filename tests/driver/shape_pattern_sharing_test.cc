@@ -83,7 +83,7 @@ Level pool(const Level &a) {
 
 void expect_pyramid_matches_loops(const CompiledModel &m) {
   Executor exec(m.plan, m.dir);
-  for (const std::vector<int64_t> shape : {std::vector<int64_t>{1, kChannels, 8, 12}, {2, kChannels, 13, 7}}) {
+  for (const std::vector<int64_t> &shape : {std::vector<int64_t>{1, kChannels, 8, 12}, {2, kChannels, 13, 7}}) {
     const TensorData x = random_f32(shape, 11);
     const auto out = exec.run({x});
     ASSERT_EQ(out.size(), 3u);

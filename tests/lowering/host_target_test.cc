@@ -24,14 +24,24 @@ TEST(HostTarget, HoldsOnlyFeaturesTheCpuRuns) {
   __builtin_cpu_init();
   for (const T &t : {usable_host_target(), usable_jit_target()}) {
     if (t.arch != T::X86) GTEST_SKIP() << "not x86";
-    if (t.has_feature(T::AVX)) EXPECT_TRUE(__builtin_cpu_supports("avx")) << t.to_string();
-    if (t.has_feature(T::AVX2)) EXPECT_TRUE(__builtin_cpu_supports("avx2")) << t.to_string();
-    if (t.has_feature(T::FMA)) EXPECT_TRUE(__builtin_cpu_supports("fma")) << t.to_string();
-    if (t.has_feature(T::AVX512)) EXPECT_TRUE(__builtin_cpu_supports("avx512f")) << t.to_string();
-    if (t.has_feature(T::AVX512_Skylake))
+    if (t.has_feature(T::AVX)) {
+      EXPECT_TRUE(__builtin_cpu_supports("avx")) << t.to_string();
+    }
+    if (t.has_feature(T::AVX2)) {
+      EXPECT_TRUE(__builtin_cpu_supports("avx2")) << t.to_string();
+    }
+    if (t.has_feature(T::FMA)) {
+      EXPECT_TRUE(__builtin_cpu_supports("fma")) << t.to_string();
+    }
+    if (t.has_feature(T::AVX512)) {
+      EXPECT_TRUE(__builtin_cpu_supports("avx512f")) << t.to_string();
+    }
+    if (t.has_feature(T::AVX512_Skylake)) {
       EXPECT_TRUE(__builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl")) << t.to_string();
-    if (t.has_feature(T::AVX512_SapphireRapids))
+    }
+    if (t.has_feature(T::AVX512_SapphireRapids)) {
       EXPECT_TRUE(cpuid_has_avx512fp16_and_bf16()) << t.to_string();
+    }
   }
 }
 

@@ -109,7 +109,9 @@ void check(const std::string &op, const std::string &direction, Attributes extra
   Ref want = reference(op, D, x, w, r, bias, lens, lbr, input_forget, clip, direction == "reverse");
   EXPECT_LE(closeness(got[0], f32({T, D, B, H}, want.y)), 1.0) << op << " " << direction << " Y";
   EXPECT_LE(closeness(got[1], f32({D, B, H}, want.yh)), 1.0) << op << " " << direction << " Y_h";
-  if (op == "LSTM") EXPECT_LE(closeness(got[2], f32({D, B, H}, want.yc)), 1.0) << op << " " << direction << " Y_c";
+  if (op == "LSTM") {
+    EXPECT_LE(closeness(got[2], f32({D, B, H}, want.yc)), 1.0) << op << " " << direction << " Y_c";
+  }
 }
 
 Attribute strings(std::vector<std::string> v) {

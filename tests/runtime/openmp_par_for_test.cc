@@ -44,7 +44,9 @@ TEST(OpenmpParFor, RunsEveryTaskOnceOnTheRequestedTeam) {
     ASSERT_EQ(sorted.size(), 1000u);
     for (int i = 0; i < 1000; ++i) ASSERT_EQ(sorted[i], 5 + i);
     EXPECT_LE(static_cast<int>(r.threads.size()), threads);
-    if (threads == 1) EXPECT_EQ(r.threads, std::set<int>{0});
+    if (threads == 1) {
+      EXPECT_EQ(r.threads, std::set<int>{0});
+    }
   }
   set_openmp_par_for_threads(0);
 }

@@ -120,7 +120,9 @@ TEST(EltwiseTail, MatchesDoublePrecisionOnEveryElementWithTwoThreads) {
     for (int64_t i = 0; i < n; ++i) {
       const double want = cases[c].ref(in[i]), tol = 1e-6 * std::fabs(want) + cases[c].atol + 1e-37;
       ASSERT_NEAR(data[i], want, tol) << "case " << c << " x = " << in[i];
-      if (has_avx2) ASSERT_NEAR(avx2[i], want, tol) << "AVX2, case " << c << " x = " << in[i];
+      if (has_avx2) {
+        ASSERT_NEAR(avx2[i], want, tol) << "AVX2, case " << c << " x = " << in[i];
+      }
     }
   }
 }

@@ -252,8 +252,9 @@ TEST(OnednnView, ATransposedInputOfAnUnbatchedLinearIsOneProductOverAllItsRows) 
     EXPECT_LE(worst, 1.0) << what;
     EXPECT_EQ(k->implementation().find("A's rows by reorder") != std::string::npos, c.batch > 1) << what;
     EXPECT_EQ(k->implementation().find("ref"), std::string::npos) << what;
-    if (c.n == 512 && panel_gemm_avx2_cpu() && !panel_gemm_cpu())
+    if (c.n == 512 && panel_gemm_avx2_cpu() && !panel_gemm_cpu()) {
       EXPECT_EQ(k->implementation().rfind("panel_gemm avx2", 0), 0u) << what;
+    }
   }
 }
 
