@@ -385,12 +385,13 @@ std::vector<Node> expand_loop(Graph &g, const Node &n, const ShapeStore &store) 
   DISCO_CHECK(n.inputs.size() >= 2, n.where(), ": a Loop takes a trip count and a condition (either may be empty), ",
               n.inputs.size(), " inputs are given");
   const std::optional<std::vector<int64_t>> m = has_m ? ints_value(g.value(n.inputs[0]), store) : std::nullopt;
-  std::optional<bool> cond = true;
+  // The condition: true without one; unknown (cond_known false) when not a constant.
+  bool cond_known = true, cond = true;
   if (has_cond) {
     try {
       cond = known_bool(g, n, 1, store, "the loop condition");
     } catch (const ValueRequired &) {
-      cond = std::nullopt;
+      cond_known = false;
     }
   }
   const size_t carried = n.inputs.size() - 2;
@@ -398,7 +399,7 @@ std::vector<Node> expand_loop(Graph &g, const Node &n, const ShapeStore &store) 
               " outputs");
   const size_t scans = n.outputs.size() - carried;
   int64_t trips = -1;  // unknown
-  if (m && m->size() == 1 && cond.has_value()) trips = cond.value() ? m->at(0) : 0;
+  if (m && m->size() == 1 && cond_known) trips = cond ? m->at(0) : 0;
   const bool unroll = trips >= 0 && trips <= 4096 && (!has_cond || passes_condition_through(b)) &&
                       (trips > 0 || scans == 0);
   if (!unroll) {

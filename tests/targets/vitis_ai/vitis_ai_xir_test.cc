@@ -126,14 +126,22 @@ TEST(VitisAiXir, ConvnetBnRegionIsAValidQuantizedXirGraph) {
   expect_program_fix_points(*g, e.program);
   // Shapes: the calibration shape (1x3x32x32) in NHWC, through to the logits.
   for (const xir::Op *op : g->get_ops()) {
-    if (op->get_type() == "data") EXPECT_EQ(shape_of(op), (Ints{1, 32, 32, 3}));
-    if (op->get_name() == "op0_conv_weights") EXPECT_EQ(shape_of(op), (Ints{32, 3, 3, 3})) << "OHWI";
-    if (op->get_type() == "inner-product") EXPECT_EQ(shape_of(op), (Ints{1, 10}));
+    if (op->get_type() == "data") {
+      EXPECT_EQ(shape_of(op), (Ints{1, 32, 32, 3}));
+    }
+    if (op->get_name() == "op0_conv_weights") {
+      EXPECT_EQ(shape_of(op), (Ints{32, 3, 3, 3})) << "OHWI";
+    }
+    if (op->get_type() == "inner-product") {
+      EXPECT_EQ(shape_of(op), (Ints{1, 10}));
+    }
     if (op->get_type() == "avgpool2d") {
       EXPECT_TRUE(op->get_attr<bool>("global"));
       EXPECT_EQ(shape_of(op), (Ints{1, 1, 1, 128}));
     }
-    if (op->get_type() == "maxpool2d") EXPECT_EQ(shape_of(op), (Ints{1, 16, 16, 32}));
+    if (op->get_type() == "maxpool2d") {
+      EXPECT_EQ(shape_of(op), (Ints{1, 16, 16, 32}));
+    }
   }
 }
 
@@ -167,11 +175,21 @@ TEST(VitisAiXir, DepthwiseConcatPoolResizeAndActivationsBecomeXirOps) {
   expect_quantized_form(*g);
   expect_program_fix_points(*g, e.program);
   for (const xir::Op *op : g->get_ops()) {
-    if (op->get_type() == "depthwise-conv2d") EXPECT_EQ(shape_of(op->get_input_op("weights")), (Ints{1, 3, 3, 4}));
-    if (op->get_type() == "leaky-relu") EXPECT_FLOAT_EQ(op->get_attr<float>("alpha"), 26.0f / 256);
-    if (op->get_type() == "concat") EXPECT_EQ(shape_of(op), (Ints{1, 8, 8, 8}));
-    if (op->get_type() == "resize") EXPECT_EQ(shape_of(op), (Ints{1, 8, 12, 8}));
-    if (op->get_type() == "relu6") EXPECT_EQ(shape_of(op), (Ints{1, 8, 12, 6}));
+    if (op->get_type() == "depthwise-conv2d") {
+      EXPECT_EQ(shape_of(op->get_input_op("weights")), (Ints{1, 3, 3, 4}));
+    }
+    if (op->get_type() == "leaky-relu") {
+      EXPECT_FLOAT_EQ(op->get_attr<float>("alpha"), 26.0f / 256);
+    }
+    if (op->get_type() == "concat") {
+      EXPECT_EQ(shape_of(op), (Ints{1, 8, 8, 8}));
+    }
+    if (op->get_type() == "resize") {
+      EXPECT_EQ(shape_of(op), (Ints{1, 8, 12, 8}));
+    }
+    if (op->get_type() == "relu6") {
+      EXPECT_EQ(shape_of(op), (Ints{1, 8, 12, 6}));
+    }
   }
 }
 
