@@ -282,20 +282,20 @@ ScheduleReport X86Scheduler::stitch(int row_dims) {
       // keep one vector, so that a short one is not one masked wide vector.
       const bool wide = store_.is_divisible(out.back(), l * kAccumulators);
       f.vectorize(f.args()[0], wide ? l * kAccumulators : l, TailStrategy::GuardWithIf);
-      f.store_at(y, par);  // one allocation per task, not one heap allocation per row
-      // ... of one row, reused row after row: without the fold, a static
-      // shape makes Halide keep the task's every row (64 KiB at 21 rows of
-      // 768), out of L1.
-      if (f.dimensions() > row_dims) f.fold_storage(f.args()[row_dims], 1);
     } else if (s.fold_extent.defined()) {
       vectorize_fold(f, at_row, l);
-      // As a RowValues: stored once per task. Stored at the row, the fold's
-      // result had a size Halide could not bound, so each row was a heap
-      // allocation: convnext_tiny's LayerNorms over 96 channels made 31,000 a
-      // run, 3% of its time on one thread (benchmarks/results/fold-storage-2026-12-05.md).
-      f.store_at(y, par);
-      if (f.dimensions() > row_dims) f.fold_storage(f.args()[row_dims], 1);
+    } else {
+      continue;
     }
+    // Stored once per task, not once per row: stored at the row, a RowValues'
+    // or a fold's size is one Halide cannot bound, so each row was a heap
+    // allocation (convnext_tiny's LayerNorms over 96 channels: 31,000 a run,
+    // 3% of its time on one thread, benchmarks/results/fold-storage-2026-12-05.md).
+    f.store_at(y, par);
+    // ... of one row, reused row after row: without the fold, a static
+    // shape makes Halide keep the task's every row (64 KiB at 21 rows of
+    // 768), out of L1.
+    if (f.dimensions() > row_dims) f.fold_storage(f.args()[row_dims], 1);
   }
   bool serial = false;
   rep.branches = speculate(out, lanes, &serial);
