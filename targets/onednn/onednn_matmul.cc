@@ -108,6 +108,10 @@ class MatmulKernel : public OnednnStep {
     // Set when A's rows (a view) are not dense: its strided desc,
     // reordered into the dense [rows, K] that `src` describes (rows_of).
     memory::desc src_view;
+    // Set when the folded result is written transposed: its strided desc,
+    // into which the dense [rows, N] that `dst` describes is reordered
+    // (scatter_rows).
+    memory::desc dst_view;
   };
   struct Entry {
     dnnl::primitive prim;
@@ -151,6 +155,7 @@ class MatmulKernel : public OnednnStep {
   void run_panel(Entry &en, const Epilogue &e, const float *a, float *y, int64_t rows) const;
   void make_matmul(const ExternTensor &b, const Layout &l, const Epilogue &e, Entry &en);
   void rows_of(Entry &en, const Layout &l);
+  void scatter_rows(Entry &en, const Layout &l);
   // Reorders between the user's tensor (`user`, strided) and the dense one the primitive reads or
   // writes; returns the reorder's implementation.
   std::string stage(Entry::Staged &st, const memory::desc &user, memory &dense, bool into_dense);
@@ -183,7 +188,12 @@ MatmulKernel::Layout MatmulKernel::layout(const StridedDims &a, const StridedDim
   // batch of L products of one row each: vit_b_16's took twice the time of
   // its MLP's larger products): in place when its rows are dense, else
   // through a reorder into dense rows (rows_of).
-  bool fold = r > 2 && product(pb, 0, r - 2) == 1 && out_perm_.empty();
+  // A result written transposed folds too (convnext's Linear layers, whose
+  // result is permuted back to channels first): the product writes dense
+  // rows, which one reorder scatters (scatter_rows). Unfolded, such a product
+  // was a batched matmul whose weights oneDNN left unpacked: 1.4x the time
+  // at convnext's [49, 3072] x [3072, 768] (benchmarks/results/fold-transposed-2026-12-05.md).
+  bool fold = r > 2 && product(pb, 0, r - 2) == 1;
   for (const auto &o : e.operands) {
     const bool ones = product(o.dims, 0, r - 1) == 1;
     bool full = true;
@@ -197,6 +207,9 @@ MatmulKernel::Layout MatmulKernel::layout(const StridedDims &a, const StridedDim
     const int64_t rows = product(out, 0, r - 1);
     l.src = plain_desc({rows, k});
     if (a_view_.present() && !row_major(a)) l.src_view = strided_desc(a, a.dims.size());
+    // (A permutation that leaves the result's memory dense, one row or one
+    // column of h and w, needs no reorder.)
+    if (!out_perm_.empty() && strided_desc(y, r) != plain_desc(out)) l.dst_view = strided_desc(y, r);
     l.wei = wei2;
     l.dst = plain_desc({rows, n});
     for (const auto &o : e.operands) l.operands.push_back(plain_desc({product(o.dims, 0, r - 1), o.dims[r - 1]}));
@@ -602,7 +615,17 @@ MatmulKernel::Entry MatmulKernel::make_entry(const ExternTensor &b, const Layout
   Entry en;
   if (!make_panel(b, l, e, en) && !make_inner_product(b, l, e, en)) make_matmul(b, l, e, en);
   if (l.src_view) rows_of(en, l);
+  if (l.dst_view) scatter_rows(en, l);
   return en;
+}
+
+// A folded result written transposed: the product writes the dense rows of
+// staged_dst, then a reorder scatters them into the user's strided result.
+void MatmulKernel::scatter_rows(Entry &en, const Layout &l) {
+  memory rows(plain_desc(l.dst_view.dims()), onednn_engine(), nullptr);
+  const std::string impl = stage(en.staged_dst, l.dst_view, rows, false);
+  if (!en.panel) en.dst.set_data_handle(en.staged_dst.dense.data());
+  en.impl += " (result's rows by reorder " + impl + ")";
 }
 
 // A viewed A whose rows are not row_major, reordered per run into the
@@ -674,9 +697,17 @@ void MatmulKernel::run(const ExternCall &call) {
   } else if (!en->panel) {
     en->src.set_data_handle(a.data);
   }
+  // A staged result (make_matmul, scatter_rows): the product writes its dense buffer, then a reorder the result.
+  float *product_dst = en->staged_dst.reorder ? en->staged_dst.dense.data() : dst;
+  auto scatter = [&] {
+    if (!en->staged_dst.reorder) return;
+    en->staged_dst.user.set_data_handle(dst);
+    execute(en->staged_dst.reorder, en->staged_dst.args);
+  };
   if (en->panel) {
     const float *rows = en->staged_src.reorder ? en->staged_src.dense.data() : static_cast<const float *>(a.data);
-    run_panel(*en, e, rows, dst, y.num_elements() / n);
+    run_panel(*en, e, rows, product_dst, y.num_elements() / n);
+    scatter();
     ran(en->impl);
     return;
   }
@@ -704,13 +735,10 @@ void MatmulKernel::run(const ExternCall &call) {
       if (x.operand == i) broadcast_to_dense(e.operands[i].data, x.from, x.to, x.data.data()), data = x.data.data();
     mem.set_data_handle(unaliased(data, mem.get_desc().get_size(), i));
   }
-  if (en->sum >= 0 && e.operands[en->sum].data != dst)
-    std::memcpy(dst, e.operands[en->sum].data, static_cast<size_t>(y.num_elements()) * sizeof(float));
+  if (en->sum >= 0 && e.operands[en->sum].data != product_dst)
+    std::memcpy(product_dst, e.operands[en->sum].data, static_cast<size_t>(y.num_elements()) * sizeof(float));
   execute(en->prim, en->args);
-  if (en->staged_dst.reorder) {
-    en->staged_dst.user.set_data_handle(dst);
-    execute(en->staged_dst.reorder, en->staged_dst.args);
-  }
+  scatter();
   ran(en->impl);
 }
 

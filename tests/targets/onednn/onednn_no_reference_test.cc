@@ -421,5 +421,39 @@ TEST(OnednnNoReferenceCode, TheGlueStagesAResultTransposedAcrossItsRows) {
   }
 }
 
+TEST(OnednnNoReferenceCode, AResultTransposedAcrossItsRowsFoldsItsRowsIntoOneProduct) {
+  // convnext's second Linear: [n, h, w, K] x constant [K, N] + bias, the
+  // result permuted back to [n, N, h, w]. B has no batch, so the n*h*w rows
+  // fold into one product on packed weights (the panel product, the inner
+  // product or the matmul, by rows and weight size), whose dense rows one
+  // reorder scatters; unfolded, it was a batched matmul on unpacked weights.
+  struct Case {
+    int64_t k, n;
+    std::vector<Dims> shapes;  // n, h, w
+  };
+  for (const Case &c : {Case{24, 64, {{1, 1, 1}, {1, 4, 4}, {2, 12, 12}}}, Case{768, 768, {{1, 10, 15}}}}) {
+    auto k = make_kernel(
+        "onednn.matmul",
+        {{"trans_a", "0"}, {"trans_b", "0"}, {"post_ops", "add"}, {"out_perm", "0,3,1,2"}, {"out_reshaped", "0"}});
+    TensorData w = random_f32({c.k, c.n}, 81, 0.2f), bias = random_f32({c.n}, 82);
+    for (const Dims &hw : c.shapes) {
+      const Dims sa{hw[0], hw[1], hw[2], c.k};
+      TensorData a = random_f32(sa, 83), y(DType::F32, {hw[0], c.n, hw[1], hw[2]});
+      std::vector<ExternTensor> ins{view(a), view(w, true), view(bias)}, outs{view(y)};
+      SymbolValues syms;
+      k->run(ExternCall{ins, outs, syms});
+      Dims os, ot;
+      auto want = combined(ref_matmul(vals(a), sa, vals(w), {c.k, c.n}, &os), os, vals(bias), {c.n}, false);
+      const std::string what = "K " + std::to_string(c.k) + " N " + std::to_string(c.n) + " rows " +
+                               std::to_string(hw[0] * hw[1] * hw[2]);
+      expect_near_all(y, y.shape, transposed(want, os, {0, 3, 1, 2}, &ot), what, kRtol, kAtol);
+      const std::string impl = k->implementation();
+      if (hw[1] * hw[2] > 1)  // else the permuted result is dense: no reorder
+        EXPECT_NE(impl.find("result's rows by reorder"), std::string::npos) << what << ": " << impl;
+      EXPECT_EQ(impl.find("ref"), std::string::npos) << what << ": " << impl;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace disco
