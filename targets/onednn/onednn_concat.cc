@@ -8,8 +8,11 @@
 // Each input is copied into its channel range of the result. Where the input
 // and the result are both plain, or both blocked with whole blocks, that range
 // is one contiguous run per image (C_i * spatial floats at offset
-// first_channel * spatial): a memcpy. Otherwise a oneDNN reorder writes the
+// first_channel * spatial): a memcpy, split between the step's threads
+// from 2^18 floats on. Otherwise a oneDNN reorder writes the
 // input into a sub-memory of the result.
+#include <omp.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -116,15 +119,33 @@ void ConcatKernel::run(const ExternCall &call) {
   Entry *en = cache_.find(key);
   if (!en) en = &cache_.insert(key, make_entry(call));
   float *dst = static_cast<float *>(y.data);
+  // Thread t of nt copies its share of every contiguous run, in whole
+  // vectors of 16 floats. Split between the step's threads: the convolutions
+  // before a Concat write their results in shares of memory by thread too,
+  // so a thread copies much of what its own cache holds (squeezenet on two
+  // threads 0.95-0.99x, benchmarks/results/concat-parallel-2026-12-05.md).
+  auto copy_runs = [&](int t, int nt) {
+    for (size_t i = 0; i < en->parts.size(); ++i) {
+      const Part &p = en->parts[i];
+      if (!p.contiguous || p.run == 0) continue;
+      const float *src = static_cast<const float *>(call.inputs[i].data);
+      const int64_t from = p.run * t / nt / 16 * 16, to = t + 1 == nt ? p.run : p.run * (t + 1) / nt / 16 * 16;
+      for (int64_t n = 0; n < y.shape[0] && to > from; ++n)
+        std::memcpy(dst + n * en->image + p.at + from, src + n * p.run + from,
+                    static_cast<size_t>(to - from) * sizeof(float));
+    }
+  };
+  const int team = team_for_copy(y.num_elements());
+  if (team > 1) {
+#pragma omp parallel num_threads(team)
+    copy_runs(omp_get_thread_num(), omp_get_num_threads());
+  } else {
+    copy_runs(0, 1);
+  }
   for (size_t i = 0; i < en->parts.size(); ++i) {
     Part &p = en->parts[i];
+    if (p.contiguous) continue;
     const float *src = static_cast<const float *>(call.inputs[i].data);
-    if (p.contiguous) {
-      if (p.run == 0) continue;
-      for (int64_t n = 0; n < y.shape[0]; ++n)
-        std::memcpy(dst + n * en->image + p.at, src + n * p.run, static_cast<size_t>(p.run) * sizeof(float));
-      continue;
-    }
     if (!p.copy) continue;  // no channels
     p.src.set_data_handle(const_cast<float *>(src));
     p.dst.set_data_handle(dst);
