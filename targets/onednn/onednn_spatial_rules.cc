@@ -167,6 +167,8 @@ bool match_channel_shuffle(const MatchContext &ctx, int node, OnednnUnit &u, std
   return true;
 }
 
+constexpr size_t kCopiedConcatInputs = 4;
+
 bool match_channel_concat(const MatchContext &ctx, int node, OnednnUnit &u, std::string *why) {
   const Node &n = ctx.node(node);
   if (n.inputs.empty() || n.outputs.size() != 1) return *why = "Concat needs inputs and one output", false;
@@ -182,7 +184,14 @@ bool match_channel_concat(const MatchContext &ctx, int node, OnednnUnit &u, std:
   if (axis != 1) return *why = "only Concat along the channels (axis 1)", false;
   for (int v : n.inputs)
     if (ctx.rank_of(v) != rank) return *why = "Concat's inputs differ in rank", false;
-  if (!read_only_by_spatial_ops(ctx, n.outputs[0], why)) return false;
+  // Read by other ops (a BatchNormalization, in DenseNet), a Concat of a few
+  // inputs stays with them on the host, whose kernel reads it in place.
+  // There each element is a select over every input, each read: from
+  // kCopiedConcatInputs inputs on, a copy into a plain result costs less.
+  if (!read_only_by_spatial_ops(ctx, n.outputs[0], why) &&
+      (n.inputs.size() < kCopiedConcatInputs || ctx.is_graph_output(n.outputs[0])))
+    return false;
+  why->clear();
   u.anchor = OnednnUnit::Concat;
   u.anchor_inputs = n.inputs;
   return true;

@@ -114,6 +114,12 @@ TEST(OnednnConcat, AConcatTheHostAlsoReadsStaysOnTheHost) {
   check_concat({{8, 1}, {16, 3}}, -3, true, nullptr, "");
 }
 
+TEST(OnednnConcat, AConcatOfManyInputsTheHostReadsIsCopiedIntoAPlainResult) {
+  // DenseNet's Concat of every earlier layer's result, read by a BatchNormalization: from 4
+  // inputs on, a plain copy rather than a select per input in the host's kernel.
+  check_concat({{8, 1}, {16, 3}, {16, 1}, {32, 3}}, 1, true, "0", "0,1,2,3");
+}
+
 TEST(OnednnConcat, PlainBranchesIntoAPlainResultAreCopiedAsTheyAre) {
   // The host's 4 + 4 channels: plain inputs, and a result that would be blocked but gets no whole block.
   check_concat({{4, 3, true}, {4, 1, true}}, 1, false, "0", "");
