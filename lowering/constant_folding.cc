@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "lowering/constant_copies.h"
 #include "lowering/lower_graph.h"
 #include "lowering/op_registry.h"
 
@@ -80,6 +81,10 @@ bool fold_constant_node(Graph &g, size_t index, const ShapeStore &store) {
       set_constant(g, n.outputs[0], std::move(*t));
       return true;
     }
+  if (auto t = fold_by_copy(g, n, store)) {
+    set_constant(g, n.outputs[0], std::move(*t));
+    return true;
+  }
   try {
     std::vector<int> outs;
     for (int o : n.outputs)

@@ -1,8 +1,9 @@
 // Constant folding at compile time. A node whose inputs are all constants and
 // whose outputs are small is evaluated once, with Halide's JIT, through the
 // same lowering that kernels use; its outputs become constants. Ops that only
-// re-view their input (Identity, Reshape, Squeeze, ...) are folded by a copy,
-// without the JIT's ~0.1 s a node. This is what
+// re-view their input (Identity, Reshape, Squeeze, ...) or move its elements
+// (Transpose, Slice, Concat, Expand: lowering/constant_copies.h) are folded by
+// a copy, without the JIT's ~0.1 s a node. This is what
 // lets a Range limit computed in float from a graph input (bound by a
 // Session), or an ONNX function's expansion, feed shapes.
 #pragma once

@@ -1,0 +1,170 @@
+#include "lowering/constant_copies.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "frontend/attributes.h"
+
+namespace disco {
+
+namespace {
+
+using Dims = std::vector<int64_t>;
+
+// Row-major element strides of `shape`.
+Dims strides_of(const Dims &shape) {
+  Dims s(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;) s[d - 1] = s[d] * shape[d];
+  return s;
+}
+
+// out[i] = in[base + sum_d i_d * step[d]] over out's elements in order (steps in elements, may be 0 or negative).
+void strided_copy(const TensorData &in, TensorData &out, int64_t base, const Dims &step) {
+  const size_t es = dtype_size(in.dtype), rank = out.shape.size();
+  const int64_t n = out.num_elements();
+  Dims idx(rank, 0);
+  int64_t at = base;
+  for (int64_t i = 0; i < n; ++i) {
+    std::memcpy(out.mutable_data() + static_cast<size_t>(i) * es, in.data() + static_cast<size_t>(at) * es, es);
+    for (size_t d = rank; d-- > 0;) {  // the odometer: the innermost dim first
+      at += step[d];
+      if (++idx[d] < out.shape[d]) break;
+      at -= step[d] * out.shape[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+const TensorData *constant_input(const Graph &g, const Node &n, size_t i) {
+  if (i >= n.inputs.size() || n.inputs[i] < 0) return nullptr;
+  const Value &v = g.value(n.inputs[i]);
+  return v.constant ? &*v.constant : nullptr;
+}
+
+int64_t normalized_axis(int64_t axis, size_t rank) { return axis < 0 ? axis + static_cast<int64_t>(rank) : axis; }
+
+std::optional<TensorData> transpose(const Node &n, const TensorData &in, TensorData out) {
+  const size_t rank = in.shape.size();
+  Dims perm = AttrReader(n.attrs, n.where()).get_ints_opt("perm").value_or(Dims{});
+  if (perm.empty())
+    for (size_t d = rank; d-- > 0;) perm.push_back(static_cast<int64_t>(d));
+  if (perm.size() != rank) return std::nullopt;
+  const Dims in_strides = strides_of(in.shape);
+  Dims step(rank);
+  for (size_t j = 0; j < rank; ++j) {
+    if (perm[j] < 0 || perm[j] >= static_cast<int64_t>(rank) || out.shape[j] != in.shape[perm[j]]) return std::nullopt;
+    step[j] = in_strides[perm[j]];
+  }
+  strided_copy(in, out, 0, step);
+  return out;
+}
+
+// ONNX Slice from opset 10: starts, ends, axes and steps as inputs; the
+// output extents are shape inference's, so only each axis's first element
+// and step are needed (negative starts count from the end, then clamp to
+// [0, dim] for positive steps and [0, dim - 1] for negative ones).
+std::optional<TensorData> slice(const Graph &g, const Node &n, const TensorData &in, TensorData out) {
+  if (n.opset < 10) return std::nullopt;
+  const TensorData *starts = constant_input(g, n, 1), *axes_t = constant_input(g, n, 3),
+                   *steps_t = constant_input(g, n, 4);
+  if (!starts || (n.inputs.size() > 3 && n.inputs[3] >= 0 && !axes_t) ||
+      (n.inputs.size() > 4 && n.inputs[4] >= 0 && !steps_t))
+    return std::nullopt;
+  const size_t rank = in.shape.size();
+  const Dims first = starts->to_int64();
+  Dims axes = axes_t ? axes_t->to_int64() : Dims{};
+  if (!axes_t)
+    for (size_t i = 0; i < first.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  const Dims steps = steps_t ? steps_t->to_int64() : Dims(first.size(), 1);
+  if (axes.size() != first.size() || steps.size() != first.size()) return std::nullopt;
+  const Dims in_strides = strides_of(in.shape);
+  Dims step = in_strides;
+  int64_t base = 0;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const int64_t a = normalized_axis(axes[i], rank);
+    if (a < 0 || a >= static_cast<int64_t>(rank) || steps[i] == 0) return std::nullopt;
+    const int64_t dim = in.shape[a];
+    int64_t s = first[i] < 0 ? first[i] + dim : first[i];
+    s = steps[i] > 0 ? std::clamp<int64_t>(s, 0, dim) : std::clamp<int64_t>(s, 0, dim - 1);
+    const int64_t last = s + (out.shape[a] - 1) * steps[i];
+    if (out.shape[a] > 0 && (s < 0 || s >= dim || last < 0 || last >= dim))
+      return std::nullopt;  // shape inference and these bounds disagree: leave it to the kernel
+    base += s * in_strides[a];
+    step[a] = steps[i] * in_strides[a];
+  }
+  for (size_t d = 0; d < rank; ++d)
+    if (out.shape[d] > in.shape[d]) return std::nullopt;
+  if (out.num_elements() > 0) strided_copy(in, out, base, step);
+  return out;
+}
+
+// numpy broadcasting of the input into the output's shape: aligned on the
+// right, each input dim 1 (read again) or the output's.
+std::optional<TensorData> expand(const TensorData &in, TensorData out) {
+  const size_t rank = out.shape.size(), in_rank = in.shape.size();
+  if (in_rank > rank) return std::nullopt;
+  const Dims in_strides = strides_of(in.shape);
+  Dims step(rank, 0);
+  for (size_t k = 0; k < in_rank; ++k) {
+    const size_t d = rank - in_rank + k;
+    if (in.shape[k] == out.shape[d])
+      step[d] = in.shape[k] == 1 ? 0 : in_strides[k];
+    else if (in.shape[k] != 1)
+      return std::nullopt;
+  }
+  if (out.num_elements() > 0) strided_copy(in, out, 0, step);
+  return out;
+}
+
+std::optional<TensorData> concat(const Graph &g, const Node &n, TensorData out) {
+  const size_t rank = out.shape.size();
+  const int64_t axis = normalized_axis(AttrReader(n.attrs, n.where()).get_int("axis"), rank);
+  if (axis < 0 || axis >= static_cast<int64_t>(rank)) return std::nullopt;
+  const size_t es = dtype_size(out.dtype);
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= out.shape[d];
+  for (size_t d = static_cast<size_t>(axis) + 1; d < rank; ++d) inner *= out.shape[d];
+  int64_t at = 0;  // the first output index along the axis of the next input
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    const TensorData *in = constant_input(g, n, i);
+    if (!in || in->dtype != out.dtype || in->shape.size() != rank) return std::nullopt;
+    for (size_t d = 0; d < rank; ++d)
+      if (static_cast<int64_t>(d) != axis && in->shape[d] != out.shape[d]) return std::nullopt;
+    const int64_t run = in->shape[axis] * inner;
+    if (at + in->shape[axis] > out.shape[axis]) return std::nullopt;
+    for (int64_t o = 0; o < outer && run > 0; ++o)
+      std::memcpy(out.mutable_data() + static_cast<size_t>((o * out.shape[axis] + at) * inner) * es,
+                  in->data() + static_cast<size_t>(o * run) * es, static_cast<size_t>(run) * es);
+    at += in->shape[axis];
+  }
+  if (at != out.shape[axis]) return std::nullopt;
+  return out;
+}
+
+}  // namespace
+
+std::optional<TensorData> fold_by_copy(const Graph &g, const Node &n, const ShapeStore &store) {
+  if (n.domain != "" && n.domain != "ai.onnx") return std::nullopt;
+  const std::string &op = n.op_type;
+  if (op != "Transpose" && op != "Slice" && op != "Concat" && op != "Expand") return std::nullopt;
+  if (n.outputs.size() != 1 || n.outputs[0] < 0 || n.inputs.empty()) return std::nullopt;
+  const TensorData *in = constant_input(g, n, 0);
+  const Value &ov = g.value(n.outputs[0]);
+  if (!in || !ov.shape || ov.dtype != in->dtype) return std::nullopt;
+  Dims shape;
+  for (const auto &d : *ov.shape) {
+    const Dim c = store.canonical(d);
+    if (!c.is_const() || c.as_const() < 0) return std::nullopt;
+    shape.push_back(c.as_const());
+  }
+  TensorData out(ov.dtype, shape);
+  if (op == "Concat") return concat(g, n, std::move(out));
+  if (in->num_elements() == 0 && out.num_elements() > 0) return std::nullopt;
+  if (op == "Transpose") return in->shape.size() == shape.size() ? transpose(n, *in, std::move(out)) : std::nullopt;
+  if (op == "Slice") return in->shape.size() == shape.size() ? slice(g, n, *in, std::move(out)) : std::nullopt;
+  return expand(*in, std::move(out));
+}
+
+}  // namespace disco
