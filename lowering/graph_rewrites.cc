@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <vector>
+
+#include "frontend/attributes.h"
 
 namespace disco {
 
@@ -391,6 +395,92 @@ int fold_gelu(Graph &g) {
   return removed;
 }
 
-int rewrite_graph(Graph &g) { return fold_affine_into_layernorm(g) + drop_redundant_relu(g) + fold_gelu(g); }
+namespace {
+
+// The spatial pads of Pad node `n` when it pads only the spatial dims of a
+// rank-`rank` tensor with zeros by constant, non-negative amounts (ONNX
+// order: every dim's begin, then every dim's end), else nothing.
+std::optional<std::vector<int64_t>> zero_spatial_pads(const Graph &g, const Node &n, size_t rank) {
+  const AttrReader a(n.attrs, n.where());
+  if (a.get_string("mode", "constant") != "constant") return std::nullopt;
+  std::vector<int64_t> pads;
+  if (n.opset < 11) {
+    if (a.get_float("value", 0.0f) != 0.0f || !a.has("pads")) return std::nullopt;
+    pads = a.get_ints("pads");
+  } else {
+    auto constant = [&](size_t i) -> const TensorData * {
+      if (i >= n.inputs.size() || n.inputs[i] < 0) return nullptr;
+      const Value &v = g.value(n.inputs[i]);
+      return v.constant ? &*v.constant : nullptr;
+    };
+    if (n.inputs.size() > 3 && n.inputs[3] >= 0) return std::nullopt;  // axes (opset 18)
+    const TensorData *p = constant(1), *value = constant(2);
+    if (!p || (n.inputs.size() > 2 && n.inputs[2] >= 0 && (!value || value->num_elements() != 1)))
+      return std::nullopt;
+    if (value && value->float_at(0) != 0.0) return std::nullopt;
+    pads = p->to_int64();
+  }
+  if (pads.size() != 2 * rank) return std::nullopt;
+  std::vector<int64_t> spatial;
+  for (size_t half = 0; half < 2; ++half)
+    for (size_t d = 0; d < rank; ++d) {
+      const int64_t v = pads[half * rank + d];
+      if (v < 0 || (d < 2 && v != 0)) return std::nullopt;
+      if (d >= 2) spatial.push_back(v);
+    }
+  return spatial;
+}
+
+}  // namespace
+
+int fold_pad_into_average_pool(Graph &g) {
+  if (has_subgraphs(g)) return 0;
+  const std::vector<int> uses = use_counts(g);
+  std::vector<bool> dropped(g.nodes.size(), false);
+  int removed = 0;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    Node &pool = g.nodes[i];
+    if (pool.op_type != "AveragePool" || !pool.domain.empty() || pool.inputs.empty() || pool.inputs[0] < 0) continue;
+    const int x = pool.inputs[0], p = g.value(x).producer;
+    if (p < 0 || uses[static_cast<size_t>(x)] != 1 || g.nodes[p].op_type != "Pad" || !g.nodes[p].domain.empty() ||
+        g.nodes[p].inputs.empty() || g.nodes[p].inputs[0] < 0 || !g.value(x).shape)
+      continue;
+    const size_t rank = g.value(x).shape->size();
+    const AttrReader a(pool.attrs, pool.where());
+    const size_t spatial = rank - 2;
+    if (rank < 3 || a.get_string("auto_pad", "NOTSET") != "NOTSET" || a.get_int("ceil_mode", 0) != 0) continue;
+    if (auto dil = a.get_ints_opt("dilations"))
+      if (std::any_of(dil->begin(), dil->end(), [](int64_t d) { return d != 1; })) continue;
+    std::vector<int64_t> own = a.get_ints_opt("pads").value_or(std::vector<int64_t>(2 * spatial, 0));
+    // The pool's own padding counts in its averages only with count_include_pad.
+    if (own.size() != 2 * spatial ||
+        (a.get_int("count_include_pad", 0) == 0 && std::any_of(own.begin(), own.end(), [](int64_t v) { return v; })))
+      continue;
+    const auto pads = zero_spatial_pads(g, g.nodes[p], rank);
+    if (!pads) continue;
+    Attribute pa;
+    pa.kind = Attribute::Ints;
+    for (size_t k = 0; k < own.size(); ++k) pa.ints.push_back(own[k] + (*pads)[k]);
+    Attribute ci;
+    ci.kind = Attribute::Int;
+    ci.i = 1;
+    pool.attrs["pads"] = pa;
+    pool.attrs["count_include_pad"] = ci;
+    pool.inputs[0] = g.nodes[p].inputs[0];
+    dropped[static_cast<size_t>(p)] = true;
+    ++removed;
+  }
+  if (removed == 0) return 0;
+  std::vector<Node> nodes;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (!dropped[i]) nodes.push_back(std::move(g.nodes[i]));
+  g.nodes = std::move(nodes);
+  renumber_producers(g);
+  return removed;
+}
+
+int rewrite_graph(Graph &g) {
+  return fold_affine_into_layernorm(g) + drop_redundant_relu(g) + fold_gelu(g) + fold_pad_into_average_pool(g);
+}
 
 }  // namespace disco

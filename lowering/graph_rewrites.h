@@ -32,6 +32,14 @@ int drop_redundant_relu(Graph &g);
 // its one reader in the pattern. Returns the number of nodes removed.
 int fold_gelu(Graph &g);
 
+// An AveragePool that alone reads a Pad of zeros over its spatial dims takes
+// that padding as its own, counted in its averages (count_include_pad = 1),
+// which is what the zeros were: one pass instead of a copy and a pass
+// (torchvision's inception_v3 and densenet121 export their padded average
+// pools so). Only without auto_pad, ceil_mode or dilations, and where the
+// pool's own pads, if any, were counted too. Returns the number of Pads removed.
+int fold_pad_into_average_pool(Graph &g);
+
 // All of the above; returns the number of nodes removed.
 int rewrite_graph(Graph &g);
 

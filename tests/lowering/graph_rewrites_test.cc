@@ -245,3 +245,82 @@ TEST(GraphRewrites, FoldedGeluAfterALinearStaysInTheOnednnRegion) {
 
 }  // namespace
 }  // namespace disco
+
+namespace disco {
+namespace {
+
+// x [n, c, h, w] -> Pad (spatial pads 1, 2 before and 2, 1 after, of `value`, `mode`) -> AveragePool 3x3
+// stride 1 with `pool` attributes.
+Graph pad_pool_graph(float value, const std::string &mode, Attributes pool, std::vector<int64_t> pads = {}) {
+  GraphBuilder b;
+  auto x = b.input("x", DType::F32, {sym("n"), 2, sym("h"), sym("w")});
+  if (pads.empty()) pads = {0, 0, 1, 2, 0, 0, 2, 1};
+  auto p = b.op("Pad", {x, b.constant("pads", TensorData::from_int64(pads, {8})), b.constant("v", f32({}, {value}))},
+                attrs({{"mode", attr_string(mode)}}));
+  pool["kernel_shape"] = attr_ints({3, 3});
+  b.output(b.op("AveragePool", {p}, pool));
+  return b.build();
+}
+
+TEST(GraphRewrites, FoldsAZeroPadIntoTheAveragePoolThatCountsIt) {
+  Graph g = inferred(pad_pool_graph(0.0f, "constant", {}));
+  EXPECT_EQ(fold_pad_into_average_pool(g), 1);
+  EXPECT_EQ(op_types(g), std::vector<std::string>{"AveragePool"});
+  CompileOptions opts;
+  opts.use_cache = false;
+  Session s(pad_pool_graph(0.0f, "constant", {}), "pad_pool", "", opts);
+  for (const std::vector<int64_t> &shape : {std::vector<int64_t>{1, 2, 4, 5}, std::vector<int64_t>{2, 2, 7, 3}}) {
+    const int64_t n = shape[0], h = shape[2], w = shape[3], oh = h + 3 - 2, ow = w + 3 - 2;
+    std::vector<float> x(static_cast<size_t>(numel(shape)));
+    for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37f * static_cast<float>(i)) * 2;
+    // The zero-padded input averaged over full 3x3 windows.
+    std::vector<float> want;
+    for (int64_t b = 0; b < n * 2; ++b)
+      for (int64_t i = 0; i < oh; ++i)
+        for (int64_t j = 0; j < ow; ++j) {
+          double sum = 0;
+          for (int64_t di = 0; di < 3; ++di)
+            for (int64_t dj = 0; dj < 3; ++dj) {
+              const int64_t y = i + di - 1, z = j + dj - 2;  // pads before: 1 on h, 2 on w
+              if (y >= 0 && y < h && z >= 0 && z < w) sum += x[static_cast<size_t>((b * h + y) * w + z)];
+            }
+          want.push_back(static_cast<float>(sum / 9));
+        }
+    auto out = s.run({f32(shape, x)});
+    EXPECT_LE(closeness(out[0], f32({n, 2, oh, ow}, want)), 1.0) << h << "x" << w;
+  }
+}
+
+TEST(GraphRewrites, LeavesPadsThatAreNotCountedZerosOfTheSpatialDims) {
+  Attributes include;
+  include["count_include_pad"] = attr_int(1);
+  include["pads"] = attr_ints({1, 1, 1, 1});
+  Attributes exclude;
+  exclude["pads"] = attr_ints({1, 1, 1, 1});  // the pool's own pads not counted: the sum would differ
+  Attributes ceil;
+  ceil["ceil_mode"] = attr_int(1);
+  struct Case {
+    const char *what;
+    Graph g;
+    int folds;
+  };
+  Case cases[] = {
+      {"own pads counted too", pad_pool_graph(0.0f, "constant", include), 1},
+      {"own pads not counted", pad_pool_graph(0.0f, "constant", exclude), 0},
+      {"ceil_mode", pad_pool_graph(0.0f, "constant", ceil), 0},
+      {"a pad of ones", pad_pool_graph(1.0f, "constant", {}), 0},
+      {"reflect", pad_pool_graph(0.0f, "reflect", {}), 0},
+      {"channel pads", pad_pool_graph(0.0f, "constant", {}, {0, 1, 1, 1, 0, 0, 1, 1}), 0},
+  };
+  for (Case &c : cases) {
+    Graph g = inferred(std::move(c.g));
+    EXPECT_EQ(fold_pad_into_average_pool(g), c.folds) << c.what;
+    if (c.folds == 1) {
+      const Node &pool = g.nodes.back();
+      EXPECT_EQ(AttrReader(pool.attrs, pool.where()).get_ints("pads"), (std::vector<int64_t>{2, 3, 3, 2})) << c.what;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace disco
