@@ -107,6 +107,16 @@ void renumber_producers(Graph &g) {
       if (out >= 0) g.value(out).producer = static_cast<int>(i);
 }
 
+// Removes the nodes marked in `dropped` (if any), keeping the others in order.
+void erase_nodes(Graph &g, const std::vector<bool> &dropped) {
+  if (std::find(dropped.begin(), dropped.end(), true) == dropped.end()) return;
+  std::vector<Node> nodes;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (!dropped[i]) nodes.push_back(std::move(g.nodes[i]));
+  g.nodes = std::move(nodes);
+  renumber_producers(g);
+}
+
 bool has_subgraphs(const Graph &g) {
   for (const auto &n : g.nodes)
     if (n.op_type == "If" || n.op_type == "Loop" || n.op_type == "Scan") return true;
@@ -337,12 +347,7 @@ int drop_redundant_relu(Graph &g) {
     dropped[i] = true;
     ++removed;
   }
-  if (removed == 0) return 0;
-  std::vector<Node> nodes;
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    if (!dropped[i]) nodes.push_back(std::move(g.nodes[i]));
-  g.nodes = std::move(nodes);
-  renumber_producers(g);
+  erase_nodes(g, dropped);
   return removed;
 }
 
@@ -470,12 +475,7 @@ int fold_pad_into_average_pool(Graph &g) {
     dropped[static_cast<size_t>(p)] = true;
     ++removed;
   }
-  if (removed == 0) return 0;
-  std::vector<Node> nodes;
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    if (!dropped[i]) nodes.push_back(std::move(g.nodes[i]));
-  g.nodes = std::move(nodes);
-  renumber_producers(g);
+  erase_nodes(g, dropped);
   return removed;
 }
 
