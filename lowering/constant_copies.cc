@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "frontend/attributes.h"
+#include "lowering/known_values.h"
 
 namespace disco {
 
@@ -35,12 +36,6 @@ void strided_copy(const TensorData &in, TensorData &out, int64_t base, const Dim
       idx[d] = 0;
     }
   }
-}
-
-const TensorData *constant_input(const Graph &g, const Node &n, size_t i) {
-  if (i >= n.inputs.size() || n.inputs[i] < 0) return nullptr;
-  const Value &v = g.value(n.inputs[i]);
-  return v.constant ? &*v.constant : nullptr;
 }
 
 int64_t normalized_axis(int64_t axis, size_t rank) { return axis < 0 ? axis + static_cast<int64_t>(rank) : axis; }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "frontend/attributes.h"
+#include "lowering/known_values.h"
 
 namespace disco {
 
@@ -413,13 +414,8 @@ std::optional<std::vector<int64_t>> zero_spatial_pads(const Graph &g, const Node
     if (a.get_float("value", 0.0f) != 0.0f || !a.has("pads")) return std::nullopt;
     pads = a.get_ints("pads");
   } else {
-    auto constant = [&](size_t i) -> const TensorData * {
-      if (i >= n.inputs.size() || n.inputs[i] < 0) return nullptr;
-      const Value &v = g.value(n.inputs[i]);
-      return v.constant ? &*v.constant : nullptr;
-    };
     if (n.inputs.size() > 3 && n.inputs[3] >= 0) return std::nullopt;  // axes (opset 18)
-    const TensorData *p = constant(1), *value = constant(2);
+    const TensorData *p = constant_input(g, n, 1), *value = constant_input(g, n, 2);
     if (!p || (n.inputs.size() > 2 && n.inputs[2] >= 0 && (!value || value->num_elements() != 1)))
       return std::nullopt;
     if (value && value->float_at(0) != 0.0) return std::nullopt;
@@ -452,8 +448,8 @@ int fold_pad_into_average_pool(Graph &g) {
       continue;
     const size_t rank = g.value(x).shape->size();
     const AttrReader a(pool.attrs, pool.where());
-    const size_t spatial = rank - 2;
     if (rank < 3 || a.get_string("auto_pad", "NOTSET") != "NOTSET" || a.get_int("ceil_mode", 0) != 0) continue;
+    const size_t spatial = rank - 2;
     if (auto dil = a.get_ints_opt("dilations"))
       if (std::any_of(dil->begin(), dil->end(), [](int64_t d) { return d != 1; })) continue;
     std::vector<int64_t> own = a.get_ints_opt("pads").value_or(std::vector<int64_t>(2 * spatial, 0));
@@ -463,14 +459,14 @@ int fold_pad_into_average_pool(Graph &g) {
       continue;
     const auto pads = zero_spatial_pads(g, g.nodes[p], rank);
     if (!pads) continue;
-    Attribute pa;
-    pa.kind = Attribute::Ints;
-    for (size_t k = 0; k < own.size(); ++k) pa.ints.push_back(own[k] + (*pads)[k]);
-    Attribute ci;
-    ci.kind = Attribute::Int;
-    ci.i = 1;
-    pool.attrs["pads"] = pa;
-    pool.attrs["count_include_pad"] = ci;
+    // (Attributes built here: frontend/graph_builder.h's helpers live in a library lowering does not link.)
+    Attribute padded, counted;
+    padded.kind = Attribute::Ints;
+    for (size_t k = 0; k < own.size(); ++k) padded.ints.push_back(own[k] + (*pads)[k]);
+    counted.kind = Attribute::Int;
+    counted.i = 1;
+    pool.attrs["pads"] = padded;
+    pool.attrs["count_include_pad"] = counted;
     pool.inputs[0] = g.nodes[p].inputs[0];
     dropped[static_cast<size_t>(p)] = true;
     ++removed;

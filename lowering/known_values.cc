@@ -32,6 +32,12 @@ std::optional<std::vector<Dim>> dims_value(const Value &v) {
   return std::nullopt;
 }
 
+const TensorData *constant_input(const Graph &g, const Node &node, size_t i) {
+  if (i >= node.inputs.size() || node.inputs[i] < 0) return nullptr;
+  const Value &v = g.value(node.inputs[i]);
+  return v.constant ? &*v.constant : nullptr;
+}
+
 std::optional<std::vector<double>> floats_value(const Value &v) {
   if (!v.constant) return std::nullopt;
   std::vector<double> out;

@@ -34,6 +34,9 @@ std::vector<Dim> required_dims(const Graph &g, const Node &node, int input, cons
 std::vector<int64_t> required_ints(const Graph &g, const Node &node, int input, const std::string &what,
                                    const ShapeStore &store);
 
+// Input `i` of `node` as a constant; null when it is omitted or not a constant.
+const TensorData *constant_input(const Graph &g, const Node &node, size_t i);
+
 // The elements of an integer value as dims; nullopt when not known, and for
 // constants of more than 64 elements (data, not a shape: known_values.cc).
 std::optional<std::vector<Dim>> dims_value(const Value &v);
