@@ -155,6 +155,9 @@ Stage &LowerContext::add_stage(Halide::Func f, StageKind kind, int rank, Halide:
 Expr cast_to(DType t, const Expr &e) {
   Halide::Type ht = halide_type(t);
   if (e.type() == ht) return e;
+  // A NaN is true; under Halide's no-NaNs flags `!= 0` alone may say false.
+  if (t == DType::Bool && e.type().is_float() && e.type().bits() >= 32)
+    return e != Halide::cast(e.type(), 0) || Halide::is_nan(e);
   if (t == DType::Bool) return e != Halide::cast(e.type(), 0);
   return Halide::cast(ht, e);
 }

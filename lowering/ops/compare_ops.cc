@@ -61,7 +61,12 @@ void lower_compare(LowerContext &c) {
   auto v = c.vars(static_cast<int>(os.size()));
   auto oi = c.exprs(v);
   Expr a = read_binary_operand(c, 0, oi, os), b = read_binary_operand(c, 1, oi, os);
-  c.define_output(0, v, c.math<CompareMath>().expr(a, b));
+  Expr r = c.math<CompareMath>().expr(a, b);
+  // Halide compiles floats under LLVM's no-NaNs flags, where a compare with a
+  // NaN may come out either way (Equal(NaN, NaN) and LessOrEqual(NaN, 1) were
+  // true); ONNX's, IEEE's, are all false. Halide's is_nan is exempt.
+  if (a.type().is_float() && a.type().bits() >= 32) r = r && !Halide::is_nan(a) && !Halide::is_nan(b);
+  c.define_output(0, v, r);
 }
 
 void infer_where(InferContext &c) {

@@ -98,15 +98,25 @@ void lower_unary(LowerContext &c) {
 
 Expr divide(const Expr &a, const Expr &b, DType t) {
   if (dtype_is_float(t)) return a / b;
-  // ONNX integer division truncates toward zero; Halide's floors.
-  Expr q = a / b;
-  return Halide::select(b == 0, Halide::cast(a.type(), 0),
-                        Halide::select((a % b != 0) && ((a < 0) != (b < 0)), q + 1, q));
+  // ONNX integer division truncates toward zero (C's /). Halide's is
+  // Euclidean: its remainder is never negative, so where a < 0 leaves one the
+  // truncated quotient is one step toward zero: +1 for b > 0 (-7 / 2: -4 ->
+  // -3), -1 for b < 0 (-7 / -2: 4 -> 3); a >= 0 needs none (7 / -2 is -3).
+  Expr zero = Halide::cast(a.type(), 0), q = a / b;
+  if (a.type().is_uint()) return Halide::select(b == zero, zero, q);
+  Expr step = Halide::select(b > zero, Halide::cast(a.type(), 1), Halide::cast(a.type(), -1));
+  return Halide::select(b == zero, zero, Halide::select(a < zero && a % b != zero, q + step, q));
 }
 
-// ONNX integer Div truncates; floor equals it for the non-negative dims seen here.
+// ONNX integer Div truncates. Constants (-7 / 2 = -3) truncate here too;
+// symbolic dims floor, which equals truncating for the non-negative dims
+// they stand for.
 std::optional<Dim> divide_dims(const Dim &x, const Dim &y) {
   if (y.is_const(0)) return std::nullopt;
+  if (x.is_const() && y.is_const()) {
+    if (y.as_const() == -1 && x.as_const() == INT64_MIN) return std::nullopt;
+    return Dim(x.as_const() / y.as_const());  // C's / truncates
+  }
   return floor_div(x, y);
 }
 

@@ -4,6 +4,8 @@
 // ONNX operator spec. Inputs use symbolic dims wherever the op allows.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "frontend/graph_builder.h"
 #include "tests/support/jit_eval.h"
 #include "tests/support/tensors.h"
@@ -39,6 +41,21 @@ TEST(CompareOps, ComparisonsBroadcastAndGiveBools) {
   EXPECT_EQ(out[2].to_int64(), (Shape64{0, 0, 1}));
   EXPECT_EQ(out[3].to_int64(), (Shape64{1, 1, 0}));
   EXPECT_EQ(out[4].to_int64(), (Shape64{0, 1, 1}));
+}
+
+TEST(CompareOps, ComparisonsWithANanAreFalseAndANanCastsToTrue) {
+  // IEEE's (and numpy's) answers, which Halide's no-NaNs float flags do not keep by themselves.
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  GraphBuilder b(13);
+  auto x = b.input("x", DType::F32, {n});
+  auto y = b.input("y", DType::F32, {n});
+  for (const char *op : {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"}) b.output(b.op(op, {x, y}));
+  b.output(b.op("Cast", {x}, attrs({{"to", attr_int(9)}})));  // to bool
+  auto out = testing::jit_eval(b.build(), {f32({4}, {nan, 1, nan, 2}), f32({4}, {nan, nan, 1, 2})});
+  const Shape64 equal{0, 0, 0, 1}, unequal{0, 0, 0, 0};  // only 2 vs 2 has no NaN
+  const std::vector<Shape64> want{equal, unequal, unequal, equal, equal};
+  for (int k = 0; k < 5; ++k) EXPECT_EQ(out[k].to_int64(), want[k]) << "output " << k;
+  EXPECT_EQ(out[5].to_int64(), (Shape64{1, 1, 1, 1}));
 }
 
 TEST(CompareOps, LogicalOpsFollowTheirTruthTables) {

@@ -34,6 +34,16 @@ TEST(ElementwiseOps, SymbolicDimOfOneBroadcastsAtRunTime) {
   EXPECT_LE(testing::closeness(out[0], f32({2, 3}, {2, 20, 200, 3, 30, 300})), 1.0);
 }
 
+TEST(ElementwiseOps, IntegerDivTruncatesTowardZeroForEverySignAndGivesZeroForAZeroDivisor) {
+  // ONNX's (C's) quotients, worked out by hand; Halide's own / is Euclidean.
+  GraphBuilder b;
+  auto x = b.input("x", DType::I64, {n});
+  auto y = b.input("y", DType::I64, {n});
+  b.output(b.op("Div", {x, y}));
+  auto out = testing::jit_eval(b.build(), {i64({7}, {7, -7, 7, -7, 6, -6, 5}), i64({7}, {-2, -2, 2, 2, -3, 3, 0})});
+  EXPECT_EQ(out[0].to_int64(), (std::vector<int64_t>{-3, 3, 3, -3, -2, -2, 0}));
+}
+
 TEST(ElementwiseOps, MismatchedDimsFailWithTheNodeNamed) {
   GraphBuilder b;
   auto x = b.input("x", DType::F32, {Dim::symbol("a")});
