@@ -138,12 +138,48 @@ std::optional<TensorData> concat(const Graph &g, const Node &n, TensorData out) 
   return out;
 }
 
+// ScatterND without a reduction: data's elements, then each index tuple's
+// slice of updates written over them in order (of duplicates the last wins,
+// as in the kernel and ONNX's reference). Negative indices count from the
+// end; one still out of range is left to the kernel, which clamps it.
+std::optional<TensorData> scatter_nd(const Graph &g, const Node &n, const TensorData &data, TensorData out) {
+  if (AttrReader(n.attrs, n.where()).get_string("reduction", "none") != "none") return std::nullopt;
+  const TensorData *ind = constant_input(g, n, 1), *upd = constant_input(g, n, 2);
+  if (!ind || !upd || upd->dtype != data.dtype || ind->shape.empty() || out.shape != data.shape) return std::nullopt;
+  const size_t rank = data.shape.size(), q = ind->shape.size();
+  const int64_t depth = ind->shape.back();
+  if (depth < 1 || depth > static_cast<int64_t>(rank) || upd->shape.size() != q - 1 + rank - depth) return std::nullopt;
+  for (size_t d = 0; d + 1 < q; ++d)
+    if (upd->shape[d] != ind->shape[d]) return std::nullopt;
+  int64_t slice = 1;
+  for (size_t d = static_cast<size_t>(depth); d < rank; ++d) {
+    if (upd->shape[q - 1 + d - depth] != data.shape[d]) return std::nullopt;
+    slice *= data.shape[d];
+  }
+  const size_t es = dtype_size(data.dtype);
+  if (out.num_bytes()) std::memcpy(out.mutable_data(), data.data(), out.num_bytes());
+  const Dims strides = strides_of(data.shape);
+  const int64_t tuples = ind->num_elements() / depth;
+  for (int64_t t = 0; t < tuples; ++t) {
+    int64_t at = 0;
+    for (int64_t j = 0; j < depth; ++j) {
+      int64_t i = ind->int_at(t * depth + j);
+      if (i < 0) i += data.shape[j];
+      if (i < 0 || i >= data.shape[j]) return std::nullopt;
+      at += i * strides[j];
+    }
+    std::memcpy(out.mutable_data() + static_cast<size_t>(at) * es, upd->data() + static_cast<size_t>(t * slice) * es,
+                static_cast<size_t>(slice) * es);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::optional<TensorData> fold_by_copy(const Graph &g, const Node &n, const ShapeStore &store) {
   if (n.domain != "" && n.domain != "ai.onnx") return std::nullopt;
   const std::string &op = n.op_type;
-  if (op != "Transpose" && op != "Slice" && op != "Concat" && op != "Expand") return std::nullopt;
+  if (op != "Transpose" && op != "Slice" && op != "Concat" && op != "Expand" && op != "ScatterND") return std::nullopt;
   if (n.outputs.size() != 1 || n.outputs[0] < 0 || n.inputs.empty()) return std::nullopt;
   const TensorData *in = constant_input(g, n, 0);
   const Value &ov = g.value(n.outputs[0]);
@@ -159,6 +195,7 @@ std::optional<TensorData> fold_by_copy(const Graph &g, const Node &n, const Shap
   if (in->num_elements() == 0 && out.num_elements() > 0) return std::nullopt;
   if (op == "Transpose") return in->shape.size() == shape.size() ? transpose(n, *in, std::move(out)) : std::nullopt;
   if (op == "Slice") return in->shape.size() == shape.size() ? slice(g, n, *in, std::move(out)) : std::nullopt;
+  if (op == "ScatterND") return scatter_nd(g, n, *in, std::move(out));
   return expand(*in, std::move(out));
 }
 

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "lowering/constant_arithmetic.h"
 #include "lowering/constant_copies.h"
 #include "lowering/lower_graph.h"
 #include "lowering/op_registry.h"
@@ -82,6 +83,10 @@ bool fold_constant_node(Graph &g, size_t index, const ShapeStore &store) {
       return true;
     }
   if (auto t = fold_by_copy(g, n, store)) {
+    set_constant(g, n.outputs[0], std::move(*t));
+    return true;
+  }
+  if (auto t = fold_by_arithmetic(g, n, store)) {
     set_constant(g, n.outputs[0], std::move(*t));
     return true;
   }

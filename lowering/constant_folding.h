@@ -2,8 +2,10 @@
 // whose outputs are small is evaluated once, with Halide's JIT, through the
 // same lowering that kernels use; its outputs become constants. Ops that only
 // re-view their input (Identity, Reshape, Squeeze, ...) or move its elements
-// (Transpose, Slice, Concat, Expand: lowering/constant_copies.h) are folded by
-// a copy, without the JIT's ~0.1 s a node. This is what
+// (Transpose, Slice, Concat, Expand, ScatterND: lowering/constant_copies.h)
+// are folded by a copy, and elementwise ops whose result C++ computes exactly
+// as the kernel does (lowering/constant_arithmetic.h) by evaluation, without
+// the JIT's ~0.1 s a node. This is what
 // lets a Range limit computed in float from a graph input (bound by a
 // Session), or an ONNX function's expansion, feed shapes.
 #pragma once

@@ -1,8 +1,10 @@
 // What an op of a shared family computes, carried on its OpDef
 // (op_registry.h) so that the family's one inference and one lowering call
 // it: unary and binary elementwise ops, comparisons and Reduce*. An op's
-// expression and its fold over shape values stand once, at its registration.
+// expression, its fold over shape values and its fold over the elements of
+// constants stand once, at its registration.
 #pragma once
+#include <cstdint>
 #include <optional>
 #include <variant>
 
@@ -24,11 +26,22 @@ struct UnaryArgs {
   const AttrReader &attrs;  // the node's
 };
 
+// The element fold functions below (`ints`, `reals`) compute the op on one
+// element of constants, so that constant folding needs no JIT compile
+// (lowering/constant_arithmetic.h). Integers and bools compute in int64 and
+// wrap to the dtype after; floats compute in double and round once to the
+// dtype, which is the float32 op's own result only for ops exact in double
+// (+, -, *, /, negation, comparisons), so only those carry `reals`. nullopt:
+// the element does not fold (a division by 0), and the node then folds
+// through the JIT. Null: the op's constants fold through the JIT.
+
 // y = expr(x), elementwise.
 struct UnaryMath {
   Halide::Expr (*expr)(const Halide::Expr &x, const UnaryArgs &args) = nullptr;
   // The op on folded integer shape values; null: not folded.
   Dim (*dims)(const Dim &x) = nullptr;
+  std::optional<int64_t> (*ints)(int64_t x) = nullptr;
+  std::optional<double> (*reals)(double x) = nullptr;
 };
 
 // y = expr(a, b), elementwise with numpy broadcasting; t is a's dtype.
@@ -38,6 +51,8 @@ struct BinaryMath {
   // (a division by 0); null: not folded.
   std::optional<Dim> (*dims)(const Dim &a, const Dim &b) = nullptr;
   bool same_dtypes = true;  // false: b may have another dtype (Pow's exponent)
+  std::optional<int64_t> (*ints)(int64_t a, int64_t b) = nullptr;
+  std::optional<double> (*reals)(double a, double b) = nullptr;
 };
 
 // What the shape store knows of the sign of a - b, for two shape values.
@@ -52,6 +67,8 @@ struct CompareMath {
   // nullopt when that does not decide it. Null for logical ops, which take
   // bools only.
   std::optional<bool> (*dims)(const DimSign &d) = nullptr;
+  bool (*ints)(int64_t a, int64_t b) = nullptr;
+  bool (*reals)(double a, double b) = nullptr;  // null for logical ops
 };
 
 // Reduce*: y = finalize(update(...update(init, element(x0))..., element(xn)), n)

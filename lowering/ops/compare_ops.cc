@@ -103,16 +103,25 @@ void register_compare_ops(OpRegistry &r) {
   using E = const Expr &;
   using Sign = const DimSign &;
   r.add("Where", 9, OpKind::Elementwise, infer_where, lower_where);
-  add_compare(r, "Equal", 1, {[](E a, E b) { return a == b; }, [](Sign d) { return decided(d.zero, d.pos || d.neg); }});
-  add_compare(r, "Less", 1, {[](E a, E b) { return a < b; }, [](Sign d) { return decided(d.neg, d.nonneg); }});
-  add_compare(r, "Greater", 1, {[](E a, E b) { return a > b; }, [](Sign d) { return decided(d.pos, d.nonpos); }});
-  add_compare(r, "LessOrEqual", 12, {[](E a, E b) { return a <= b; }, [](Sign d) { return decided(d.nonpos, d.pos); }});
+  add_compare(r, "Equal", 1,
+              {[](E a, E b) { return a == b; }, [](Sign d) { return decided(d.zero, d.pos || d.neg); },
+               [](int64_t a, int64_t b) { return a == b; }, [](double a, double b) { return a == b; }});
+  add_compare(r, "Less", 1,
+              {[](E a, E b) { return a < b; }, [](Sign d) { return decided(d.neg, d.nonneg); },
+               [](int64_t a, int64_t b) { return a < b; }, [](double a, double b) { return a < b; }});
+  add_compare(r, "Greater", 1,
+              {[](E a, E b) { return a > b; }, [](Sign d) { return decided(d.pos, d.nonpos); },
+               [](int64_t a, int64_t b) { return a > b; }, [](double a, double b) { return a > b; }});
+  add_compare(r, "LessOrEqual", 12,
+              {[](E a, E b) { return a <= b; }, [](Sign d) { return decided(d.nonpos, d.pos); },
+               [](int64_t a, int64_t b) { return a <= b; }, [](double a, double b) { return a <= b; }});
   add_compare(r, "GreaterOrEqual", 12,
-              {[](E a, E b) { return a >= b; }, [](Sign d) { return decided(d.nonneg, d.neg); }});
+              {[](E a, E b) { return a >= b; }, [](Sign d) { return decided(d.nonneg, d.neg); },
+               [](int64_t a, int64_t b) { return a >= b; }, [](double a, double b) { return a >= b; }});
   // Logical ops take bools and fold no shape values.
-  add_compare(r, "And", 1, {[](E a, E b) { return a && b; }});
-  add_compare(r, "Or", 1, {[](E a, E b) { return a || b; }});
-  add_compare(r, "Xor", 1, {[](E a, E b) { return a != b; }});
+  add_compare(r, "And", 1, {[](E a, E b) { return a && b; }, nullptr, [](int64_t a, int64_t b) { return a && b; }});
+  add_compare(r, "Or", 1, {[](E a, E b) { return a || b; }, nullptr, [](int64_t a, int64_t b) { return a || b; }});
+  add_compare(r, "Xor", 1, {[](E a, E b) { return a != b; }, nullptr, [](int64_t a, int64_t b) { return a != b; }});
 }
 
 }  // namespace disco

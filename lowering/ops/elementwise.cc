@@ -96,6 +96,30 @@ void lower_unary(LowerContext &c) {
   c.define_output(0, v, c.math<UnaryMath>().expr(c.in(0).at(c.exprs(v)), {c.in(0).dtype, c.attrs()}));
 }
 
+// ---- element folds of constants (op_math.h) ----------------------------------
+
+// int64 arithmetic that wraps, as the dtypes' own does, where C++'s overflows (UB).
+int64_t wrapped(uint64_t x) { return static_cast<int64_t>(x); }
+std::optional<int64_t> add_ints(int64_t a, int64_t b) { return wrapped(uint64_t(a) + uint64_t(b)); }
+std::optional<int64_t> sub_ints(int64_t a, int64_t b) { return wrapped(uint64_t(a) - uint64_t(b)); }
+std::optional<int64_t> mul_ints(int64_t a, int64_t b) { return wrapped(uint64_t(a) * uint64_t(b)); }
+std::optional<int64_t> neg_int(int64_t x) { return wrapped(0 - uint64_t(x)); }
+std::optional<int64_t> abs_int(int64_t x) { return x < 0 ? neg_int(x) : x; }
+
+// C's / truncates, as ONNX and `divide` do. A division by 0 (0 in the kernel)
+// and the one quotient past int64 are left to the kernel.
+std::optional<int64_t> div_ints(int64_t a, int64_t b) {
+  if (b == 0 || (b == -1 && a == INT64_MIN)) return std::nullopt;
+  return a / b;
+}
+
+std::optional<double> add_reals(double a, double b) { return a + b; }
+std::optional<double> sub_reals(double a, double b) { return a - b; }
+std::optional<double> mul_reals(double a, double b) { return a * b; }
+std::optional<double> div_reals(double a, double b) { return a / b; }
+std::optional<double> neg_real(double x) { return -x; }
+std::optional<double> abs_real(double x) { return std::fabs(x); }
+
 Expr divide(const Expr &a, const Expr &b, DType t) {
   if (dtype_is_float(t)) return a / b;
   // ONNX integer division truncates toward zero (C's /). Halide's is
@@ -114,8 +138,8 @@ Expr divide(const Expr &a, const Expr &b, DType t) {
 std::optional<Dim> divide_dims(const Dim &x, const Dim &y) {
   if (y.is_const(0)) return std::nullopt;
   if (x.is_const() && y.is_const()) {
-    if (y.as_const() == -1 && x.as_const() == INT64_MIN) return std::nullopt;
-    return Dim(x.as_const() / y.as_const());  // C's / truncates
+    auto q = div_ints(x.as_const(), y.as_const());
+    return q ? std::optional<Dim>(Dim(*q)) : std::nullopt;
   }
   return floor_div(x, y);
 }
@@ -227,9 +251,10 @@ void add_binary(OpRegistry &r, const char *op, BinaryMath m) {
 void register_elementwise_ops(OpRegistry &r) {
   using Args = const UnaryArgs &;
   add_unary(r, "Relu", {[](const Expr &x, Args) { return Halide::max(x, Halide::cast(x.type(), 0)); }});
-  add_unary(r, "Neg", {[](const Expr &x, Args) { return -x; }, [](const Dim &d) { return -d; }});
+  add_unary(r, "Neg", {[](const Expr &x, Args) { return -x; }, [](const Dim &d) { return -d; }, neg_int, neg_real});
   add_unary(r, "Abs",
-            {[](const Expr &x, Args) { return x.type().is_uint() ? x : Halide::cast(x.type(), Halide::abs(x)); }});
+            {[](const Expr &x, Args) { return x.type().is_uint() ? x : Halide::cast(x.type(), Halide::abs(x)); },
+             nullptr, abs_int, abs_real});
   add_unary(r, "Exp", {library<math::exp>});
   add_unary(r, "Log", {library<math::log>});
   add_unary(r, "Sqrt", {library<math::sqrt>});
@@ -241,17 +266,19 @@ void register_elementwise_ops(OpRegistry &r) {
   add_unary(r, "Reciprocal", {[](const Expr &x, Args) { return Halide::cast(x.type(), 1) / x; }});
   add_unary(r, "Sigmoid", {library<math::sigmoid>});
   add_unary(r, "Erf", {library<math::erf>});
-  add_unary(r, "Not", {[](const Expr &x, Args) { return !x; }});
+  add_unary(
+      r, "Not",
+      {[](const Expr &x, Args) { return !x; }, nullptr, [](int64_t x) { return std::optional<int64_t>(x == 0); }});
   add_binary(r, "Add",
              {[](const Expr &a, const Expr &b, DType) { return a + b; },
-              [](const Dim &x, const Dim &y) { return std::optional<Dim>(x + y); }});
+              [](const Dim &x, const Dim &y) { return std::optional<Dim>(x + y); }, true, add_ints, add_reals});
   add_binary(r, "Sub",
              {[](const Expr &a, const Expr &b, DType) { return a - b; },
-              [](const Dim &x, const Dim &y) { return std::optional<Dim>(x - y); }});
+              [](const Dim &x, const Dim &y) { return std::optional<Dim>(x - y); }, true, sub_ints, sub_reals});
   add_binary(r, "Mul",
              {[](const Expr &a, const Expr &b, DType) { return a * b; },
-              [](const Dim &x, const Dim &y) { return std::optional<Dim>(x * y); }});
-  add_binary(r, "Div", {divide, divide_dims});
+              [](const Dim &x, const Dim &y) { return std::optional<Dim>(x * y); }, true, mul_ints, mul_reals});
+  add_binary(r, "Div", {divide, divide_dims, true, div_ints, div_reals});
   r.add("Pow", 1, OpKind::Elementwise, infer_binary, lower_pow, BinaryMath{power, nullptr, /*same_dtypes=*/false});
   r.add("Cast", 1, OpKind::Elementwise, infer_cast, lower_cast);
   r.add("Identity", 1, OpKind::Elementwise, infer_identity, lower_identity);

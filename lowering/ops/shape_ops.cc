@@ -85,9 +85,10 @@ void infer_constant_of_shape(InferContext &c) {
     out.push_back(x);
   }
   c.set_output(0, value.dtype, out);
-  // Small constant results fold, so Where/Equal chains over them keep folding.
+  // Constant results up to constant folding's bound fold here, a fill, so
+  // Where/Equal chains over them keep folding, without a JIT compile each.
   Dim n = c.store().canonical(num_elements(out));
-  if (!n.is_const() || n.as_const() > kMaxFolded) return;
+  if (!n.is_const() || n.as_const() > kMaxFoldedElements) return;
   // No elements is a constant count with symbolic dims beside a 0: [0, height] (maskrcnn's empty masks).
   for (const auto &d : out)
     if (!d.is_const()) return;
