@@ -16,7 +16,10 @@ and OUTDIR/zoo.txt, which lists one line per (model, shape) for
 The words after NAME are `disco run`'s arguments, paths relative to OUTDIR, so
 `cd OUTDIR && disco run <the line without NAME>` checks one cell by hand.
 
-usage: benchmarks/make_zoo.py OUTDIR [--only NAME ...] [--keep] [--list]
+usage: benchmarks/make_zoo.py OUTDIR [--unseen] [--only NAME ...] [--keep] [--list]
+  --unseen         the unseen list instead: torchvision models outside the zoo
+                   (not tuned for, not part of #21's bar), to check that what
+                   holds on the zoo holds off it too
   --only NAME ...  these models only (zoo.txt then lists only them)
   --keep           reuse a model's files when they are all there already
   --list           print the model names and exit
@@ -247,6 +250,14 @@ ZOO["conformer_block"] = (ConformerBlock, [(b, s, 512) for b, s in BLOCK_SEQS], 
 ZOO["lstm_tagger"] = (lambda: Tagger(nn.LSTM), [(b, s, 128) for b, s in TAGGER_SEQS], SEQ_AXES, SEQ_AXES)
 ZOO["gru_tagger"] = (lambda: Tagger(nn.GRU), [(b, s, 128) for b, s in TAGGER_SEQS], SEQ_AXES, SEQ_AXES)
 
+# Off the zoo: torchvision models exported the zoo's way, one shape each
+# (benchmarks/results/unseen-*.md). swin_t and inception_v3 take a fixed size.
+UNSEEN = {}
+for _name in ["densenet121", "googlenet", "mnasnet1_0", "resnext50_32x4d", "efficientnet_v2_s", "regnet_x_800mf"]:
+    UNSEEN[_name] = (lambda n=_name: torchvision_model(n), [(1, 3, 224, 224)], CNN_AXES, {0: "batch"})
+UNSEEN["swin_t"] = (lambda: torchvision_model("swin_t"), [(1, 3, 224, 224)], {0: "batch"}, {0: "batch"})
+UNSEEN["inception_v3"] = (lambda: torchvision_model("inception_v3"), [(1, 3, 299, 299)], {0: "batch"}, {0: "batch"})
+
 
 def files(name, shapes):
     return [f"{name}.onnx"] + [f"{name}.{k}.{io}.npy" for k in range(1, len(shapes) + 1) for io in ("input", "output")]
@@ -279,10 +290,16 @@ def zoo_lines(name):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("outdir", nargs="?")
-    ap.add_argument("--only", nargs="+", metavar="NAME", choices=list(ZOO))
+    ap.add_argument("--unseen", action="store_true")
+    ap.add_argument("--only", nargs="+", metavar="NAME", choices=list(ZOO) + list(UNSEEN))
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("--list", action="store_true")
     a = ap.parse_args()
+    if a.unseen:
+        ZOO.clear()
+        ZOO.update(UNSEEN)
+    if a.only and not set(a.only) <= set(ZOO):
+        ap.error(f"--only: {sorted(set(a.only) - set(ZOO))} not in this list (--unseen picks the other)")
     if a.list:
         print("\n".join(ZOO))
         return 0
