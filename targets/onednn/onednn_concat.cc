@@ -11,6 +11,12 @@
 // first_channel * spatial): a memcpy, split between the step's threads
 // from 2^18 floats on. Otherwise a oneDNN reorder writes the
 // input into a sub-memory of the result.
+//
+// A BatchNormalization after the Concat, and a Relu after that (DenseNet's
+// dense layers), come as the step's post-ops (onednn_rules.cc): y = x * a + b
+// per channel, then max(y, 0). The contiguous copies apply them as they
+// write; a reordered input's range gets them in place after its reorder, and
+// a result held nhwc in one pass at the end.
 #include <omp.h>
 
 #include <algorithm>
@@ -27,6 +33,45 @@ namespace disco {
 namespace {
 
 using dnnl::memory;
+
+// The post-ops of a Concat: per channel y = x * scale + shift, then a Relu
+// where `relu`. Empty (no scale) when the step has none.
+struct ChannelAffine {
+  std::vector<float> scale, shift;
+  bool relu = false;
+  bool empty() const { return scale.empty(); }
+  float at(int64_t c, float x) const {
+    const float y = x * scale[c] + shift[c];
+    return relu ? std::max(y, 0.0f) : y;
+  }
+};
+
+// dst[i] = f(src[i]) for i in [0, n): element i lies at offset k = at + i of
+// the result's image, so its channel is k / spatial (block 1: plain) or
+// k / (spatial * block) * block + k % block (blocked; at and n then
+// multiples of the block). dst may be src.
+void affine_run(const ChannelAffine &f, float *dst, const float *src, int64_t at, int64_t n, int64_t spatial,
+                int64_t block) {
+  if (block == 1) {
+    for (int64_t i = 0; i < n;) {
+      const int64_t c = (at + i) / spatial, end = std::min(n, (c + 1) * spatial - at);
+      const float a = f.scale[c], b = f.shift[c];
+      if (f.relu)
+        for (; i < end; ++i) dst[i] = std::max(src[i] * a + b, 0.0f);
+      else
+        for (; i < end; ++i) dst[i] = src[i] * a + b;
+    }
+    return;
+  }
+  for (int64_t i = 0; i < n; i += block) {
+    const int64_t c = (at + i) / (spatial * block) * block;
+    const float *a = &f.scale[c], *b = &f.shift[c];
+    if (f.relu)
+      for (int64_t l = 0; l < block; ++l) dst[i + l] = std::max(src[i + l] * a[l] + b[l], 0.0f);
+    else
+      for (int64_t l = 0; l < block; ++l) dst[i + l] = src[i + l] * a[l] + b[l];
+  }
+}
 
 class ConcatKernel : public OnednnStep {
  public:
@@ -51,7 +96,8 @@ class ConcatKernel : public OnednnStep {
     std::string impl;
   };
   bool kept(size_t input) const { return std::find(kept_.begin(), kept_.end(), input) != kept_.end(); }
-  Entry make_entry(const ExternCall &call);
+  Entry make_entry(const ExternCall &call, size_t inputs);
+  ChannelAffine post_ops(const ExternCall &call, size_t inputs, const std::vector<int64_t> &dims);
   void clear_cache() override { cache_.clear(); }
 
   std::vector<size_t> kept_;  // step inputs the plan keeps channels last
@@ -59,7 +105,38 @@ class ConcatKernel : public OnednnStep {
   ShapeLruCache<Entry> cache_;
 };
 
-ConcatKernel::Entry ConcatKernel::make_entry(const ExternCall &call) {
+ChannelAffine ConcatKernel::post_ops(const ExternCall &call, size_t inputs, const std::vector<int64_t> &dims) {
+  ChannelAffine f;
+  if (post_ops_.empty()) return f;
+  const Epilogue e = epilogue(call, inputs, dims);
+  const int64_t c = dims[1];
+  f.scale.assign(static_cast<size_t>(c), 1.0f);
+  f.shift.assign(static_cast<size_t>(c), 0.0f);
+  for (size_t i = 0; i < e.ops.size(); ++i) {
+    const OnednnPostOp &op = e.ops[i];
+    if (op.kind == OnednnPostOp::Relu && op.a == 0 && i + 1 == e.ops.size()) {
+      f.relu = true;
+      continue;
+    }
+    const bool per_channel = op.num_operands() == 1 && e.operands[i].dims.size() == dims.size();
+    check(per_channel && (op.kind == OnednnPostOp::Mul || op.kind == OnednnPostOp::Add),
+          "has post-ops ", post_ops_to_string(post_ops_), "; a Concat takes a BatchNormalization and a Relu only");
+    const float *v = e.operands[i].data;
+    const bool one = e.operands[i].dims[1] == 1;
+    for (int64_t k = 0; k < c; ++k) {
+      const float x = v[one ? 0 : k];
+      if (op.kind == OnednnPostOp::Mul) {
+        f.scale[k] *= x;
+        f.shift[k] *= x;
+      } else {
+        f.shift[k] += x;
+      }
+    }
+  }
+  return f;
+}
+
+ConcatKernel::Entry ConcatKernel::make_entry(const ExternCall &call, size_t inputs) {
   const ExternTensor &y = call.outputs[0];
   const memory::desc out = held_desc(y.shape, kept_output_);
   const bool out_blocked = kept_output_ && blocked(y.shape);
@@ -69,7 +146,7 @@ ConcatKernel::Entry ConcatKernel::make_entry(const ExternCall &call) {
   Entry en;
   en.image = y.shape[1] * spatial;
   int64_t first = 0, copies = 0;
-  for (size_t i = 0; i < call.inputs.size(); ++i) {
+  for (size_t i = 0; i < inputs; ++i) {
     const std::vector<int64_t> &dims = call.inputs[i].shape;
     Part p;
     const bool in_blocked = kept(i) && blocked(dims), in_plain = !kept(i) || same_order(dims);
@@ -99,12 +176,15 @@ ConcatKernel::Entry ConcatKernel::make_entry(const ExternCall &call) {
 }
 
 void ConcatKernel::run(const ExternCall &call) {
-  check(!call.inputs.empty(), "expects at least one input");
+  size_t operands = 0;  // the post-ops' inputs, after the Concat's
+  for (const OnednnPostOp &op : post_ops_) operands += static_cast<size_t>(op.num_operands());
+  check(call.inputs.size() > operands, "expects at least one input");
+  const size_t inputs = call.inputs.size() - operands;
   check(call.outputs.size() == 1 && call.outputs[0].dtype == DType::F32, "expects one float32 output");
   const ExternTensor &y = call.outputs[0];
   const size_t rank = y.shape.size();
   int64_t channels = 0;
-  for (size_t i = 0; i < call.inputs.size(); ++i) {
+  for (size_t i = 0; i < inputs; ++i) {
     const ExternTensor &x = input(call, i, "an input");
     bool fits = x.shape.size() == rank;
     for (size_t d = 0; fits && d < rank; ++d) fits = d == 1 || x.shape[d] == y.shape[d];
@@ -117,7 +197,13 @@ void ConcatKernel::run(const ExternCall &call) {
   if (y.num_elements() == 0) return;
   const std::vector<int64_t> key = shape_key(call);
   Entry *en = cache_.find(key);
-  if (!en) en = &cache_.insert(key, make_entry(call));
+  if (!en) en = &cache_.insert(key, make_entry(call, inputs));
+  const ChannelAffine f = post_ops(call, inputs, y.shape);
+  // Where the post-ops go: into the copies (plain or whole blocks), else one pass over an nhwc result.
+  int64_t spatial = 1;
+  for (size_t d = 2; d < rank; ++d) spatial *= y.shape[d];
+  const bool plain = !kept_output_ || same_order(y.shape), nhwc = !plain && !blocked(y.shape);
+  const int64_t block = plain ? 1 : channel_block();
   float *dst = static_cast<float *>(y.data);
   // Thread t of nt copies its share of every contiguous run, in whole
   // vectors of 16 floats. Split between the step's threads: the convolutions
@@ -130,9 +216,13 @@ void ConcatKernel::run(const ExternCall &call) {
       if (!p.contiguous || p.run == 0) continue;
       const float *src = static_cast<const float *>(call.inputs[i].data);
       const int64_t from = p.run * t / nt / 16 * 16, to = t + 1 == nt ? p.run : p.run * (t + 1) / nt / 16 * 16;
-      for (int64_t n = 0; n < y.shape[0] && to > from; ++n)
-        std::memcpy(dst + n * en->image + p.at + from, src + n * p.run + from,
-                    static_cast<size_t>(to - from) * sizeof(float));
+      for (int64_t n = 0; n < y.shape[0] && to > from; ++n) {
+        float *out = dst + n * en->image + p.at;
+        if (f.empty() || nhwc)
+          std::memcpy(out + from, src + n * p.run + from, static_cast<size_t>(to - from) * sizeof(float));
+        else
+          affine_run(f, out + from, src + n * p.run + from, p.at + from, to - from, spatial, block);
+      }
     }
   };
   const int team = team_for_copy(y.num_elements());
@@ -151,7 +241,18 @@ void ConcatKernel::run(const ExternCall &call) {
     p.dst.set_data_handle(dst);
     use_team(team_for_copy(call.inputs[i].num_elements()));
     execute(p.copy, {{DNNL_ARG_FROM, p.src}, {DNNL_ARG_TO, p.dst}});
+    if (f.empty() || nhwc) continue;
+    // The input's channels are one range of each image here too (whole blocks where blocked).
+    int64_t at = 0;
+    for (size_t j = 0; j < i; ++j) at += call.inputs[j].shape[1] * spatial;
+    const int64_t run = call.inputs[i].shape[1] * spatial;
+    for (int64_t n = 0; n < y.shape[0]; ++n) {
+      float *image = dst + n * en->image;
+      affine_run(f, image + at, image + at, at, run, spatial, block);
+    }
   }
+  if (!f.empty() && nhwc)
+    for (int64_t k = 0; k < y.num_elements(); ++k) dst[k] = f.at(k % y.shape[1], dst[k]);
   ran(en->impl);
 }
 

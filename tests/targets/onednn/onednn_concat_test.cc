@@ -44,8 +44,10 @@ struct Branch {
 // x -> branches -> Concat(axis) -> a 3x3 conv with 8 outputs (and, with
 // host_reader, Sigmoid of the Concat as a second output, which the host
 // computes: the Concat then stays on the host, want_output_layout null).
+// With bn_relu, a BatchNormalization and a Relu after the Concat (DenseNet's)
+// are between it and both readers, and the Concat's step applies them.
 void check_concat(const std::vector<Branch> &branches, int64_t axis, bool host_reader, const char *want_output_layout,
-                  const std::string &want_inputs_layout) {
+                  const std::string &want_inputs_layout, bool bn_relu = false) {
   GraphBuilder b;
   auto x = b.input("x", DType::F32, {sym("n"), 3, sym("h"), sym("w")});
   std::vector<TensorData> ws, bs;
@@ -63,6 +65,19 @@ void check_concat(const std::vector<Branch> &branches, int64_t axis, bool host_r
   auto cat = b.op("Concat", outs, testing::attrs({{"axis", attr_int(axis)}}));
   int64_t total = 0;
   for (const Branch &br : branches) total += br.channels;
+  // BatchNormalization's scale, B, mean and var (positive), all different per channel.
+  std::vector<float> bn[4];
+  for (int64_t c = 0; c < total; ++c) {
+    bn[0].push_back(0.5f + 0.03f * static_cast<float>(c % 7));
+    bn[1].push_back(0.1f * static_cast<float>(c % 5) - 0.2f);
+    bn[2].push_back(0.05f * static_cast<float>(c % 9) - 0.1f);
+    bn[3].push_back(0.6f + 0.1f * static_cast<float>(c % 4));
+  }
+  if (bn_relu) {
+    std::vector<std::string> in{cat};
+    for (int i = 0; i < 4; ++i) in.push_back(b.constant("bn" + std::to_string(i), f32({total}, bn[i])));
+    cat = b.op("Relu", {b.op("BatchNormalization", in, testing::attrs({{"epsilon", attr_float(1e-3f)}}))});
+  }
   TensorData wc = tensor({8, total, 3, 3}, 0.0625f, 7), bc = tensor({8}, 0.25f, 8);
   b.output(b.op("Conv", {cat, b.constant("wc", wc), b.constant("bc", bc)}, testing::attrs({{"pads", attr_ints({1, 1, 1, 1})}})));
   if (host_reader) b.output(b.op("Sigmoid", {cat}));
@@ -75,6 +90,8 @@ void check_concat(const std::vector<Branch> &branches, int64_t axis, bool host_r
     ASSERT_TRUE(step) << "the Concat is not a oneDNN step";
     EXPECT_EQ(step->params.at("channels_last_output"), want_output_layout);
     EXPECT_EQ(step->params.at("channels_last_inputs"), want_inputs_layout);
+    if (bn_relu) EXPECT_EQ(step->params.at("post_ops").substr(0, 9), "batchnorm") << step->params.at("post_ops");
+    if (bn_relu) EXPECT_NE(step->params.at("post_ops").find("relu"), std::string::npos) << step->params.at("post_ops");
   }
   // The last shape's result is large enough to be copied by two threads, each its share of every run.
   s.set_num_threads(2);
@@ -90,8 +107,14 @@ void check_concat(const std::vector<Branch> &branches, int64_t axis, bool host_r
                                       {p, p, p, p}, 1, &os)));
       shapes.push_back(os);
     }
-    const std::vector<float> c = ref_concat1(parts, shapes);
+    std::vector<float> c = ref_concat1(parts, shapes);
     const Dims cs = {xs[0], total, xs[2], xs[3]};
+    const int64_t spatial = xs[2] * xs[3];
+    if (bn_relu)
+      for (size_t k = 0; k < c.size(); ++k) {
+        const size_t ch = (k / spatial) % total;
+        c[k] = std::max((c[k] - bn[2][ch]) / std::sqrt(bn[3][ch] + 1e-3f) * bn[0][ch] + bn[1][ch], 0.0f);
+      }
     Dims ys;
     auto want = ref_conv2d(c, cs, values(wc), wc.shape, values(bc), {1, 1}, {1, 1}, {1, 1, 1, 1}, 1, &ys);
     const std::string at = "X [" + std::to_string(xs[0]) + ", 3, " + std::to_string(xs[2]) + ", " +
@@ -133,6 +156,17 @@ TEST(OnednnConcat, BranchesOfPartBlocksGiveAPlainResult) {
 TEST(OnednnConcat, AnUnblockedResultIsHeldChannelsLast) {
   // 8 + 5 + 4 = 17 channels: channels last unblocked; the 8-channel branch arrives blocked.
   check_concat({{8, 3}, {5, 1}, {4, 3}}, 1, false, "1", "0,1,2");
+}
+
+TEST(OnednnConcat, ABatchNormalizationAndReluAfterAConcatAreAppliedByItsCopies) {
+  // DenseNet's: 4 branches of whole blocks, the result blocked, read by a conv.
+  check_concat({{16, 1}, {16, 3}, {16, 1}, {32, 3}}, 1, false, "1", "0,1,2,3", true);
+  // The same read by the host too: a plain result.
+  check_concat({{16, 1}, {16, 3}, {16, 1}, {32, 3}}, 1, true, "0", "0,1,2,3", true);
+  // Two plain branches (the host's Abs) reordered into the blocked result, then given the post-ops in place.
+  check_concat({{16, 1, true}, {16, 3}, {16, 1, true}, {32, 3}}, 1, false, "1", "1,3", true);
+  // 8 + 5 + 4 + 3 channels: held channels last unblocked (nhwc), the post-ops one pass at the end.
+  check_concat({{8, 1}, {5, 1}, {4, 3}, {3, 1}}, 1, false, "1", "0,1,2,3", true);
 }
 
 }  // namespace
