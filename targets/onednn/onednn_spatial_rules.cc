@@ -184,11 +184,17 @@ bool match_channel_concat(const MatchContext &ctx, int node, OnednnUnit &u, std:
   if (axis != 1) return *why = "only Concat along the channels (axis 1)", false;
   for (int v : n.inputs)
     if (ctx.rank_of(v) != rank) return *why = "Concat's inputs differ in rank", false;
-  // Read by other ops (a BatchNormalization, in DenseNet), a Concat of a few
-  // inputs stays with them on the host, whose kernel reads it in place.
-  // There each element is a select over every input, each read: from
-  // kCopiedConcatInputs inputs on, a copy into a plain result costs less.
-  if (!read_only_by_spatial_ops(ctx, n.outputs[0], why) &&
+  // Read by other ops, a Concat of a few inputs stays with them on the host,
+  // whose kernel reads it in place. There each element is a select over
+  // every input, each read: from kCopiedConcatInputs inputs on, a copy into
+  // a plain result costs less. A BatchNormalization that is its only reader
+  // (DenseNet's, with a Relu after it) joins the step (match_concat_epilogue)
+  // whatever the inputs: its earlier layers' Concats of 2 and 3 taken too,
+  // the results they read stay blocked, where a host reader made them plain,
+  // reordered into each later Concat.
+  const int reader = ctx.sole_consumer(n.outputs[0]);
+  const bool normalized = reader >= 0 && ctx.is_op(reader, "BatchNormalization");
+  if (!read_only_by_spatial_ops(ctx, n.outputs[0], why) && !normalized &&
       (n.inputs.size() < kCopiedConcatInputs || ctx.is_graph_output(n.outputs[0])))
     return false;
   why->clear();

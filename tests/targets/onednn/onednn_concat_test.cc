@@ -165,6 +165,8 @@ TEST(OnednnConcat, ABatchNormalizationAndReluAfterAConcatAreAppliedByItsCopies) 
   check_concat({{16, 1}, {16, 3}, {16, 1}, {32, 3}}, 1, true, "0", "0,1,2,3", true);
   // Two plain branches (the host's Abs) reordered into the blocked result, then given the post-ops in place.
   check_concat({{16, 1, true}, {16, 3}, {16, 1, true}, {32, 3}}, 1, false, "1", "1,3", true);
+  // A Concat of 2 (DenseNet's second layer): taken too, so its inputs need not leave the blocked layout.
+  check_concat({{16, 1}, {16, 3}}, 1, false, "1", "0,1", true);
   // 8 + 5 + 4 + 3 channels: held channels last unblocked (nhwc), the post-ops one pass at the end.
   check_concat({{8, 1}, {5, 1}, {4, 3}, {3, 1}}, 1, false, "1", "0,1,2,3", true);
 }
