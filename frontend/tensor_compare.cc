@@ -12,9 +12,15 @@ Closeness closeness(const TensorData &a, const TensorData &b, double rtol, doubl
   Closeness c;
   for (int64_t i = 0; i < a.num_elements(); ++i) {
     double x = a.float_at(i), y = b.float_at(i);
-    if (std::isnan(x) && std::isnan(y)) continue;
-    double d = std::fabs(x - y);
-    if (std::isnan(d)) d = INFINITY;
+    if ((std::isnan(x) && std::isnan(y)) || (std::isinf(y) && x == y)) continue;
+    // A NaN or an infinity on either side, unmatched, is infinitely far. Left
+    // to the arithmetic, a reference NaN or infinity made the ratio NaN, which
+    // std::max drops: a finite result passed against it.
+    if (!std::isfinite(x) || !std::isfinite(y)) {
+      c.max_abs = c.worst = INFINITY;
+      continue;
+    }
+    const double d = std::fabs(x - y);
     c.max_abs = std::max(c.max_abs, d);
     c.worst = std::max(c.worst, d / (atol + rtol * std::fabs(y)));
   }
