@@ -223,15 +223,10 @@ std::optional<TensorData> cast(const Operands &in, DType to, const Dims &shape) 
 std::optional<TensorData> fold_by_arithmetic(const Graph &g, const Node &n, const ShapeStore &store) {
   // Before opset 7, binary ops may broadcast B at an axis (legacy), not numpy's way.
   if ((n.domain != "" && n.domain != "ai.onnx") || n.opset < 7) return std::nullopt;
-  if (n.outputs.size() != 1 || n.outputs[0] < 0 || n.inputs.empty()) return std::nullopt;
+  const std::optional<Dims> out_shape = constant_output_shape(g, n, store);
+  if (!out_shape || n.inputs.empty()) return std::nullopt;
+  const Dims &shape = *out_shape;
   const Value &ov = g.value(n.outputs[0]);
-  if (!ov.shape) return std::nullopt;
-  Dims shape;
-  for (const auto &d : *ov.shape) {
-    const Dim c = store.canonical(d);
-    if (!c.is_const() || c.as_const() < 0) return std::nullopt;
-    shape.push_back(c.as_const());
-  }
   Operands in;
   for (size_t i = 0; i < n.inputs.size(); ++i) {
     const TensorData *t = constant_input(g, n, i);

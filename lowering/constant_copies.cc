@@ -180,21 +180,14 @@ std::optional<TensorData> fold_by_copy(const Graph &g, const Node &n, const Shap
   if (n.domain != "" && n.domain != "ai.onnx") return std::nullopt;
   const std::string &op = n.op_type;
   if (op != "Transpose" && op != "Slice" && op != "Concat" && op != "Expand" && op != "ScatterND") return std::nullopt;
-  if (n.outputs.size() != 1 || n.outputs[0] < 0 || n.inputs.empty()) return std::nullopt;
+  const std::optional<Dims> shape = constant_output_shape(g, n, store);
   const TensorData *in = constant_input(g, n, 0);
-  const Value &ov = g.value(n.outputs[0]);
-  if (!in || !ov.shape || ov.dtype != in->dtype) return std::nullopt;
-  Dims shape;
-  for (const auto &d : *ov.shape) {
-    const Dim c = store.canonical(d);
-    if (!c.is_const() || c.as_const() < 0) return std::nullopt;
-    shape.push_back(c.as_const());
-  }
-  TensorData out(ov.dtype, shape);
+  if (!shape || !in || g.value(n.outputs[0]).dtype != in->dtype) return std::nullopt;
+  TensorData out(in->dtype, *shape);
   if (op == "Concat") return concat(g, n, std::move(out));
   if (in->num_elements() == 0 && out.num_elements() > 0) return std::nullopt;
-  if (op == "Transpose") return in->shape.size() == shape.size() ? transpose(n, *in, std::move(out)) : std::nullopt;
-  if (op == "Slice") return in->shape.size() == shape.size() ? slice(g, n, *in, std::move(out)) : std::nullopt;
+  if (op == "Transpose") return in->shape.size() == shape->size() ? transpose(n, *in, std::move(out)) : std::nullopt;
+  if (op == "Slice") return in->shape.size() == shape->size() ? slice(g, n, *in, std::move(out)) : std::nullopt;
   if (op == "ScatterND") return scatter_nd(g, n, *in, std::move(out));
   return expand(*in, std::move(out));
 }

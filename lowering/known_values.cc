@@ -64,6 +64,13 @@ std::optional<std::vector<int64_t>> constant_dims(const std::vector<Dim> &dims, 
   return out;
 }
 
+std::optional<std::vector<int64_t>> constant_output_shape(const Graph &g, const Node &node, const ShapeStore &store) {
+  if (node.outputs.size() != 1 || node.outputs[0] < 0 || !g.value(node.outputs[0]).shape) return std::nullopt;
+  auto shape = constant_dims(*g.value(node.outputs[0]).shape, store);
+  if (!shape || std::any_of(shape->begin(), shape->end(), [](int64_t d) { return d < 0; })) return std::nullopt;
+  return shape;
+}
+
 std::optional<std::vector<int64_t>> ints_input_or_attr(const Graph &g, const Node &node, int input,
                                                        const std::string &attr, const ShapeStore &store) {
   bool present = input < static_cast<int>(node.inputs.size()) && node.inputs[input] >= 0;

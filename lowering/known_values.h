@@ -49,6 +49,10 @@ std::optional<std::vector<double>> floats_value(const Value &v);
 // at compile time); nullopt otherwise.
 std::optional<std::vector<int64_t>> constant_dims(const std::vector<Dim> &dims, const ShapeStore &store);
 
+// The shape of `node`'s one output when every dim is a non-negative constant
+// under `store` (what a constant fold makes); nullopt otherwise.
+std::optional<std::vector<int64_t>> constant_output_shape(const Graph &g, const Node &node, const ShapeStore &store);
+
 // Like dims_value, but every element must be a constant under `store`; a
 // constant of any size (Gather's indices are checked against their axis).
 std::optional<std::vector<int64_t>> ints_value(const Value &v, const ShapeStore &store);

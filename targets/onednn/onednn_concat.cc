@@ -85,7 +85,9 @@ class ConcatKernel : public OnednnStep {
  private:
   // How one input gets into the result.
   struct Part {
-    bool contiguous = false;  // a memcpy of `run` floats per image, at `at` in the result's image
+    // Its channels: `run` floats per image at `at` in the result's image (in
+    // whole blocks where the result is blocked). Contiguous: a memcpy of them.
+    bool contiguous = false;
     int64_t run = 0, at = 0;
     memory src, dst;  // otherwise: a reorder into the result's sub-memory
     dnnl::reorder copy;
@@ -149,11 +151,11 @@ ConcatKernel::Entry ConcatKernel::make_entry(const ExternCall &call, size_t inpu
   for (size_t i = 0; i < inputs; ++i) {
     const std::vector<int64_t> &dims = call.inputs[i].shape;
     Part p;
+    p.run = dims[1] * spatial;
+    p.at = first * spatial;
     const bool in_blocked = kept(i) && blocked(dims), in_plain = !kept(i) || same_order(dims);
     if ((in_plain && out_plain) || (in_blocked && out_blocked && first % channel_block() == 0)) {
       p.contiguous = true;
-      p.run = dims[1] * spatial;
-      p.at = first * spatial;
     } else if (dims[1] > 0) {
       memory::dims offsets(dims.size(), 0);
       offsets[1] = first;
@@ -242,13 +244,9 @@ void ConcatKernel::run(const ExternCall &call) {
     use_team(team_for_copy(call.inputs[i].num_elements()));
     execute(p.copy, {{DNNL_ARG_FROM, p.src}, {DNNL_ARG_TO, p.dst}});
     if (f.empty() || nhwc) continue;
-    // The input's channels are one range of each image here too (whole blocks where blocked).
-    int64_t at = 0;
-    for (size_t j = 0; j < i; ++j) at += call.inputs[j].shape[1] * spatial;
-    const int64_t run = call.inputs[i].shape[1] * spatial;
     for (int64_t n = 0; n < y.shape[0]; ++n) {
-      float *image = dst + n * en->image;
-      affine_run(f, image + at, image + at, at, run, spatial, block);
+      float *channels = dst + n * en->image + p.at;
+      affine_run(f, channels, channels, p.at, p.run, spatial, block);
     }
   }
   if (!f.empty() && nhwc)

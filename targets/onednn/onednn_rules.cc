@@ -553,25 +553,17 @@ void match_epilogue(const MatchContext &ctx, int anchor, OnednnUnit &u) {
 // dense layers read the Concat of every earlier result through both. The
 // copy applies them as it writes (onednn_concat.cc), where a host kernel made
 // a second pass over the result (5.2 of densenet121's 35 ms per run).
-void match_concat_epilogue(const MatchContext &ctx, OnednnUnit &u) {
-  auto sole = [&](int v, const char *op) {
-    const int n = ctx.sole_consumer(v);
-    if (n < 0) return -1;
-    const Node &node = ctx.node(n);
-    const bool ok = node.op_type == op && MatchContext::is_default_domain(node) && ctx.only_first_output_read(node) &&
-                    !node.outputs.empty() && ctx.is_f32(node.outputs[0]) && !node.inputs.empty() &&
-                    node.inputs[0] == v;
-    return ok ? n : -1;
-  };
-  const int bn = sole(u.output, "BatchNormalization");
-  if (bn < 0 || !match_batchnorm(ctx, u.output, ctx.node(bn), u)) return;
-  u.nodes.push_back(bn);
-  u.output = ctx.node(bn).outputs[0];
-  const int relu = sole(u.output, "Relu");
-  if (relu < 0) return;
-  u.post_ops.push_back({OnednnPostOp::Relu, 0, 0});
-  u.nodes.push_back(relu);
-  u.output = ctx.node(relu).outputs[0];
+void match_concat_epilogue(const MatchContext &ctx, int anchor, OnednnUnit &u) {
+  for (const char *op : {"BatchNormalization", "Relu"}) {
+    const int next = ctx.sole_consumer(u.output);
+    const OnednnUnit before = u;
+    if (!ctx.is_op(next, op) || !match_epilogue_node(ctx, anchor, u.output, next, u)) {
+      u = before;
+      return;
+    }
+    u.nodes.push_back(next);
+    u.output = ctx.node(next).outputs[0];
+  }
 }
 
 }  // namespace
@@ -592,7 +584,7 @@ std::vector<SupportRule> onednn_rules() {
               const bool alone = u.anchor == OnednnUnit::Pool || u.anchor == OnednnUnit::Concat ||
                                  u.anchor == OnednnUnit::Binary || u.anchor == OnednnUnit::Gather;
               if (!alone) match_epilogue(ctx, node, u);
-              if (u.anchor == OnednnUnit::Concat) match_concat_epilogue(ctx, u);
+              if (u.anchor == OnednnUnit::Concat) match_concat_epilogue(ctx, node, u);
               if (u.anchor == OnednnUnit::MatMul) match_output_view(ctx, u);
               if (u.anchor == OnednnUnit::Conv) match_conv_output_view(ctx, u);
               std::sort(u.nodes.begin() + 1, u.nodes.end());
