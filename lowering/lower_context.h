@@ -97,6 +97,10 @@ struct Stage {
   // is the innermost axis, op one of +, *, min, max (rfactor may split it);
   // the number of elements each result folds.
   Halide::Expr fold_extent;
+  // An integer stage the schedules may vectorize as they do float ones: a
+  // fold of order keys (math::max_key), an integer max or min with no
+  // widening. Other integer stages stay scalar (x86_schedule.cc says why).
+  bool vector_integers = false;
   // DotOperand only: > 0 when it reads a constant packed at compile time in
   // panels of this many columns of N (k-major within a panel), which the dot
   // template reads in place instead of packing.

@@ -16,6 +16,7 @@
 #include "lowering/math_library.h"
 
 #include <cstdint>
+#include <stdexcept>
 
 #include "lowering/math_coefficients.h"
 
@@ -604,6 +605,66 @@ Expr pow_int(const Expr &x, int n) {
 }
 
 Expr sqrt(const Expr &x) { return Halide::sqrt(x); }
+
+namespace {
+
+// Halide's max or min of a and b (`pick`), except a's NaN, else b's, where
+// either is one. The NaN tests are integer compares on the bits, which no
+// float flag can fold away; LLVM folds them for a constant operand.
+template <class Pick>
+Expr nan_keeping(const Expr &a, const Expr &b, Pick pick) {
+  if (!a.type().is_float()) return pick(a, b);
+  if (a.type().bits() == 16) {
+    Halide::Type f = Halide::Float(32, a.type().lanes());
+    return Halide::cast(a.type(), nan_keeping(Halide::cast(f, a), Halide::cast(f, b), pick));
+  }
+  if (is_f32(a)) return keep_nan(a, keep_nan(b, pick(a, b)));
+  return Halide::select(Halide::is_nan(a), a, Halide::is_nan(b), b, pick(a, b));
+}
+
+}  // namespace
+
+Expr max(const Expr &a, const Expr &b) {
+  return nan_keeping(a, b, [](const Expr &p, const Expr &q) { return Halide::max(p, q); });
+}
+
+Expr min(const Expr &a, const Expr &b) {
+  return nan_keeping(a, b, [](const Expr &p, const Expr &q) { return Halide::min(p, q); });
+}
+
+Expr clamp(const Expr &x, const Expr &lo, const Expr &hi) { return math::min(math::max(x, lo), hi); }
+
+namespace {
+
+// x's bits as a signed integer, kept for x >= +0 and with every bit but the
+// sign flipped for x <= -0 (-1 - |x|'s bits), so that the integers order as
+// the floats; the flip is its own inverse. An arithmetic shift of the sign
+// makes the flip mask without a select.
+Expr constant(const Halide::Type &t, int64_t v) { return Halide::cast(t, Expr(v)); }
+int64_t all_but_sign(int bits) { return bits == 32 ? int64_t{INT32_MAX} : INT64_MAX; }
+Expr flip_negative(const Expr &s) {
+  return s ^ ((s >> (s.type().bits() - 1)) & constant(s.type(), all_but_sign(s.type().bits())));
+}
+
+// `nan_key` takes a NaN's place.
+Expr order_key(const Expr &x, int64_t nan_key) {
+  const int b = x.type().bits();
+  if (!x.type().is_float() || (b != 32 && b != 64)) throw std::logic_error("order keys take float32 or float64");
+  Halide::Type it = Halide::Int(b, x.type().lanes());
+  Expr s = Halide::reinterpret(it, x);
+  Expr inf = constant(it, b == 32 ? int64_t{0x7f800000} : int64_t{0x7ff0000000000000});
+  return Halide::select((s & constant(it, all_but_sign(b))) > inf, constant(it, nan_key), flip_negative(s));
+}
+
+}  // namespace
+
+Expr max_key(const Expr &x) { return order_key(x, all_but_sign(x.type().bits())); }
+
+Expr min_key(const Expr &x) { return order_key(x, -all_but_sign(x.type().bits()) - 1); }
+
+Expr from_key(const Expr &key) {
+  return Halide::reinterpret(Halide::Float(key.type().bits(), key.type().lanes()), flip_negative(key));
+}
 
 Expr rsqrt(const Expr &x) { return Halide::cast(x.type(), 1) / Halide::sqrt(x); }
 

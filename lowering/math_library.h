@@ -75,6 +75,31 @@ Halide::Expr sqrt(const Halide::Expr &x);
 // +-inf, rsqrt(x < 0) = NaN, rsqrt(+inf) = 0.
 Halide::Expr rsqrt(const Halide::Expr &x);
 
+// ---- max and min ---------------------------------------------------------------------
+
+// max(a, b), min(a, b) and clamp(x, lo, hi) that return a NaN operand, as
+// numpy's maximum, PyTorch's relu, clamp and amax, and IEEE 754-2019's
+// maximum do. Halide's own compile under the no-NaNs flags, where the
+// answer with a NaN operand depends on the instruction's operand order
+// (x86's maxps returns its second): Relu(NaN) came out 0 and ReduceMax
+// skipped NaNs. With two NaNs, a's is returned. Integers go to Halide's;
+// float16 and bfloat16 compare in float32 (exactly). One compare and blend
+// per float operand that is not a constant.
+Halide::Expr max(const Halide::Expr &a, const Halide::Expr &b);
+Halide::Expr min(const Halide::Expr &a, const Halide::Expr &b);
+Halide::Expr clamp(const Halide::Expr &x, const Halide::Expr &lo, const Halide::Expr &hi);
+
+// Keys for max and min folds. A fold by math::max is not one Halide's rfactor
+// can prove associative (its NaN selects are no operator it knows), and row
+// folds split into vector partials through rfactor. So float folds run on
+// keys: a float32 (float64) as an int32 (int64) that orders as the float
+// does, -0 below +0, and a NaN above +inf (max_key) or below -inf (min_key).
+// Halide's max (min) of max_key (min_key) keys is then math::max (min) of the
+// floats, and from_key gives the float back (a NaN as a NaN).
+Halide::Expr max_key(const Halide::Expr &x);
+Halide::Expr min_key(const Halide::Expr &x);
+Halide::Expr from_key(const Halide::Expr &key);
+
 // ---- activations --------------------------------------------------------------------
 
 // tanh x: <= 2.5 ulp everywhere. tanh(+-0) = +-0, tanh(+-inf) = +-1.

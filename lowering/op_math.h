@@ -80,6 +80,10 @@ struct ReduceMath {
   Halide::Expr (*update)(const Halide::Expr &acc, const Halide::Expr &v) = nullptr;
   Halide::Expr (*element)(const Halide::Expr &x) = nullptr;                                   // null: x
   Halide::Expr (*finalize)(const Halide::Expr &folded, const Halide::Expr &count) = nullptr;  // null: folded
+  // Set for max and min (math::max_key, math::min_key): a float fold runs
+  // on these keys, with update on the keys, and the result is
+  // math::from_key of the fold (see math_library.h for why).
+  Halide::Expr (*float_key)(const Halide::Expr &x) = nullptr;
 };
 
 using OpMath = std::variant<std::monostate, UnaryMath, BinaryMath, CompareMath, ReduceMath>;

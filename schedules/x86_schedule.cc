@@ -551,7 +551,8 @@ ScheduleReport X86Scheduler::generic(GroupKind kind) {
     s.f.compute_root();
     // Integer stages stay scalar: vectorized, Halide 14 rewrites the zero-point
     // subtractions of MatMulInteger/QLinear* into wrong widening arithmetic.
-    const int stage_lanes = s.f.output_types()[0].is_float() ? lanes : 1;
+    // Folds of order keys have none (Stage::vector_integers).
+    const int stage_lanes = s.f.output_types()[0].is_float() || s.vector_integers ? lanes : 1;
     if (s.f.args().size() >= 2 && !s.f.has_update_definition() && !k_.outputs.empty() &&
         !output_shape(0).empty()) {
       // A stage's rows are taken to be about as long as the output's (a

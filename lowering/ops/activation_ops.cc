@@ -78,7 +78,7 @@ void register_activation_ops(OpRegistry &r) {
   add_float_unary(r, "Celu", {[](const Expr &x, Args u) {
                     Expr alpha = Halide::cast(x.type(), u.attrs.get_float("alpha", 1.0f));
                     Expr zero = Halide::cast(x.type(), 0);
-                    return Halide::max(zero, x) + Halide::min(zero, alpha * math::expm1(x / alpha));
+                    return math::max(x, zero) + math::min(alpha * math::expm1(x / alpha), zero);
                   }});
   add_float_unary(r, "LeakyRelu", {[](const Expr &x, Args u) {
                     return Halide::select(x < 0, Halide::cast(x.type(), u.attrs.get_float("alpha", 0.01f)) * x, x);
@@ -90,7 +90,7 @@ void register_activation_ops(OpRegistry &r) {
   add_float_unary(r, "HardSigmoid", {[](const Expr &x, Args u) {
                     Expr alpha = Halide::cast(x.type(), u.attrs.get_float("alpha", 0.2f));
                     Expr beta = Halide::cast(x.type(), u.attrs.get_float("beta", 0.5f));
-                    return Halide::clamp(alpha * x + beta, Halide::cast(x.type(), 0), Halide::cast(x.type(), 1));
+                    return math::clamp(alpha * x + beta, Halide::cast(x.type(), 0), Halide::cast(x.type(), 1));
                   }});
   add_float_unary(r, "HardSwish", {[](const Expr &x, Args) {
                     Expr alpha = Halide::cast(x.type(), 1.0f / 6.0f), beta = Halide::cast(x.type(), 0.5f);

@@ -9,6 +9,7 @@
 
 #include "lowering/infer_context.h"
 #include "lowering/lower_context.h"
+#include "lowering/math_library.h"
 #include "lowering/op_registry.h"
 #include "lowering/ops/op_helpers.h"
 #include "lowering/ops/window.h"
@@ -184,7 +185,7 @@ void lower_unrolled_pool(LowerContext &c, const std::vector<Window> &geo, const 
     }
     Expr value = Halide::cast(acc, x.at(xi));
     if (inside.defined()) value = Halide::select(Halide::likely(inside), value, neutral);
-    result = !result.defined() ? value : is_max ? Halide::max(result, value) : result + value;
+    result = !result.defined() ? value : is_max ? math::max(result, value) : result + value;
   }
   if (!is_max && !count.defined()) count = taps_inside(c, geo, out_pos);
   if (!is_max) result = result / Halide::cast(acc, count);
@@ -209,9 +210,7 @@ bool separable_pool(const std::vector<Window> &geo) {
 void lower_separable_pool(LowerContext &c, const std::vector<Window> &geo, bool is_max, Halide::Type acc, Expr count) {
   const HTensor &x = c.in(0);
   const Expr neutral = is_max ? acc.min() : Halide::cast(acc, 0);
-  auto fold = [&](const Expr &a, const Expr &b) {
-    return !a.defined() ? b : is_max ? Halide::max(a, b) : a + b;
-  };
+  auto fold = [&](const Expr &a, const Expr &b) { return !a.defined() ? b : is_max ? math::max(a, b) : a + b; };
   // The value at `pos` on axis `w`, or the neutral value where it lies outside.
   auto guarded = [&](const Window &w, const Expr &pos, const std::function<Expr(const Expr &)> &read) {
     if (!w.needs_guard()) return read(pos);
@@ -277,7 +276,7 @@ void lower_pool(LowerContext &c) {
   if (unroll) return lower_unrolled_pool(c, geo, *taps, is_max, acc, include_pad ? count : Expr());
   define_accumulated(c, v, acc, is_max ? "max" : "sum", [&](Func &f, const std::vector<Var> &lhs) {
     f(lhs) = neutral;
-    f(lhs) = is_max ? Halide::max(f(lhs), value) : f(lhs) + value;
+    f(lhs) = is_max ? math::max(f(lhs), value) : f(lhs) + value;
     if (!is_max) f(lhs) = f(lhs) / Halide::cast(acc, count);
   });
 }
@@ -305,7 +304,7 @@ void lower_global_pool(LowerContext &c) {
     Halide::RDom r = make_rdom(c, spatial);
     for (const auto &e : rdom_vars(r)) xi.push_back(e);
     Expr value = Halide::cast(acc, x.at(xi));
-    red(lhs) = is_max ? Halide::max(red(lhs), value) : red(lhs) + value;
+    red(lhs) = is_max ? math::max(red(lhs), value) : red(lhs) + value;
     for (const auto &d : spatial) count = count * c.dim(d);
   } else {
     red(lhs) = Halide::cast(acc, x.at(xi));

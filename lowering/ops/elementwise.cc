@@ -205,11 +205,11 @@ void lower_clip(LowerContext &c) {
   Halide::Type ty = x.type();
   // Before opset 11 the bounds were float attributes; since, optional inputs.
   if (c.opset() < 11) {
-    if (c.attrs().has("min")) x = Halide::max(x, Halide::cast(ty, c.attrs().get_float("min", 0)));
-    if (c.attrs().has("max")) x = Halide::min(x, Halide::cast(ty, c.attrs().get_float("max", 0)));
+    if (c.attrs().has("min")) x = math::max(x, Halide::cast(ty, c.attrs().get_float("min", 0)));
+    if (c.attrs().has("max")) x = math::min(x, Halide::cast(ty, c.attrs().get_float("max", 0)));
   } else {
-    if (c.has_input(1)) x = Halide::max(x, Halide::cast(ty, scalar_read(c.in(1))));
-    if (c.has_input(2)) x = Halide::min(x, Halide::cast(ty, scalar_read(c.in(2))));
+    if (c.has_input(1)) x = math::max(x, Halide::cast(ty, scalar_read(c.in(1))));
+    if (c.has_input(2)) x = math::min(x, Halide::cast(ty, scalar_read(c.in(2))));
   }
   c.define_output(0, v, x);
 }
@@ -250,7 +250,7 @@ void add_binary(OpRegistry &r, const char *op, BinaryMath m) {
 
 void register_elementwise_ops(OpRegistry &r) {
   using Args = const UnaryArgs &;
-  add_unary(r, "Relu", {[](const Expr &x, Args) { return Halide::max(x, Halide::cast(x.type(), 0)); }});
+  add_unary(r, "Relu", {[](const Expr &x, Args) { return math::max(x, Halide::cast(x.type(), 0)); }});
   add_unary(r, "Neg", {[](const Expr &x, Args) { return -x; }, [](const Dim &d) { return -d; }, neg_int, neg_real});
   add_unary(r, "Abs",
             {[](const Expr &x, Args) { return x.type().is_uint() ? x : Halide::cast(x.type(), Halide::abs(x)); },

@@ -9,6 +9,7 @@
 // indices the last one wins (reduction none) as in ONNX's reference.
 #include "lowering/infer_context.h"
 #include "lowering/lower_context.h"
+#include "lowering/math_library.h"
 #include "lowering/op_registry.h"
 #include "lowering/ops/op_helpers.h"
 
@@ -127,8 +128,8 @@ Combine scatter_combine(LowerContext &c) {
   if (r == "none") return [](const Expr &, const Expr &u) { return u; };
   if (r == "add") return [](const Expr &a, const Expr &u) { return a + u; };
   if (r == "mul") return [](const Expr &a, const Expr &u) { return a * u; };
-  if (r == "max") return [](const Expr &a, const Expr &u) { return Halide::max(a, u); };
-  if (r == "min") return [](const Expr &a, const Expr &u) { return Halide::min(a, u); };
+  if (r == "max") return [](const Expr &a, const Expr &u) { return math::max(a, u); };
+  if (r == "min") return [](const Expr &a, const Expr &u) { return math::min(a, u); };
   c.fail("unknown reduction '", r, "'");
 }
 

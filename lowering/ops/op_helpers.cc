@@ -1,5 +1,7 @@
 #include "lowering/ops/op_helpers.h"
 
+#include "lowering/math_library.h"
+
 namespace disco {
 
 using Halide::Expr;
@@ -68,8 +70,8 @@ Expr scalar_read(const HTensor &t) { return t.at(std::vector<Expr>(t.rank(), Exp
 
 Expr sum_of(const Expr &a, const Expr &b) { return a + b; }
 Expr product_of(const Expr &a, const Expr &b) { return a * b; }
-Expr max_of(const Expr &a, const Expr &b) { return Halide::max(a, b); }
-Expr min_of(const Expr &a, const Expr &b) { return Halide::min(a, b); }
+Expr max_of(const Expr &a, const Expr &b) { return math::max(a, b); }
+Expr min_of(const Expr &a, const Expr &b) { return math::min(a, b); }
 Expr mean_of(const Expr &sum, const Expr &count) { return sum / Halide::cast(sum.type(), count); }
 
 Halide::Type acc_type(DType t) {

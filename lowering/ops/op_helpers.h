@@ -69,6 +69,8 @@ Halide::Expr scalar_read(const HTensor &t);
 // Reduce* (over an axis) and the variadic Min, Max, Sum and Mean (over inputs).
 Halide::Expr sum_of(const Halide::Expr &a, const Halide::Expr &b);
 Halide::Expr product_of(const Halide::Expr &a, const Halide::Expr &b);
+// max_of and min_of return a NaN operand (math::max, math::min), as numpy's
+// and PyTorch's max and amax do.
 Halide::Expr max_of(const Halide::Expr &a, const Halide::Expr &b);
 Halide::Expr min_of(const Halide::Expr &a, const Halide::Expr &b);
 Halide::Expr mean_of(const Halide::Expr &sum, const Halide::Expr &count);

@@ -175,12 +175,12 @@ Expr apply(LowerContext &c, const Act &a, const Expr &x) {
   const std::string &n = a.name;
   if (n == "Tanh") return math::tanh(x);
   if (n == "Sigmoid") return math::sigmoid(x);
-  if (n == "Relu") return Halide::max(x, zero);
+  if (n == "Relu") return math::max(x, zero);
   if (n == "Affine") return al * x + be;
   if (n == "LeakyRelu") return Halide::select(x < zero, al * x, x);
   if (n == "ThresholdedRelu") return Halide::select(x > al, x, zero);
   if (n == "ScaledTanh") return al * math::tanh(be * x);
-  if (n == "HardSigmoid") return Halide::clamp(al * x + be, zero, one);
+  if (n == "HardSigmoid") return math::clamp(al * x + be, zero, one);
   if (n == "Elu") return Halide::select(x < zero, al * math::expm1(x), x);
   if (n == "Softsign") return x / (one + Halide::abs(x));
   if (n == "Softplus") return math::softplus(x);
@@ -228,7 +228,7 @@ void lower_recurrent(LowerContext &c) {
   // both directions use the same.
   auto same_act = [](const Act &a, const Act &b) { return a.name == b.name && a.alpha == b.alpha && a.beta == b.beta; };
   auto act = [&](int k, Expr x, const Expr &d) {
-    if (has_clip) x = Halide::clamp(x, f(-clip), f(clip));
+    if (has_clip) x = math::clamp(x, f(-clip), f(clip));
     Expr r = apply(c, acts[0][k], x);
     return D == 2 && !same_act(acts[0][k], acts[1][k]) ? Halide::select(d == 0, r, apply(c, acts[1][k], x)) : r;
   };

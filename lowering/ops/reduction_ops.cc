@@ -27,6 +27,11 @@ using Halide::Var;
 // Calls a Func with an index in ONNX order.
 Expr call(const Func &f, const std::vector<Expr> &idx) { return f(reversed(idx)); }
 
+// The row max a softmax or log-sum-exp subtracts before exp(): Halide's max,
+// without max_of's NaN selects. A NaN in the row reaches every result through
+// exp(x - max) and the sum whatever this max makes of it.
+Expr shift_max(const Expr &a, const Expr &b) { return Halide::max(a, b); }
+
 // Which axes of a tensor a reduction folds. The Funcs built over it are
 // indexed by the kept axes only, in ONNX order.
 struct AxisReduction {
@@ -88,9 +93,9 @@ using Combine = std::function<Expr(const Expr &acc, const Expr &v)>;
 using ValueAt = std::function<Expr(const std::vector<Expr> &full_idx)>;
 
 // f(kept) = combine(...combine(init, value(i0))..., value(in)) over the
-// reduced positions; registered as a stage.
+// reduced positions; registered as a stage (Stage::vector_integers as given).
 Func fold(LowerContext &c, const AxisReduction &ax, const std::string &name, const Expr &init, const Combine &combine,
-          const ValueAt &value) {
+          const ValueAt &value, bool vector_integers = false) {
   auto kv = c.vars(ax.kept_rank());
   auto kept = c.exprs(kv);
   auto lhs = reversed(kv);
@@ -101,7 +106,8 @@ Func fold(LowerContext &c, const AxisReduction &ax, const std::string &name, con
     f(lhs) = init;
     f(lhs) = combine(f(lhs), value(ax.merge(kept, reduction_vars(c, ax))));
   }
-  c.add_stage(f, ax.stage_kind(), ax.kept_rank(), ax.reduced_extents().empty() ? Expr() : ax.count(c));
+  Stage &s = c.add_stage(f, ax.stage_kind(), ax.kept_rank(), ax.reduced_extents().empty() ? Expr() : ax.count(c));
+  s.vector_integers = vector_integers;
   return f;
 }
 
@@ -171,7 +177,7 @@ void lower_softmax(LowerContext &c) {
   } else {
     ValueAt x = row_values(c, ax, "x", in, t, [&](const std::vector<Expr> &i) { return Halide::cast(t, in.at(i)); });
     // Subtracting the row max keeps exp() from overflowing.
-    Func mx = fold(c, ax, "max", t.min(), max_of, x);
+    Func mx = fold(c, ax, "max", t.min(), shift_max, x);
     auto shifted = [&](const std::vector<Expr> &i) { return x(i) - call(mx, ax.kept(i)); };
     if (c.node().op_type == "LogSoftmax") {
       Func sum = fold(c, ax, "sum", Halide::cast(t, 0), sum_of,
@@ -315,7 +321,17 @@ Expr fold_value(LowerContext &c, const AxisReduction &ax, Halide::Type t, const 
   const ReduceMath &m = c.math<ReduceMath>();
   ValueAt element = x;
   if (m.element) element = [&](const std::vector<Expr> &i) { return m.element(x(i)); };
-  Expr folded = call(fold(c, ax, m.stage, m.init(t), m.update, element), k);
+  Expr folded;
+  if (m.float_key && t.is_float()) {
+    // A float max or min folds on keys (ReduceMath::float_key): update is
+    // then Halide's integer max or min, which rfactor can split into vector
+    // partials, and whose accumulator chain is one instruction (math::max's
+    // NaN selects made the column folds latency-bound).
+    auto key = [&](const std::vector<Expr> &i) { return m.float_key(element(i)); };
+    folded = math::from_key(call(fold(c, ax, m.stage, m.float_key(m.init(t)), m.update, key, true), k));
+  } else {
+    folded = call(fold(c, ax, m.stage, m.init(t), m.update, element), k);
+  }
   return m.finalize ? m.finalize(folded, ax.count(c)) : folded;
 }
 
@@ -324,7 +340,7 @@ Expr log_sum_exp(LowerContext &c, const AxisReduction &ax, Halide::Type t, const
                  const std::vector<Expr> &k) {
   auto xf = [&](const std::vector<Expr> &i) { return as_float(x(i)); };
   Halide::Type ft = as_float(Halide::cast(t, 0)).type();
-  Func mx = fold(c, ax, "max", ft.min(), max_of, xf);
+  Func mx = fold(c, ax, "max", ft.min(), shift_max, xf);
   Func s = fold(c, ax, "sumexp", Halide::cast(ft, 0), sum_of,
                 [&](const std::vector<Expr> &i) { return math::exp_nonpositive(xf(i) - call(mx, ax.kept(i))); });
   return math::log(call(s, k)) + call(mx, k);
@@ -410,8 +426,10 @@ void register_reduction_ops(OpRegistry &r) {
   add_reduce(r, "ReduceL2", {"sumsq", zero, sum_of, square, [](E sum, E) { return math::sqrt(as_float(sum)); }});
   add_reduce(r, "ReduceL1", {"sumabs", zero, sum_of, [](E x) { return Halide::cast(x.type(), Halide::abs(x)); }});
   add_reduce(r, "ReduceLogSum", {"sum", zero, sum_of, nullptr, [](E sum, E) { return math::log(as_float(sum)); }});
-  add_reduce(r, "ReduceMax", {"max", [](const Halide::Type &t) { return t.min(); }, max_of});
-  add_reduce(r, "ReduceMin", {"min", [](const Halide::Type &t) { return t.max(); }, min_of});
+  add_reduce(r, "ReduceMax",
+             {"max", [](const Halide::Type &t) { return t.min(); }, max_of, nullptr, nullptr, math::max_key});
+  add_reduce(r, "ReduceMin",
+             {"min", [](const Halide::Type &t) { return t.max(); }, min_of, nullptr, nullptr, math::min_key});
   add_reduce(r, "ReduceProd", {"prod", [](const Halide::Type &t) { return Halide::cast(t, 1); }, product_of});
   r.add("ReduceLogSumExp", 1, OpKind::Reduction, infer_reduce, lower_reduce_log_sum_exp);
   for (const char *op : {"ArgMax", "ArgMin"}) r.add(op, 1, OpKind::Reduction, infer_arg, lower_arg);

@@ -458,6 +458,71 @@ TEST(MathLibrarySpecialValues, PowFollowsAnnexF) {
   for (float v : zero) EXPECT_EQ(v, 1.0f);
 }
 
+// ---- max, min and fold keys --------------------------------------------------------------
+
+// NaN operands win, on both targets (the selects must survive the no-NaNs
+// flags with and without AVX); -0 against +0 may come out either way.
+TEST(MathLibraryMaxMin, ANanOperandIsReturnedAndOtherwiseTheyAreMaxAndMin) {
+  const std::vector<float> vals{kNan, -kNan, -kInf, -2.5f, -0.0f, 0.0f, 1e-40f, 3.0f, kInf};
+  std::vector<float> xs, ys;
+  for (float a : vals)
+    for (float b : vals) xs.push_back(a), ys.push_back(b);
+  for (const Halide::Target &t : {host_target(), plain_target()}) {
+    auto mx = evaluate2([](const Expr &a, const Expr &b) { return math::max(a, b); }, xs, ys, t);
+    auto mn = evaluate2([](const Expr &a, const Expr &b) { return math::min(a, b); }, xs, ys, t);
+    auto cl = evaluate([](const Expr &a) { return math::clamp(a, Expr(-1.0f), Expr(1.0f)); }, xs, t);
+    for (size_t i = 0; i < xs.size(); ++i) {
+      const float a = xs[i], b = ys[i];
+      const std::string at = std::to_string(a) + ", " + std::to_string(b);
+      if (std::isnan(a) || std::isnan(b)) {
+        EXPECT_TRUE(std::isnan(mx[i])) << "max(" << at << ") = " << mx[i];
+        EXPECT_TRUE(std::isnan(mn[i])) << "min(" << at << ") = " << mn[i];
+      } else {
+        EXPECT_EQ(mx[i], std::max(a, b)) << "max(" << at << ")";
+        EXPECT_EQ(mn[i], std::min(a, b)) << "min(" << at << ")";
+      }
+      if (std::isnan(a))
+        EXPECT_TRUE(std::isnan(cl[i])) << "clamp(" << a << ")";
+      else
+        EXPECT_EQ(cl[i], std::min(std::max(a, -1.0f), 1.0f)) << "clamp(" << a << ")";
+    }
+  }
+}
+
+// Keys order as the floats (-0 below +0), NaNs at the top (max_key) or the
+// bottom (min_key), and from_key undoes them.
+TEST(MathLibraryMaxMin, FoldKeysOrderAsTheFloatsWithNansAtTheEnd) {
+  const std::vector<float> ordered{-kInf, -3.4e38f, -2.5f, -1e-40f, -0.0f, 0.0f, 1e-45f, 1e-40f, 1.0f, 3.4e38f, kInf};
+  std::vector<float> xs = ordered;
+  xs.push_back(kNan);
+  xs.push_back(-kNan);
+  xs.push_back(float_of(0x7f800001u));  // a signalling-pattern NaN
+  Halide::ImageParam in(Halide::Float(32), 1);
+  Halide::Var i;
+  Halide::Func f;
+  f(i) = {math::max_key(in(i)), math::min_key(in(i)), math::from_key(math::max_key(in(i))),
+          math::from_key(math::min_key(in(i)))};
+  f.vectorize(i, 8, Halide::TailStrategy::GuardWithIf);
+  in.set(Halide::Buffer<float>(xs.data(), static_cast<int>(xs.size())));
+  Halide::Realization r = f.realize({static_cast<int>(xs.size())}, host_target());
+  Halide::Buffer<int32_t> mxk = r[0], mnk = r[1];
+  Halide::Buffer<float> back_max = r[2], back_min = r[3];
+  const int n = static_cast<int>(ordered.size());
+  for (int k = 0; k + 1 < n; ++k) {
+    EXPECT_LT(mxk(k), mxk(k + 1)) << ordered[k] << " < " << ordered[k + 1];
+    EXPECT_LT(mnk(k), mnk(k + 1)) << ordered[k] << " < " << ordered[k + 1];
+  }
+  for (int k = 0; k < n; ++k) {
+    EXPECT_EQ(bits_of(back_max(k)), bits_of(ordered[k])) << ordered[k];
+    EXPECT_EQ(bits_of(back_min(k)), bits_of(ordered[k])) << ordered[k];
+  }
+  for (int k = n; k < static_cast<int>(xs.size()); ++k) {
+    EXPECT_GT(mxk(k), mxk(n - 1)) << "NaN " << k << " is above +inf";
+    EXPECT_LT(mnk(k), mnk(0)) << "NaN " << k << " is below -inf";
+    EXPECT_TRUE(std::isnan(back_max(k)) && std::isnan(back_min(k))) << k;
+  }
+}
+
 // ---- other types, and no calls ----------------------------------------------------------
 
 TEST(MathLibraryTypes, HalfComputesInFloatAndDoubleFallsBackToHalide) {

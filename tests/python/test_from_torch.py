@@ -90,3 +90,31 @@ def test_progress_lines_reach_the_callable_and_its_exception_is_raised(mlp):
     with pytest.raises(KeyboardInterrupt):  # raised once the compile is over, as it was
         disco.from_torch(mlp, torch.randn(2, 8), targets="host", cache=False, progress=interrupt)
     assert len(calls) == 1  # not called again after it raised
+
+
+class NanKeeping(torch.nn.Module):
+    def forward(self, x, y):
+        F = torch.nn.functional
+        return (torch.relu(x), torch.clamp(x, -1.0, 1.0), torch.maximum(x, y), torch.minimum(x, y),
+                x.amax(dim=-1), x.amax(dim=1), x.amin(dim=0), F.hardsigmoid(x), F.celu(x), torch.softmax(x, -1))
+
+
+def test_nans_and_infinities_reach_the_outputs_as_in_torch():
+    # Halide compiles floats under no-NaNs flags; with its own max, Relu(NaN)
+    # was 0 and amax skipped NaNs (math_library.h, max and min).
+    g = torch.Generator().manual_seed(0)
+    x, y = torch.randn(3, 37, 67, generator=g) * 3, torch.randn(3, 37, 67, generator=g) * 3
+    for t in (x, y):
+        m = torch.rand(t.shape, generator=g)
+        t[m < 0.02] = float("nan")
+        t[(m > 0.5) & (m < 0.51)] = float("inf")
+        t[(m > 0.6) & (m < 0.61)] = -float("inf")
+    x[1, :5] = torch.randn(5, 67, generator=g)  # rows without NaNs
+    names = ["relu", "clamp", "maximum", "minimum", "amax_last", "amax_mid", "amin_first", "hardsigmoid", "celu",
+             "softmax"]
+    axes = {"x": {0: "n"}, "y": {0: "n"}}
+    model = disco.from_torch(NanKeeping(), (x, y), dynamic_axes=axes, input_names=["x", "y"], output_names=names)
+    out = model.run(x=x.numpy(), y=y.numpy())
+    for name, want in zip(names, reference(NanKeeping(), x, y)):
+        assert np.isnan(want).any(), name
+        np.testing.assert_allclose(out[name], want, rtol=1e-5, atol=1e-6, equal_nan=True, err_msg=name)
