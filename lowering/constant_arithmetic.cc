@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "frontend/attributes.h"
+#include "lowering/element_walk.h"
 #include "lowering/known_values.h"
 #include "lowering/op_registry.h"
 
@@ -61,39 +62,18 @@ class Elements {
 };
 
 // Calls element(at) for each output element in order, at[k] the index of
-// operand k's element: numpy broadcasting, aligned on the right, dims of 1
-// read again. Stops when element returns false; false then, and when an
-// operand does not broadcast to `out`.
+// operand k's element (numpy broadcasting: element_walk.h). Stops when
+// element returns false; false then, and when an operand does not broadcast
+// to `out`.
 template <class Element>
 bool for_each_element(const Dims &out, const std::vector<const TensorData *> &ins, Element &&element) {
-  const size_t rank = out.size(), m = ins.size();
-  std::vector<Dims> step(m, Dims(rank, 0));
-  for (size_t k = 0; k < m; ++k) {
-    const Dims &s = ins[k]->shape;
-    if (s.size() > rank) return false;
-    int64_t stride = 1;
-    for (size_t j = s.size(); j-- > 0;) {
-      const size_t d = rank - s.size() + j;
-      if (s[j] == out[d])
-        step[k][d] = s[j] == 1 ? 0 : stride;
-      else if (s[j] != 1)
-        return false;
-      stride *= s[j];
-    }
+  std::vector<Dims> steps;
+  for (const TensorData *in : ins) {
+    std::optional<Dims> s = element_walk::broadcast_steps(in->shape, out);
+    if (!s) return false;
+    steps.push_back(std::move(*s));
   }
-  int64_t n = 1;
-  for (int64_t d : out) n *= d;
-  Dims idx(rank, 0), at(m, 0);
-  for (int64_t i = 0; i < n; ++i) {
-    if (!element(at.data())) return false;
-    for (size_t d = rank; d-- > 0;) {  // the odometer: the innermost dim first
-      for (size_t k = 0; k < m; ++k) at[k] += step[k][d];
-      if (++idx[d] < out[d]) break;
-      for (size_t k = 0; k < m; ++k) at[k] -= step[k][d] * out[d];
-      idx[d] = 0;
-    }
-  }
-  return true;
+  return element_walk::for_each_position(out, Dims(ins.size(), 0), steps, element);
 }
 
 using Operands = std::vector<const TensorData *>;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "frontend/attributes.h"
+#include "lowering/element_walk.h"
 #include "lowering/known_values.h"
 
 namespace disco {
@@ -13,29 +14,17 @@ namespace disco {
 namespace {
 
 using Dims = std::vector<int64_t>;
-
-// Row-major element strides of `shape`.
-Dims strides_of(const Dims &shape) {
-  Dims s(shape.size(), 1);
-  for (size_t d = shape.size(); d-- > 1;) s[d - 1] = s[d] * shape[d];
-  return s;
-}
+using element_walk::strides_of;
 
 // out[i] = in[base + sum_d i_d * step[d]] over out's elements in order (steps in elements, may be 0 or negative).
 void strided_copy(const TensorData &in, TensorData &out, int64_t base, const Dims &step) {
-  const size_t es = dtype_size(in.dtype), rank = out.shape.size();
-  const int64_t n = out.num_elements();
-  Dims idx(rank, 0);
-  int64_t at = base;
-  for (int64_t i = 0; i < n; ++i) {
-    std::memcpy(out.mutable_data() + static_cast<size_t>(i) * es, in.data() + static_cast<size_t>(at) * es, es);
-    for (size_t d = rank; d-- > 0;) {  // the odometer: the innermost dim first
-      at += step[d];
-      if (++idx[d] < out.shape[d]) break;
-      at -= step[d] * out.shape[d];
-      idx[d] = 0;
-    }
-  }
+  const size_t es = dtype_size(in.dtype);
+  uint8_t *to = out.mutable_data();
+  element_walk::for_each_position(out.shape, {base}, {step}, [&](const int64_t *at) {
+    std::memcpy(to, in.data() + static_cast<size_t>(at[0]) * es, es);
+    to += es;
+    return true;
+  });
 }
 
 int64_t normalized_axis(int64_t axis, size_t rank) { return axis < 0 ? axis + static_cast<int64_t>(rank) : axis; }
@@ -98,18 +87,9 @@ std::optional<TensorData> slice(const Graph &g, const Node &n, const TensorData 
 // numpy broadcasting of the input into the output's shape: aligned on the
 // right, each input dim 1 (read again) or the output's.
 std::optional<TensorData> expand(const TensorData &in, TensorData out) {
-  const size_t rank = out.shape.size(), in_rank = in.shape.size();
-  if (in_rank > rank) return std::nullopt;
-  const Dims in_strides = strides_of(in.shape);
-  Dims step(rank, 0);
-  for (size_t k = 0; k < in_rank; ++k) {
-    const size_t d = rank - in_rank + k;
-    if (in.shape[k] == out.shape[d])
-      step[d] = in.shape[k] == 1 ? 0 : in_strides[k];
-    else if (in.shape[k] != 1)
-      return std::nullopt;
-  }
-  if (out.num_elements() > 0) strided_copy(in, out, 0, step);
+  const std::optional<Dims> step = element_walk::broadcast_steps(in.shape, out.shape);
+  if (!step) return std::nullopt;
+  if (out.num_elements() > 0) strided_copy(in, out, 0, *step);
   return out;
 }
 
