@@ -584,7 +584,10 @@ std::vector<SupportRule> onednn_rules() {
               const bool alone = u.anchor == OnednnUnit::Pool || u.anchor == OnednnUnit::Concat ||
                                  u.anchor == OnednnUnit::Binary || u.anchor == OnednnUnit::Gather;
               if (!alone) match_epilogue(ctx, node, u);
-              if (u.anchor == OnednnUnit::Concat) match_concat_epilogue(ctx, node, u);
+              if (u.anchor == OnednnUnit::Concat) {
+                match_concat_epilogue(ctx, node, u);
+                if (!channel_concat_pays(ctx, u, &why)) return decline(why);
+              }
               if (u.anchor == OnednnUnit::MatMul) match_output_view(ctx, u);
               if (u.anchor == OnednnUnit::Conv) match_conv_output_view(ctx, u);
               std::sort(u.nodes.begin() + 1, u.nodes.end());

@@ -76,6 +76,9 @@ std::vector<SupportRule> onednn_rules();
 // Concat along axis 1 of 4-D or 5-D tensors, and a Mul or Add of such a
 // tensor X and a per-channel S computed from it. `why` says why not.
 bool match_channel_concat(const MatchContext &ctx, int node, OnednnUnit &u, std::string *why);
+// Whether a channel Concat's unit, its epilogue matched, is worth a step of
+// its own rather than the host's in-place reads; `why` says why not.
+bool channel_concat_pays(const MatchContext &ctx, const OnednnUnit &u, std::string *why);
 bool match_channel_scale(const MatchContext &ctx, int node, OnednnUnit &u, std::string *why);
 // A channel shuffle (Reshape [N, g, C/g, ...], Transpose of those two dims,
 // Reshape back to [N, C, ...]) of constant C, with the channel Concat that

@@ -184,23 +184,24 @@ bool match_channel_concat(const MatchContext &ctx, int node, OnednnUnit &u, std:
   if (axis != 1) return *why = "only Concat along the channels (axis 1)", false;
   for (int v : n.inputs)
     if (ctx.rank_of(v) != rank) return *why = "Concat's inputs differ in rank", false;
-  // Read by other ops, a Concat of a few inputs stays with them on the host,
-  // whose kernel reads it in place. There each element is a select over
-  // every input, each read: from kCopiedConcatInputs inputs on, a copy into
-  // a plain result costs less. A BatchNormalization that is its only reader
-  // (DenseNet's, with a Relu after it) joins the step (match_concat_epilogue)
-  // whatever the inputs: its earlier layers' Concats of 2 and 3 taken too,
-  // the results they read stay blocked, where a host reader made them plain,
-  // reordered into each later Concat.
-  const int reader = ctx.sole_consumer(n.outputs[0]);
-  const bool normalized = reader >= 0 && ctx.is_op(reader, "BatchNormalization");
-  if (!read_only_by_spatial_ops(ctx, n.outputs[0], why) && !normalized &&
-      (n.inputs.size() < kCopiedConcatInputs || ctx.is_graph_output(n.outputs[0])))
-    return false;
-  why->clear();
   u.anchor = OnednnUnit::Concat;
   u.anchor_inputs = n.inputs;
   return true;
+}
+
+bool channel_concat_pays(const MatchContext &ctx, const OnednnUnit &u, std::string *why) {
+  // With an epilogue (DenseNet's BatchNormalization and Relu, applied as the
+  // copy writes: match_concat_epilogue), always: its earlier layers' Concats
+  // of 2 and 3 taken too, the results they read stay blocked, where a host
+  // reader made them plain, reordered into each later Concat.
+  if (u.nodes.size() > 1) return true;
+  // Read by other ops, a Concat of a few inputs stays with them on the host,
+  // whose kernel reads it in place. There each element is a select over
+  // every input, each read: from kCopiedConcatInputs inputs on, a copy into
+  // a plain result costs less.
+  const int y = u.output;
+  if (read_only_by_spatial_ops(ctx, y, why)) return true;
+  return u.anchor_inputs.size() >= kCopiedConcatInputs && !ctx.is_graph_output(y);
 }
 
 bool match_channel_scale(const MatchContext &ctx, int node, OnednnUnit &u, std::string *why) {
