@@ -171,5 +171,40 @@ TEST(OnednnConcat, ABatchNormalizationAndReluAfterAConcatAreAppliedByItsCopies) 
   check_concat({{8, 1}, {5, 1}, {4, 3}, {3, 1}}, 1, false, "1", "0,1,2,3", true);
 }
 
+// A BatchNormalization whose scale is a graph input is no epilogue for the
+// step (its parameters are folded when the plan is built), so a Concat of 2
+// that only it reads is judged as any Concat the host reads: it stays there.
+TEST(OnednnConcat, AFewInputsConcatBeforeABatchNormalizationItCannotApplyStaysOnTheHost) {
+  GraphBuilder b;
+  auto x = b.input("x", DType::F32, {sym("n"), 3, sym("h"), sym("w")});
+  auto scale = b.input("scale", DType::F32, {16});
+  const TensorData w0 = tensor({8, 3, 1, 1}, 0.25f, 1), w1 = tensor({8, 3, 1, 1}, 0.25f, 2);
+  auto c0 = b.op("Relu", {b.op("Conv", {x, b.constant("w0", w0)})});
+  auto c1 = b.op("Relu", {b.op("Conv", {x, b.constant("w1", w1)})});
+  auto cat = b.op("Concat", {c0, c1}, testing::attrs({{"axis", attr_int(1)}}));
+  const TensorData zeros = f32({16}, std::vector<float>(16, 0.0f)), ones = f32({16}, std::vector<float>(16, 1.0f));
+  b.output(b.op("BatchNormalization",
+                {cat, scale, b.constant("b", zeros), b.constant("m", zeros), b.constant("v", ones)},
+                testing::attrs({{"epsilon", attr_float(0.0f)}})));
+  Session s(b.build(), "concat_bn_input", "", onednn_first());
+  EXPECT_FALSE(find_step(s.last_compile().plan, "onednn.concat")) << "a Concat of 2 that the host reads is a step";
+  const Dims xs{1, 3, 4, 5};
+  const TensorData tx = tensor(xs, 0.5f, 3);
+  std::vector<float> sv(16);
+  for (int c = 0; c < 16; ++c) sv[c] = 0.5f + 0.125f * static_cast<float>(c);
+  auto out = s.run({tx, f32({16}, sv)});
+  Dims os;
+  std::vector<std::vector<float>> parts;
+  std::vector<Dims> shapes;
+  for (const TensorData *w : {&w0, &w1}) {
+    parts.push_back(relu(ref_conv2d(values(tx), xs, values(*w), w->shape, std::vector<float>(8, 0.0f), {1, 1}, {1, 1},
+                                    {0, 0, 0, 0}, 1, &os)));
+    shapes.push_back(os);
+  }
+  std::vector<float> want = ref_concat1(parts, shapes);
+  for (size_t k = 0; k < want.size(); ++k) want[k] *= sv[(k / 20) % 16];
+  expect_near_all(out[0], {1, 16, 4, 5}, want, "the BatchNormalization of the Concat");
+}
+
 }  // namespace
 }  // namespace disco
