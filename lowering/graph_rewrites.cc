@@ -352,6 +352,33 @@ int drop_redundant_relu(Graph &g) {
   return removed;
 }
 
+int drop_pass_through_nodes(Graph &g) {
+  if (has_subgraphs(g)) return 0;
+  // As drop_redundant_relu: the producer writes the node's output instead.
+  const std::vector<int> uses = use_counts(g);
+  std::vector<bool> dropped(g.nodes.size(), false);
+  int removed = 0;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node &n = g.nodes[i];
+    if (!n.domain.empty() || (n.op_type != "Identity" && n.op_type != "Dropout") || n.inputs.empty() ||
+        n.outputs.empty() || n.outputs[0] < 0)
+      continue;
+    // Shape inference has refused a Dropout that is not the identity; its mask must be unread.
+    if (n.op_type == "Dropout" && n.outputs.size() > 1 && n.outputs[1] >= 0 &&
+        uses[static_cast<size_t>(n.outputs[1])] > 0)
+      continue;
+    const int x = n.inputs[0];
+    const int p = x >= 0 ? g.value(x).producer : -1;
+    if (p < 0 || uses[static_cast<size_t>(x)] != 1 || g.value(x).dtype != g.value(n.outputs[0]).dtype) continue;
+    std::replace(g.nodes[p].outputs.begin(), g.nodes[p].outputs.end(), x, n.outputs[0]);
+    g.value(n.outputs[0]).producer = p;
+    dropped[i] = true;
+    ++removed;
+  }
+  erase_nodes(g, dropped);
+  return removed;
+}
+
 int fold_gelu(Graph &g) {
   if (has_subgraphs(g)) return 0;
   const std::vector<int> uses = use_counts(g);
@@ -476,7 +503,8 @@ int fold_pad_into_average_pool(Graph &g) {
 }
 
 int rewrite_graph(Graph &g) {
-  return fold_affine_into_layernorm(g) + drop_redundant_relu(g) + fold_gelu(g) + fold_pad_into_average_pool(g);
+  return drop_pass_through_nodes(g) + fold_affine_into_layernorm(g) + drop_redundant_relu(g) + fold_gelu(g) +
+         fold_pad_into_average_pool(g);
 }
 
 }  // namespace disco

@@ -19,6 +19,14 @@ int fold_affine_into_layernorm(Graph &g);
 // way. Returns the number of Relu nodes removed.
 int drop_redundant_relu(Graph &g);
 
+// An Identity, or a Dropout (the identity, once shape inference has accepted
+// it) whose mask no one reads, that is the only reader of a value some node
+// produces is dropped: that node writes its output instead. Between two
+// library steps such a node was a copy kernel of its own (swin_t's
+// attention and MLP Dropouts with their unread masks, 24 per run). Returns
+// the number of nodes removed.
+int drop_pass_through_nodes(Graph &g);
+
 // A GELU decomposed into elementwise nodes, as PyTorch exports it below
 // opset 20, becomes one Gelu node (ai.onnx's, at opset 20, whatever the
 // graph imports), so that one kernel computes it with math::gelu_erf or

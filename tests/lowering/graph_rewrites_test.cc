@@ -59,6 +59,12 @@ std::vector<std::string> op_types(const Graph &g) {
   return ops;
 }
 
+int count_of(const Graph &g, const std::string &op) {
+  int n = 0;
+  for (const auto &node : g.nodes) n += node.op_type == op;
+  return n;
+}
+
 Graph inferred(Graph g) {
   ShapeStore store;
   infer_shapes(g, store);
@@ -139,16 +145,57 @@ TEST(GraphRewrites, KeepsReluWhoseInputCanBeNegativeOrIsReadTwice) {
   }
 }
 
+// ---- pass-through nodes ------------------------------------------------------------
+
+// x -> Tanh -> Dropout (its mask unread unless `read_mask`) -> Identity -> Neg.
+Graph pass_through_graph(bool read_mask) {
+  GraphBuilder b(13);
+  auto x = b.input("x", DType::F32, {sym("n"), kChannels});
+  auto d = b.op_n("Dropout", {b.op("Tanh", {x})}, 2);
+  b.output(b.op("Neg", {b.op("Identity", {d[0]})}));
+  if (read_mask) b.output(b.op("Not", {d[1]}));
+  return b.build();
+}
+
+TEST(GraphRewrites, DropsADropoutWhoseMaskIsUnreadAndAnIdentityAndStillMatches) {
+  Graph g = inferred(pass_through_graph(false));
+  EXPECT_EQ(drop_pass_through_nodes(g), 2);
+  EXPECT_EQ(op_types(g), (std::vector<std::string>{"Tanh", "Neg"}));
+  CompileOptions opts;
+  opts.use_cache = false;
+  opts.backends = {"host"};
+  Session s(pass_through_graph(false), "pass_through", "", opts);
+  for (int64_t n : {1, 5}) {
+    std::vector<float> xv(n * kChannels), want;
+    for (size_t i = 0; i < xv.size(); ++i) xv[i] = 0.25f * static_cast<float>(i) - 3;
+    for (float v : xv) want.push_back(-std::tanh(v));
+    auto out = s.run({f32({n, kChannels}, xv)});
+    EXPECT_LE(closeness(out[0], f32({n, kChannels}, want)), 1.0) << "n = " << n;
+  }
+}
+
+TEST(GraphRewrites, KeepsADropoutWhoseMaskIsReadAndPassThroughsOfInputsOrSharedValues) {
+  {
+    Graph g = inferred(pass_through_graph(true));
+    EXPECT_EQ(drop_pass_through_nodes(g), 1) << "the Identity goes, the Dropout whose mask is read stays";
+    EXPECT_EQ(count_of(g, "Dropout"), 1);
+  }
+  {
+    GraphBuilder b;
+    auto x = b.input("x", DType::F32, {sym("n"), kChannels});
+    b.output(b.op("Neg", {b.op("Identity", {x})}));  // a graph input: no producer to write it
+    auto t = b.op("Tanh", {x});
+    b.output(b.op("Identity", {t}));
+    b.output(b.op("Neg", {t}));  // the Tanh's output has a second reader
+    Graph g = inferred(b.build());
+    EXPECT_EQ(drop_pass_through_nodes(g), 0);
+  }
+}
+
 // ---- GELU ----------------------------------------------------------------------
 
 std::string gelu_model(const std::string &name) {
   return std::string(DISCO_SOURCE_DIR) + "/tests/references/gelu/" + name;
-}
-
-int count_of(const Graph &g, const std::string &op) {
-  int n = 0;
-  for (const auto &node : g.nodes) n += node.op_type == op;
-  return n;
 }
 
 struct ExportedGelu {
