@@ -136,6 +136,32 @@ std::optional<TensorData> mod(const Node &n, const Operands &in, const Dims &sha
   return done ? std::optional<TensorData>(out.take()) : std::nullopt;
 }
 
+// Pow of a float base (lower_pow): the exponent, of any evaluable dtype, is
+// first rounded to the base's dtype, as the kernel casts it; the result is
+// C's pow in double (its special values, as math::pow's) rounded once. The
+// kernel's math::pow is within an ulp of that, its pow_int (small integer
+// exponents, by products) within a few: a fold may differ from the kernel's
+// answer by that rounding. Integer bases are left to the kernel.
+std::optional<TensorData> power(const Operands &in, DType out_t, const Dims &shape) {
+  const DType t = in[0]->dtype;
+  if (in.size() != 2 || !is_real(t) || out_t != t) return std::nullopt;
+  Elements out(t, shape);
+  bool done = for_each_element(shape, in, [&](const int64_t *at) {
+    double y;
+    if (is_real(in[1]->dtype)) {
+      y = in[1]->float_at(at[1]);
+    } else {
+      const int64_t v = in[1]->int_at(at[1]);
+      if (v > (int64_t(1) << 53) || v < -(int64_t(1) << 53)) return false;
+      y = static_cast<double>(v);
+    }
+    if (t == DType::F32) y = static_cast<float>(y);
+    out.put_real(std::pow(in[0]->float_at(at[0]), y));
+    return true;
+  });
+  return done ? std::optional<TensorData>(out.take()) : std::nullopt;
+}
+
 // Where copies elements of X or Y, of any dtype.
 std::optional<TensorData> where(const Operands &in, DType out_t, const Dims &shape) {
   if (in.size() != 3 || in[0]->dtype != DType::Bool || in[1]->dtype != out_t || in[2]->dtype != out_t)
@@ -220,6 +246,7 @@ std::optional<TensorData> fold_by_arithmetic(const Graph &g, const Node &n, cons
   if (!evaluable(ov.dtype)) return std::nullopt;
   if (op == "Cast") return cast(in, ov.dtype, shape);
   if (op == "Mod") return mod(n, in, shape);
+  if (op == "Pow") return power(in, ov.dtype, shape);
   const OpDef *def = OpRegistry::global().find(n.domain, op, n.opset);
   if (!def) return std::nullopt;
   return fold_family(def->math, in, ov.dtype, shape);

@@ -5,7 +5,10 @@
 // node: swin_t's shifted-window masks fold 54 Mods, 45 Adds, 20 Casts, 8
 // Equals, 8 Wheres and 4 Nots of constants). Ops of the unary, binary and
 // compare families carry their element fold at their registration
-// (op_math.h); Where, Cast and Mod, which have no family, are here.
+// (op_math.h); Where, Cast and Mod, which have no family, are here. Pow of a
+// float base folds too, to C's pow rounded once: within the kernel's own
+// rounding of it (an ulp or a few), not bit for bit (swin_t's 12
+// head_dim ** -0.5).
 #pragma once
 #include <optional>
 

@@ -1,5 +1,5 @@
 // Constant folding by evaluation (lowering/constant_arithmetic.h): integer
-// arithmetic, float +, -, *, /, comparisons, Where, Cast, Mod, and ScatterND
+// arithmetic, float +, -, *, /, comparisons, Pow, Where, Cast, Mod, and ScatterND
 // and ConstantOfShape (folded by a copy and a fill), folded during shape
 // inference, give the values written out here (C++'s own float32 operations
 // for the float cases), and the C++ folds themselves (not the JIT path they
@@ -135,6 +135,25 @@ TEST(ConstantArithmetic, FloatArithmeticRoundsAsFloat32Does) {
   expect_evaluated(op("Add"), f32({4}, sum));
   expect_evaluated(op("Div"), f32({4}, quotient));
   expect_evaluated(op("Mul"), f32({4}, product));
+}
+
+TEST(ConstantArithmetic, PowOfAFloatBaseTakesFloatOrIntegerExponentsAndLeavesIntegerBasesToTheJit) {
+  const float inf = std::numeric_limits<float>::infinity();
+  // A transformer's head_dim ** -0.5 first; 1 / sqrt(32) = 0.17677669529663688...
+  expect_evaluated(
+      [](GraphBuilder &b) {
+        return b.op(
+            "Pow", {b.constant("a", f32({5}, {32, 2, -8, 0, 4})), b.constant("b", f32({5}, {-0.5f, 10, 3, -1, 0.5f}))});
+      },
+      f32({5}, {0.17677669529663688f, 1024, -512, inf, 2}));
+  expect_evaluated(
+      [](GraphBuilder &b) {
+        return b.op("Pow", {b.constant("a", f32({2}, {2, 3})), b.constant("b", i64({2}, {3, -2}))});
+      },
+      f32({2}, {8, 1.0f / 9.0f}));
+  expect_left_to_the_jit([](GraphBuilder &b) {
+    return b.op("Pow", {b.constant("a", i64({1}, {2})), b.constant("b", i64({1}, {3}))});
+  });
 }
 
 TEST(ConstantArithmetic, ComparisonsAndLogicalOpsGiveBools) {
