@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "frontend/errors.h"
+#include "lowering/math_library.h"
 #include "lowering/value_bounds.h"
 
 namespace disco {
@@ -157,7 +158,7 @@ Expr cast_to(DType t, const Expr &e) {
   if (e.type() == ht) return e;
   // A NaN is true; under Halide's no-NaNs flags `!= 0` alone may say false.
   if (t == DType::Bool && e.type().is_float() && e.type().bits() >= 32)
-    return e != Halide::cast(e.type(), 0) || Halide::is_nan(e);
+    return e != Halide::cast(e.type(), 0) || math::is_nan(e);
   if (t == DType::Bool) return e != Halide::cast(e.type(), 0);
   return Halide::cast(ht, e);
 }

@@ -606,23 +606,35 @@ Expr pow_int(const Expr &x, int n) {
 
 Expr sqrt(const Expr &x) { return Halide::sqrt(x); }
 
+Expr rsqrt(const Expr &x) { return Halide::cast(x.type(), 1) / Halide::sqrt(x); }
+
 namespace {
 
 // Halide's max or min of a and b (`pick`), except a's NaN, else b's, where
 // either is one. The NaN tests are integer compares on the bits, which no
 // float flag can fold away; LLVM folds them for a constant operand.
 template <class Pick>
-Expr nan_keeping(const Expr &a, const Expr &b, Pick pick) {
-  if (!a.type().is_float()) return pick(a, b);
+Expr nan_keeping(const Expr &a, const Expr &b_any, Pick pick) {
+  if (!a.type().is_float()) return pick(a, b_any);
+  const Expr b = Halide::cast(a.type(), b_any);  // an integer constant's bits are not a float's
   if (a.type().bits() == 16) {
     Halide::Type f = Halide::Float(32, a.type().lanes());
     return Halide::cast(a.type(), nan_keeping(Halide::cast(f, a), Halide::cast(f, b), pick));
   }
   if (is_f32(a)) return keep_nan(a, keep_nan(b, pick(a, b)));
-  return Halide::select(Halide::is_nan(a), a, Halide::is_nan(b), b, pick(a, b));
+  return Halide::select(math::is_nan(a), a, math::is_nan(b), b, pick(a, b));
 }
 
 }  // namespace
+
+Expr is_nan(const Expr &x) {
+  const int b = x.type().bits();
+  if (b == 16) return math::is_nan(Halide::cast(Halide::Float(32, x.type().lanes()), x));
+  if (b == 32) return is_nan_bits(x);
+  Expr s = Halide::reinterpret(Halide::UInt(64, x.type().lanes()), x);
+  return (s & Halide::cast(s.type(), Expr(uint64_t{0x7fffffffffffffff}))) >
+         Halide::cast(s.type(), Expr(uint64_t{0x7ff0000000000000}));
+}
 
 Expr max(const Expr &a, const Expr &b) {
   return nan_keeping(a, b, [](const Expr &p, const Expr &q) { return Halide::max(p, q); });
@@ -665,8 +677,6 @@ Expr min_key(const Expr &x) { return order_key(x, -all_but_sign(x.type().bits())
 Expr from_key(const Expr &key) {
   return Halide::reinterpret(Halide::Float(key.type().bits(), key.type().lanes()), flip_negative(key));
 }
-
-Expr rsqrt(const Expr &x) { return Halide::cast(x.type(), 1) / Halide::sqrt(x); }
 
 Expr tanh(const Expr &x) {
   return by_type(x, tanh_f32, [](const Expr &v) { return Halide::tanh(v); });

@@ -75,7 +75,12 @@ Halide::Expr sqrt(const Halide::Expr &x);
 // +-inf, rsqrt(x < 0) = NaN, rsqrt(+inf) = 0.
 Halide::Expr rsqrt(const Halide::Expr &x);
 
-// ---- max and min ---------------------------------------------------------------------
+// ---- NaN tests, max and min -----------------------------------------------------------
+
+// Whether x (a float of any width) is a NaN, of either sign: an integer
+// test of its bits, which no float flag folds away. Halide's own is_nan
+// missed a negative float64 NaN, and x86 makes negative NaNs (0 / 0).
+Halide::Expr is_nan(const Halide::Expr &x);
 
 // max(a, b), min(a, b) and clamp(x, lo, hi) that return a NaN operand, as
 // numpy's maximum, PyTorch's relu, clamp and amax, and IEEE 754-2019's

@@ -4,6 +4,7 @@
 // result is folded too, so the chain stays symbolic.
 #include "lowering/infer_context.h"
 #include "lowering/lower_context.h"
+#include "lowering/math_library.h"
 #include "lowering/op_registry.h"
 #include "lowering/ops/op_helpers.h"
 
@@ -64,8 +65,8 @@ void lower_compare(LowerContext &c) {
   Expr r = c.math<CompareMath>().expr(a, b);
   // Halide compiles floats under LLVM's no-NaNs flags, where a compare with a
   // NaN may come out either way (Equal(NaN, NaN) and LessOrEqual(NaN, 1) were
-  // true); ONNX's, IEEE's, are all false. Halide's is_nan is exempt.
-  if (a.type().is_float() && a.type().bits() >= 32) r = r && !Halide::is_nan(a) && !Halide::is_nan(b);
+  // true); ONNX's, IEEE's, are all false. math::is_nan tests the bits.
+  if (a.type().is_float() && a.type().bits() >= 32) r = r && !math::is_nan(a) && !math::is_nan(b);
   c.define_output(0, v, r);
 }
 

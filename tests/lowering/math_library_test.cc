@@ -523,6 +523,36 @@ TEST(MathLibraryMaxMin, FoldKeysOrderAsTheFloatsWithNansAtTheEnd) {
   }
 }
 
+// float64 takes Halide's is_nan and 64-bit keys: a NaN still wins, keys order.
+TEST(MathLibraryMaxMin, Float64KeepsNansAndOrdersItsKeys) {
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  const std::vector<double> xs{nan, -inf, -1e300, -0.0, 0.0, 1e-310, 2.5, inf, -nan};
+  Halide::Buffer<double> in(const_cast<double *>(xs.data()), static_cast<int>(xs.size()));
+  Halide::Var i;
+  Halide::Func f;
+  Expr x = in(i), two = Expr(2.0);
+  f(i) = {math::max(x, two), math::min(x, two), math::max_key(x), math::min_key(x), math::from_key(math::max_key(x))};
+  f.vectorize(i, 4, Halide::TailStrategy::GuardWithIf);
+  Halide::Realization r = f.realize({static_cast<int>(xs.size())}, host_target());
+  Halide::Buffer<double> mx = r[0], mn = r[1], back = r[4];
+  Halide::Buffer<int64_t> mxk = r[2], mnk = r[3];
+  for (int k = 0; k < static_cast<int>(xs.size()); ++k) {
+    if (std::isnan(xs[k])) {
+      EXPECT_TRUE(std::isnan(mx(k))) << k << ": " << mx(k);
+      EXPECT_TRUE(std::isnan(mn(k))) << k << ": " << mn(k);
+      EXPECT_TRUE(std::isnan(back(k))) << k << ": " << back(k);
+      EXPECT_GT(mxk(k), mxk(7)) << "NaN " << k << " above +inf";
+      EXPECT_LT(mnk(k), mnk(1)) << "NaN " << k << " below -inf";
+    } else {
+      EXPECT_EQ(mx(k), std::max(xs[k], 2.0)) << k;
+      EXPECT_EQ(mn(k), std::min(xs[k], 2.0)) << k;
+      EXPECT_EQ(back(k), xs[k]) << k;
+      EXPECT_EQ(std::signbit(back(k)), std::signbit(xs[k])) << k;
+    }
+  }
+  for (int k = 1; k + 1 < 8; ++k) EXPECT_LT(mxk(k), mxk(k + 1)) << xs[k] << " < " << xs[k + 1];
+}
+
 // ---- other types, and no calls ----------------------------------------------------------
 
 TEST(MathLibraryTypes, HalfComputesInFloatAndDoubleFallsBackToHalide) {
