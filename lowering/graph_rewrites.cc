@@ -330,21 +330,25 @@ int fold_affine_into_layernorm(Graph &g) {
   return removed;
 }
 
-int drop_redundant_relu(Graph &g) {
-  if (has_subgraphs(g)) return 0;
-  // Dropping a Relu only moves its producer's output: no value gains or loses a reader.
+// Drops each node that `accept(node, producer, uses)` takes and whose input 0
+// some node produces for it alone, in its output 0's dtype: the producer
+// writes that output instead, so no value gains or loses a reader.
+template <class Accept>
+int drop_into_producers(Graph &g, Accept accept) {
+  if (has_subgraphs(g)) return 0;  // a body may read a value by name
   const std::vector<int> uses = use_counts(g);
   std::vector<bool> dropped(g.nodes.size(), false);
   int removed = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
-    const Node &relu = g.nodes[i];
-    const int x = relu.inputs.empty() ? -1 : relu.inputs[0];
+    const Node &n = g.nodes[i];
+    if (!n.domain.empty() || n.inputs.empty() || n.outputs.empty() || n.outputs[0] < 0) continue;
+    const int x = n.inputs[0];
     const int p = x >= 0 ? g.value(x).producer : -1;
-    if (relu.op_type != "Relu" || !relu.domain.empty() || p < 0 || !never_negative(g.nodes[p]) ||
-        uses[static_cast<size_t>(x)] != 1 || g.value(x).dtype != g.value(relu.outputs[0]).dtype)
+    if (p < 0 || uses[static_cast<size_t>(x)] != 1 || g.value(x).dtype != g.value(n.outputs[0]).dtype ||
+        !accept(n, g.nodes[p], uses))
       continue;
-    std::replace(g.nodes[p].outputs.begin(), g.nodes[p].outputs.end(), x, relu.outputs[0]);
-    g.value(relu.outputs[0]).producer = p;  // a Relu after this one sees the op itself
+    std::replace(g.nodes[p].outputs.begin(), g.nodes[p].outputs.end(), x, n.outputs[0]);
+    g.value(n.outputs[0]).producer = p;  // a node after this one sees the producer itself
     dropped[i] = true;
     ++removed;
   }
@@ -352,31 +356,19 @@ int drop_redundant_relu(Graph &g) {
   return removed;
 }
 
+int drop_redundant_relu(Graph &g) {
+  return drop_into_producers(g, [](const Node &n, const Node &producer, const std::vector<int> &) {
+    return n.op_type == "Relu" && never_negative(producer);
+  });
+}
+
 int drop_pass_through_nodes(Graph &g) {
-  if (has_subgraphs(g)) return 0;
-  // As drop_redundant_relu: the producer writes the node's output instead.
-  const std::vector<int> uses = use_counts(g);
-  std::vector<bool> dropped(g.nodes.size(), false);
-  int removed = 0;
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    const Node &n = g.nodes[i];
-    if (!n.domain.empty() || (n.op_type != "Identity" && n.op_type != "Dropout") || n.inputs.empty() ||
-        n.outputs.empty() || n.outputs[0] < 0)
-      continue;
+  return drop_into_producers(g, [](const Node &n, const Node &, const std::vector<int> &uses) {
+    if (n.op_type == "Identity") return true;
     // Shape inference has refused a Dropout that is not the identity; its mask must be unread.
-    if (n.op_type == "Dropout" && n.outputs.size() > 1 && n.outputs[1] >= 0 &&
-        uses[static_cast<size_t>(n.outputs[1])] > 0)
-      continue;
-    const int x = n.inputs[0];
-    const int p = x >= 0 ? g.value(x).producer : -1;
-    if (p < 0 || uses[static_cast<size_t>(x)] != 1 || g.value(x).dtype != g.value(n.outputs[0]).dtype) continue;
-    std::replace(g.nodes[p].outputs.begin(), g.nodes[p].outputs.end(), x, n.outputs[0]);
-    g.value(n.outputs[0]).producer = p;
-    dropped[i] = true;
-    ++removed;
-  }
-  erase_nodes(g, dropped);
-  return removed;
+    return n.op_type == "Dropout" &&
+           (n.outputs.size() < 2 || n.outputs[1] < 0 || uses[static_cast<size_t>(n.outputs[1])] == 0);
+  });
 }
 
 int fold_gelu(Graph &g) {
