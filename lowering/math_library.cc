@@ -611,8 +611,8 @@ Expr rsqrt(const Expr &x) { return Halide::cast(x.type(), 1) / Halide::sqrt(x); 
 namespace {
 
 // Halide's max or min of a and b (`pick`), except a's NaN, else b's, where
-// either is one. The NaN tests are integer compares on the bits, which no
-// float flag can fold away; LLVM folds them for a constant operand.
+// either is one. The NaN tests are integer compares on the bits (is_nan),
+// which no float flag can fold away; LLVM folds them for a constant operand.
 template <class Pick>
 Expr nan_keeping(const Expr &a, const Expr &b_any, Pick pick) {
   if (!a.type().is_float()) return pick(a, b_any);
@@ -621,7 +621,6 @@ Expr nan_keeping(const Expr &a, const Expr &b_any, Pick pick) {
     Halide::Type f = Halide::Float(32, a.type().lanes());
     return Halide::cast(a.type(), nan_keeping(Halide::cast(f, a), Halide::cast(f, b), pick));
   }
-  if (is_f32(a)) return keep_nan(a, keep_nan(b, pick(a, b)));
   return Halide::select(math::is_nan(a), a, math::is_nan(b), b, pick(a, b));
 }
 
@@ -663,9 +662,7 @@ Expr order_key(const Expr &x, int64_t nan_key) {
   const int b = x.type().bits();
   if (!x.type().is_float() || (b != 32 && b != 64)) throw std::logic_error("order keys take float32 or float64");
   Halide::Type it = Halide::Int(b, x.type().lanes());
-  Expr s = Halide::reinterpret(it, x);
-  Expr inf = constant(it, b == 32 ? int64_t{0x7f800000} : int64_t{0x7ff0000000000000});
-  return Halide::select((s & constant(it, all_but_sign(b))) > inf, constant(it, nan_key), flip_negative(s));
+  return Halide::select(math::is_nan(x), constant(it, nan_key), flip_negative(Halide::reinterpret(it, x)));
 }
 
 }  // namespace
