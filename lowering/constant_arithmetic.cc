@@ -38,6 +38,10 @@ bool is_integral(DType t) {
 
 bool evaluable(DType t) { return is_real(t) || is_integral(t); }
 
+// Whether double holds integer v exactly (|v| <= 2^53): beyond, converting
+// it to a float32 would round twice.
+bool exact_in_double(int64_t v) { return v <= (int64_t(1) << 53) && v >= -(int64_t(1) << 53); }
+
 // The folded elements, in order, as int64 (integral dtypes, wrapped to the
 // dtype at the end) or double (rounded once to the dtype at the end).
 class Elements {
@@ -152,7 +156,7 @@ std::optional<TensorData> power(const Operands &in, DType out_t, const Dims &sha
       y = in[1]->float_at(at[1]);
     } else {
       const int64_t v = in[1]->int_at(at[1]);
-      if (v > (int64_t(1) << 53) || v < -(int64_t(1) << 53)) return false;
+      if (!exact_in_double(v)) return false;
       y = static_cast<double>(v);
     }
     if (t == DType::F32) y = static_cast<float>(y);
@@ -212,7 +216,7 @@ std::optional<TensorData> cast(const Operands &in, DType to, const Dims &shape) 
     if (is_integral(from)) {
       const int64_t x = in[0]->int_at(at[0]);
       if (!is_real(to)) return out.put_int(x), true;
-      if (x > (int64_t(1) << 53) || x < -(int64_t(1) << 53)) return false;
+      if (!exact_in_double(x)) return false;
       return out.put_real(static_cast<double>(x)), true;
     }
     const double x = in[0]->float_at(at[0]);
