@@ -309,16 +309,22 @@ void lower_recurrent(LowerContext &c) {
   // compute it tile by tile in registers; rows past the last are read clamped.
   Func xsum = c.func("input_product"), xw = c.func("input_projection");
   {
+    // The direction as the weights' index, promised in [0, D): a template
+    // that fuses the direction into a parallel loop of tasks (x86) leaves
+    // bounds inference an interval of task / tasks-per-direction that it
+    // cannot bound, and the required region of W ran to -2 (unidirectional
+    // LSTM and GRU over more than one task's rows failed their bounds check).
+    const Expr dw = Halide::unsafe_promise_clamped(d, 0, D - 1);
     Halide::RDom ri(0, I);
     Expr B1 = Halide::max(B, 1), T1 = Halide::max(T, 1), mc = clamp_to(m, T * B);
     Expr xval = batch_first ? X.at({mc / T1, mc % T1, ri.x}) : X.at({mc / B1, mc % B1, ri.x});
     xsum(gh, m, d) = f(0);
-    xsum(gh, m, d) += f(xval) * f(Wt(d, ri.x, gh));
+    xsum(gh, m, d) += f(xval) * f(Wt(dw, ri.x, gh));
     Expr init = f(0);
     if (c.has_input(3)) {
-      Expr rb = bias(d, G * H + gh);
+      Expr rb = bias(dw, G * H + gh);
       if (lbr) rb = Halide::select(gh >= 2 * H, f(0), rb);
-      init = bias(d, gh) + rb;
+      init = bias(dw, gh) + rb;
     }
     xw(gh, m, d) = init + xsum(gh, m, d);
   }

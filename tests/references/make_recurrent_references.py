@@ -11,7 +11,11 @@ vectors: masked tails); lstm_h64: one bidirectional layer, input 10, hidden 64
 4 or 8 batch rows). Batch 6 (the third shape) runs the template's tile of
 batch rows on AVX2, a whole block of 4 and a partial one, and half tiles of 4
 rows on AVX-512 (blocks of 8); batch 11 (the fourth) a whole block of 8 and a
-partial one on AVX-512. Weights and inputs from fixed seeds.
+partial one on AVX-512. lstm_forward and gru_forward: one forward layer
+(hidden 24 and 20) at FORWARD_SHAPES, whose first two have more rows of X
+(batch x seq) than one task of the template's input projection (48): a
+forward layer over more than one task once failed its bounds check. Weights
+and inputs from fixed seeds.
 
 Run with Debian's python (torch 1.13): /usr/bin/python3 tests/references/make_recurrent_references.py [NAME...]
 (NAME: only these models). Writes tests/references/recurrent/NAME.onnx and
@@ -26,33 +30,37 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "recurrent")
 SHAPES = [(1, 7), (3, 5), (6, 5), (11, 4)]  # (batch, seq)
+FORWARD_SHAPES = [(1, 50), (4, 13), (6, 5), (11, 4)]
 INPUT = 10
 
 
 class Tagger(torch.nn.Module):
-    def __init__(self, cell, hidden, layers):
+    def __init__(self, cell, hidden, layers, bidirectional):
         super().__init__()
-        self.rnn = cell(INPUT, hidden, num_layers=layers, bidirectional=True, batch_first=True)
+        self.rnn = cell(INPUT, hidden, num_layers=layers, bidirectional=bidirectional, batch_first=True)
 
     def forward(self, x):
         return self.rnn(x)[0]
 
 
-MODELS = [("lstm_small", torch.nn.LSTM, 24, 2), ("gru_small", torch.nn.GRU, 20, 2), ("lstm_h64", torch.nn.LSTM, 64, 1)]
+# (name, cell, hidden, layers, bidirectional, shapes); new models go last (the seed is the index).
+MODELS = [("lstm_small", torch.nn.LSTM, 24, 2, True, SHAPES), ("gru_small", torch.nn.GRU, 20, 2, True, SHAPES),
+          ("lstm_h64", torch.nn.LSTM, 64, 1, True, SHAPES), ("lstm_forward", torch.nn.LSTM, 24, 1, False, FORWARD_SHAPES),
+          ("gru_forward", torch.nn.GRU, 20, 1, False, FORWARD_SHAPES)]
 
 
 def main():
     os.makedirs(OUT, exist_ok=True)
-    for seed, (name, cell, hidden, layers) in enumerate(MODELS):
+    for seed, (name, cell, hidden, layers, bidirectional, shapes) in enumerate(MODELS):
         if len(sys.argv) > 1 and name not in sys.argv[1:]:
             continue
         torch.manual_seed(seed)
-        model = Tagger(cell, hidden, layers).eval()
+        model = Tagger(cell, hidden, layers, bidirectional).eval()
         x0 = torch.randn(1, 4, INPUT)
         torch.onnx.export(model, (x0,), os.path.join(OUT, name + ".onnx"), opset_version=14,
                           input_names=["x"], output_names=["y"],
                           dynamic_axes={"x": {0: "batch", 1: "seq"}, "y": {0: "batch", 1: "seq"}})
-        for k, (batch, seq) in enumerate(SHAPES, start=1):
+        for k, (batch, seq) in enumerate(shapes, start=1):
             x = torch.randn(batch, seq, INPUT)
             with torch.no_grad():
                 y = model(x)
