@@ -7,12 +7,25 @@
 // the taps sit at base (+1) for nearest/linear and base-1 .. base+2 for
 // cubic; reads outside the input repeat its edge (clamped indices).
 //
+// Two departures from the reference, where it disagrees with PyTorch (whose
+// exporter writes most Resize nodes) and ONNX Runtime:
+//  - A float scale that is the float32 rounding of a fraction p/q (q up to
+//    4096: 1.3f, 0.3f) is taken as p/q exactly, for the output extent
+//    floor(in * p / q) and for the source coordinates (x * q / p). The
+//    reference multiplies by the float's double value, a hair off p/q:
+//    10 x 1.3f gave 12 rows where PyTorch and ONNX Runtime give 13, and
+//    nearest at 0.3f read source column 9 for output 3 where they read 10.
+//  - align_corners divides by the output length less one, as the spec's
+//    length_resized and both of them do, not by in * scale less one (they
+//    differ where in * scale is not whole: 1.5 x 5 gave 0, 0.615, ... for
+//    PyTorch's 0, 0.667, ...).
+//
 // Scales and sizes are needed at compile time (required_floats /
 // required_dims). With a symbolic input extent and a given scale, the output
-// extent floor(in * scale) is expressed exactly as a dim by reading the
-// float scale as the fraction p/q it rounds from.
+// extent is a dim: floor(in * p / q).
 #include <cmath>
 #include <functional>
+#include <optional>
 
 #include "lowering/infer_context.h"
 #include "lowering/lower_context.h"
@@ -25,6 +38,10 @@ namespace {
 
 using Halide::Expr;
 
+struct Fraction {
+  int64_t p = 1, q = 1;
+};
+
 struct ResizePlan {
   std::string mode = "nearest";    // nearest, linear, cubic
   std::string ctm = "half_pixel";  // coordinate_transformation_mode
@@ -34,6 +51,7 @@ struct ResizePlan {
   double extrapolation = 0;
   std::vector<Dim> out;                      // output extent per axis
   std::vector<std::optional<double>> scale;  // given scale; nullopt: out / in
+  std::vector<std::optional<Fraction>> fraction;  // the given scale as p/q, where it is one (float_fraction)
   std::vector<double> roi_start, roi_end;    // per axis, for tf_crop_and_resize
 };
 
@@ -45,12 +63,25 @@ bool given(const NodeContext &c, int i) {
   return !(s.size() == 1 && c.store().canonical(s[0]).is_const(0));
 }
 
-// floor(in * s) as a dim. For a symbolic extent, s must be close to a small
-// fraction p/q; a float scale a hair below p/q makes exact multiples of q
-// land one lower, as floor(in * s) does in double.
+// The fraction p/q (q <= 4096) whose float32 rounding is the float scale s,
+// if there is one: the scale its author wrote (header comment).
+std::optional<Fraction> float_fraction(double s) {
+  for (int64_t q = 1; q <= 4096; ++q) {
+    int64_t p = std::llround(s * static_cast<double>(q));
+    if (p >= 1 && static_cast<float>(static_cast<double>(p) / static_cast<double>(q)) == static_cast<float>(s))
+      return Fraction{p, q};
+  }
+  return std::nullopt;
+}
+
+// floor(in * s) as a dim: floor(in * p / q) where s is a float fraction;
+// otherwise in double for a constant extent, and for a symbolic one s must be
+// close to a small fraction p/q (a float scale a hair below p/q makes exact
+// multiples of q land one lower, as floor(in * s) does in double).
 Dim scaled_extent(const NodeContext &c, const Dim &in0, double s) {
   if (s <= 0) c.fail("scales must be positive, got ", s);
   Dim in = c.store().canonical(in0);
+  if (auto f = float_fraction(s)) return floor_div(in * f->p, Dim(f->q));
   if (in.is_const()) return Dim(static_cast<int64_t>(std::floor(static_cast<double>(in.as_const()) * s)));
   for (int64_t q = 1; q <= 4096; ++q) {
     int64_t p = std::llround(s * static_cast<double>(q));
@@ -103,6 +134,7 @@ ResizePlan resize_plan(const NodeContext &c, const Shape &x) {
 
   p.out.assign(x.begin(), x.end());
   p.scale.assign(rank, 1.0);
+  p.fraction.assign(rank, std::nullopt);
   int scales_in = legacy ? 1 : 2;
   bool has_sizes = !legacy && given(c, 3);
   bool has_scales = legacy || given(c, 2);
@@ -143,6 +175,7 @@ ResizePlan resize_plan(const NodeContext &c, const Shape &x) {
     expect_len(scales.size(), "scales");
     for (size_t i = 0; i < axes.size(); ++i) {
       p.scale[axes[i]] = scales[i];
+      p.fraction[axes[i]] = float_fraction(scales[i]);
       p.out[axes[i]] = scaled_extent(c, x[axes[i]], scales[i]);
     }
   } else {
@@ -192,20 +225,26 @@ Expr f64(const Expr &e) { return Halide::cast(Halide::Float(64), e); }
 Expr source_coordinate(LowerContext &c, const ResizePlan &p, int axis, const Dim &in_dim, const Expr &pos,
                        Expr *outside = nullptr) {
   const Dim &out_dim = p.out[axis];
-  Expr x = f64(pos), in = f64(c.dim(in_dim));
-  Expr scale = p.scale[axis] ? Expr(*p.scale[axis]) : f64(c.dim(out_dim)) / in;
-  Expr out_w = scale * in;  // the reference's output_width, a float for given scales
+  Expr x = f64(pos), in = f64(c.dim(in_dim)), out = f64(c.dim(out_dim));
+  Expr scale = p.scale[axis] ? Expr(*p.scale[axis]) : out / in;
+  const std::optional<Fraction> &frac = p.fraction[axis];
+  // e / scale; e * q / p for a fraction, exact where the result is whole.
+  auto unscale = [&](const Expr &e) {
+    return frac ? e * Expr(static_cast<double>(frac->q)) / Expr(static_cast<double>(frac->p)) : e / scale;
+  };
+  // The reference's output_width, a float for given scales.
+  Expr out_w = frac ? in * Expr(static_cast<double>(frac->p)) / Expr(static_cast<double>(frac->q)) : scale * in;
   Expr xo;
   if (p.ctm == "half_pixel")
-    xo = (x + Expr(0.5)) / scale - Expr(0.5);
+    xo = unscale(x + Expr(0.5)) - Expr(0.5);
   else if (p.ctm == "pytorch_half_pixel")
-    xo = Halide::select(out_w == Expr(1.0), Expr(-Expr(0.5)), (x + Expr(0.5)) / scale - Expr(0.5));
+    xo = Halide::select(out_w == Expr(1.0), Expr(-Expr(0.5)), unscale(x + Expr(0.5)) - Expr(0.5));
   else if (p.ctm == "align_corners")
-    xo = Halide::select(out_w == Expr(1.0), Expr((0.0)), x * (in - Expr(1.0)) / (out_w - Expr(1.0)));
+    xo = Halide::select(out == Expr(1.0), Expr((0.0)), x * (in - Expr(1.0)) / (out - Expr(1.0)));
   else if (p.ctm == "asymmetric")
-    xo = x / scale;
+    xo = unscale(x);
   else if (p.ctm == "tf_half_pixel_for_nn")
-    xo = (x + Expr(0.5)) / scale;
+    xo = unscale(x + Expr(0.5));
   else {
     double r0 = p.roi_start[axis], r1 = p.roi_end[axis];
     Expr span(r1 - r0);

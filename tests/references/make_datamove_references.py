@@ -63,13 +63,21 @@ RESIZES = {
     "resize_linear_4x": ("bilinear", "half_pixel", 4, [(1, 2, 4, 8), (1, 2, 3, 5)]),
     "resize_linear_align_corners_2x": ("bilinear", "align_corners", 2, [(2, 3, 8, 16), (2, 3, 5, 7)]),
     "resize_linear_align_corners_3x": ("bilinear", "align_corners", 3, [(1, 2, 4, 8), (1, 2, 3, 5)]),
+    # Scales that are not whole: align_corners divides by the output length less one (not in * scale
+    # less one); 0.3 and 1.3 as float32 are a hair off 3/10 and 13/10, which must not move a nearest
+    # tap (output 3 reads column 10 at 0.3) nor the output extent (10 x 1.3 is 13).
+    "resize_linear_align_corners_1_5x": ("bilinear", "align_corners", 1.5, [(1, 2, 4, 8), (1, 2, 5, 7)]),
+    "resize_cubic_align_corners_0_6x": ("bicubic", "align_corners", 0.6, [(1, 2, 10, 20), (1, 2, 4, 4)]),
+    "resize_nearest_0_3x": ("nearest", "asymmetric", 0.3, [(1, 2, 10, 20), (1, 2, 17, 33)]),
+    "resize_nearest_1_3x": ("nearest", "asymmetric", 1.3, [(1, 2, 10, 20), (1, 2, 17, 33)]),
 }
 
 
 def resize(x, mode, ctm, scale):
     import torch  # Debian's python3-torch; only the Resize references need it
     import torch.nn.functional as F
-    y = F.interpolate(torch.from_numpy(x), scale_factor=float(scale), mode=mode, align_corners=ctm == "align_corners")
+    align = (ctm == "align_corners") if mode != "nearest" else None
+    y = F.interpolate(torch.from_numpy(x), scale_factor=float(scale), mode=mode, align_corners=align)
     return y.numpy().astype(np.float32)
 
 

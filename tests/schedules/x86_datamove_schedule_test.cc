@@ -175,6 +175,11 @@ const std::vector<ResizeCase> kResizes = {
     {"resize_linear_4x", "linear", "half_pixel", 4, {1, 2, 4, 8}, {1, 2, 3, 5}},
     {"resize_linear_align_corners_2x", "linear", "align_corners", 2, {2, 3, 8, 16}, {2, 3, 5, 7}},
     {"resize_linear_align_corners_3x", "linear", "align_corners", 3, {1, 2, 4, 8}, {1, 2, 3, 5}},
+    // Scales that are not whole (make_datamove_references.py says why).
+    {"resize_linear_align_corners_1_5x", "linear", "align_corners", 1.5f, {1, 2, 4, 8}, {1, 2, 5, 7}},
+    {"resize_cubic_align_corners_0_6x", "cubic", "align_corners", 0.6f, {1, 2, 10, 20}, {1, 2, 4, 4}},
+    {"resize_nearest_0_3x", "nearest", "asymmetric", 0.3f, {1, 2, 10, 20}, {1, 2, 17, 33}},
+    {"resize_nearest_1_3x", "nearest", "asymmetric", 1.3f, {1, 2, 10, 20}, {1, 2, 17, 33}},
 };
 
 Graph resize_graph(const ResizeCase &c, const std::vector<int64_t> &shape, bool symbolic) {
@@ -187,7 +192,8 @@ Graph resize_graph(const ResizeCase &c, const std::vector<int64_t> &shape, bool 
   b.output(b.op("Resize", {b.input("x", DType::F32, s), "", b.constant("scales", scales)},
                 attrs({{"mode", attr_string(c.mode)},
                        {"coordinate_transformation_mode", attr_string(c.ctm)},
-                       {"cubic_coeff_a", attr_float(-0.75f)}})));
+                       {"cubic_coeff_a", attr_float(-0.75f)},
+                       {"nearest_mode", attr_string("floor")}})));  // PyTorch's nearest
   return b.build();
 }
 
