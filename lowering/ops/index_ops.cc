@@ -5,6 +5,9 @@
 // than the input holds. Slice's symbolic extents lean on the shape store's
 // bounds to drop clamps that cannot bite.
 #include <algorithm>
+#include <optional>
+#include <set>
+#include <string>
 
 #include "lowering/infer_context.h"
 #include "lowering/lower_context.h"
@@ -152,11 +155,45 @@ struct SliceAxis {
   Dim len;
 };
 
+// The least value of `sym`, from its present lower bound up to 2^20, at
+// which the store proves `x` non-negative; the symbol's facts are left at
+// it. nullopt (facts unchanged) where there is none, as when x falls as sym
+// grows.
+std::optional<int64_t> least_min_for_nonnegative(ShapeStore &st, const Dim &x, const std::string &sym) {
+  SymbolFacts &f = st.facts(sym);
+  const int64_t old = f.min;
+  auto proves = [&](int64_t m) {
+    f.min = m;
+    auto lb = st.lower_bound(x);
+    return lb && *lb >= 0;
+  };
+  int64_t lo = old, hi = std::max<int64_t>(2 * old, 1);
+  while (!proves(hi)) {
+    if (hi >= (int64_t{1} << 20)) {
+      f.min = old;
+      return std::nullopt;
+    }
+    lo = hi;
+    hi *= 2;
+  }
+  while (hi - lo > 1) {  // proves(lo) is false, proves(hi) true
+    const int64_t mid = lo + (hi - lo) / 2;
+    (proves(mid) ? hi : lo) = mid;
+  }
+  f.min = hi;
+  return hi;
+}
+
 // numpy's index adjustment, which ONNX's reference follows: negative indices
 // count from the end, then clamp to [0, n] (positive steps) or [-1, n-1]
-// (negative steps). Symbolic indices must have a sign known at compile time.
-Dim slice_index(const NodeContext &c, const ShapeStore &st, const Dim &x0, const Dim &n, bool neg_step,
-                const char *what) {
+// (negative steps). A symbolic index needs a sign known at compile time. One
+// of unknown sign in one symbol (end = seq - 1, start = seq / 2 - 1, written
+// from a dim to count from the front) is taken as non-negative at inference
+// (`learn`): the store learns the least value of its symbol that makes it so,
+// and a run-time check refuses inputs below it, naming the node. Lowering
+// (no `learn`) then finds the sign known.
+Dim slice_index(const NodeContext &c, const ShapeStore &st, ShapeStore *learn, const Dim &x0, const Dim &n,
+                bool neg_step, const char *what) {
   Dim x = st.canonical(x0);
   Dim lo = neg_step ? Dim(-1) : Dim(0), hi = neg_step ? n - 1 : n;
   if (x.is_const() && x.as_const() >= kHuge) return hi;
@@ -164,10 +201,22 @@ Dim slice_index(const NodeContext &c, const ShapeStore &st, const Dim &x0, const
   if (st.is_nonnegative(x)) return st.simplify_min(x, hi);
   auto up = st.upper_bound(x);
   if (up && *up < 0) return st.simplify_max(n + x, lo);
+  std::set<std::string> syms;
+  x.collect_symbols(syms);
+  if (learn && syms.size() == 1) {
+    const std::string &sym = *syms.begin();
+    if (auto m = least_min_for_nonnegative(*learn, x, sym)) {
+      const std::string &origin = learn->facts(sym).origin;
+      learn->add_check({RuntimeCheck::AtLeast, Dim::symbol(sym), Dim(*m),
+                        c.where() + ": " + what + " " + x.str() + " is read as counting from the front, so " + sym +
+                            (origin.empty() ? "" : " (" + origin + ")") + " must be at least " + std::to_string(*m)});
+      return st.simplify_min(x, hi);
+    }
+  }
   c.fail(what, " ", x.str(), " has a sign unknown at compile time");
 }
 
-std::vector<SliceAxis> slice_plan(const NodeContext &c, const Shape &in, const ShapeStore &st) {
+std::vector<SliceAxis> slice_plan(const NodeContext &c, const Shape &in, const ShapeStore &st, ShapeStore *learn) {
   int64_t r = static_cast<int64_t>(in.size());
   std::vector<Dim> starts, ends;
   std::optional<std::vector<int64_t>> axes, steps;
@@ -199,7 +248,8 @@ std::vector<SliceAxis> slice_plan(const NodeContext &c, const Shape &in, const S
     if (step == 0) c.fail("step of axis ", (*axes)[i], " is 0");
     const Dim &d = in[norm[i]];
     bool neg = step < 0;
-    Dim s = slice_index(c, st, starts[i], d, neg, "start"), e = slice_index(c, st, ends[i], d, neg, "end");
+    Dim s = slice_index(c, st, learn, starts[i], d, neg, "start"),
+        e = slice_index(c, st, learn, ends[i], d, neg, "end");
     Dim diff = neg ? s - e : e - s;
     // Clamped indices already order themselves in these cases.
     bool ordered = st.is_nonnegative(diff) || (!neg && (e == st.canonical(d) || s.is_const(0))) ||
@@ -214,7 +264,7 @@ std::vector<SliceAxis> slice_plan(const NodeContext &c, const Shape &in, const S
 
 void infer_slice(InferContext &c) {
   const Shape &in = c.shape(0);
-  auto plan = slice_plan(c, in, c.store());
+  auto plan = slice_plan(c, in, c.store(), &c.store());
   Shape out = in;
   for (const auto &p : plan) out[p.axis] = p.len;
   c.set_output(0, c.dtype(0), out);
@@ -231,7 +281,7 @@ void infer_slice(InferContext &c) {
 
 void lower_slice(LowerContext &c) {
   const HTensor &in = c.in(0);
-  auto plan = slice_plan(c, in.shape, c.store());
+  auto plan = slice_plan(c, in.shape, c.store(), nullptr);
   auto v = c.vars(in.rank());
   auto ii = c.exprs(v);
   for (const auto &p : plan) ii[p.axis] = c.dim(p.start) + ii[p.axis] * static_cast<int>(p.step);

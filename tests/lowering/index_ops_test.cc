@@ -180,6 +180,29 @@ TEST(IndexOps, SliceEndsFromAnotherInputsShape) {
   EXPECT_EQ(floats(out[0]), (std::vector<double>{0, 1, 2, 4, 5, 6}));
 }
 
+// An end of unknown sign (k - 1: a dim may be 0) is read as counting from the
+// front; the store learns k >= 1 and a run-time check refuses k = 0.
+Graph slice_to_one_less_than(const Dim &len) {
+  GraphBuilder b(13);
+  auto x = b.input("x", DType::F32, {n, m});
+  auto y = b.input("y", DType::F32, {len});
+  auto zero = b.constant("zero", i64({1}, {0}));
+  auto one = b.constant("one", i64({1}, {1}));
+  b.output(b.op("Slice", {x, zero, b.op("Sub", {b.op("Shape", {y}), one}), one}));
+  return b.build();
+}
+
+TEST(IndexOps, SliceEndOfUnknownSignCountsFromTheFront) {
+  auto out = testing::jit_eval(slice_to_one_less_than(k), {iota_f32({2, 4}), iota_f32({3})});
+  EXPECT_EQ(out[0].shape, (Shape64{2, 2}));
+  EXPECT_EQ(floats(out[0]), (std::vector<double>{0, 1, 4, 5}));
+}
+
+TEST(IndexOps, SliceEndOfUnknownSignRefusesADimBelowItsLeastAtRunTime) {
+  testing::expect_run_error(slice_to_one_less_than(k), {iota_f32({2, 4}), iota_f32({0})}, "Slice_2",
+                            "must be at least 1");
+}
+
 TEST(IndexOps, SliceWithAZeroStepFailsNamingTheNode) {
   GraphBuilder b(13);
   auto x = b.input("x", DType::F32, {n});
