@@ -119,6 +119,11 @@ struct Stage {
   // Recurrence only: the batch size (a template specializes batches of a
   // whole tile of rows, lowering/recurrent_weight_layout.h).
   Halide::Expr batch{};
+  // RecurrentInput only: its number of directions (1 or 2), for a template
+  // to bound its direction axis with: one fused into a parallel loop of tasks
+  // leaves bounds inference an extent of about the task count (its buffer
+  // was 267x too big at 12,800 rows of X, 3.5 GB).
+  int directions = 0;
 };
 
 class LowerContext : public NodeContext {

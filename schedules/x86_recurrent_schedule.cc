@@ -23,7 +23,7 @@ bool schedule_x86_recurrent(LoweredKernel &k, const Halide::Target &target, Sche
     else if (s.kind != StageKind::Other || s.f.has_update_definition())
       return false;
   }
-  if (!input || !product || !rec) return false;
+  if (!input || !product || !rec || input->directions < 1) return false;
   Func xw = input->f, xsum = product->f, st = rec->f;
   if (xw.dimensions() != 3 || xw.has_update_definition() || xsum.dimensions() != 3 ||
       xsum.num_update_definitions() != 1 || xsum.rvars(0).size() != 1 || st.dimensions() != 7 ||
@@ -51,9 +51,14 @@ bool schedule_x86_recurrent(LoweredKernel &k, const Halide::Target &target, Sche
         .split(gh, gho, ghi, cols, TailStrategy::GuardWithIf)
         .split(m, mo, mi, kProjectionRows, TailStrategy::GuardWithIf)
         .split(mo, mto, mt, kProjectionTasks, TailStrategy::GuardWithIf)
-        .reorder(ghi, mi, mt, gho, mto, d)
+        .reorder(ghi, mi, mt, gho, d, mto)
         .vectorize(ghi, lanes);
-    xw.fuse(mto, d, task).parallel(task);
+    // The direction bounded to its constant extent and fused inside the row
+    // tasks (d = task % D). Fused outside them, d = task / (tasks per
+    // direction) was an interval bounds inference could not bound: it sized
+    // the buffer's direction axis by the task count (3.5 GB at 12,800 rows
+    // of X) and read W at direction -2.
+    xw.bound(d, 0, input->directions).fuse(d, mto, task).parallel(task);
     std::vector<Var> p = xsum.args();
     Var pv("gh_v"), pl("gh_l");
     xsum.compute_at(xw, mt).bound_extent(p[0], cols).bound_extent(p[1], kProjectionRows);

@@ -329,7 +329,7 @@ void lower_recurrent(LowerContext &c) {
     xw(gh, m, d) = init + xsum(gh, m, d);
   }
   c.add_stage(xsum, StageKind::Reduction, 3);
-  c.add_stage(xw, StageKind::RecurrentInput, 3);
+  c.add_stage(xw, StageKind::RecurrentInput, 3).directions = D;
 
   // The recurrence rec(j % Lj, b % Lb, j / Lj, q, b / Lb, d, s), Lj and Lb
   // the state tile (recurrent_weight_layout.h): phase q's sum or state of

@@ -49,6 +49,29 @@ MODELS = [("lstm_small", torch.nn.LSTM, 24, 2, True, SHAPES), ("gru_small", torc
           ("gru_forward", torch.nn.GRU, 20, 1, False, FORWARD_SHAPES)]
 
 
+# lstm_long: one forward layer (input 16, hidden 32) at 64 x 200 = 12,800 rows of X, whose input
+# projection's buffer was once sized by its task count (3.5 GB, refused). The input is
+# sin(0.001 i) over its elements in order (the test makes it too), and only the last step's
+# outputs, [64, 32], are kept.
+LONG_SHAPE = (64, 200, 16)
+
+
+def long_input():
+    return np.sin(0.001 * np.arange(np.prod(LONG_SHAPE), dtype=np.float64)).astype(np.float32).reshape(LONG_SHAPE)
+
+
+def make_long():
+    torch.manual_seed(len(MODELS))
+    model = torch.nn.LSTM(16, 32, batch_first=True).eval()
+    torch.onnx.export(model, (torch.randn(2, 3, 16),), os.path.join(OUT, "lstm_long.onnx"), opset_version=14,
+                      input_names=["x"], output_names=["y", "h", "c"],
+                      dynamic_axes={"x": {0: "batch", 1: "seq"}, "y": {0: "batch", 1: "seq"}})
+    with torch.no_grad():
+        y = model(torch.from_numpy(long_input()))[0]
+    np.save(os.path.join(OUT, "lstm_long.last_step.npy"), y[:, -1, :].numpy().astype(np.float32))
+    print("lstm_long", LONG_SHAPE, "->", tuple(y.shape))
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     for seed, (name, cell, hidden, layers, bidirectional, shapes) in enumerate(MODELS):
@@ -71,3 +94,5 @@ def main():
 
 if __name__ == "__main__":
     main()
+    if len(sys.argv) == 1 or "lstm_long" in sys.argv[1:]:
+        make_long()

@@ -17,6 +17,7 @@
 // time.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -75,6 +76,26 @@ INSTANTIATE_TEST_SUITE_P(Taggers, RecurrentTemplate,
                          ::testing::Values(Tagger{"lstm_small", 2}, Tagger{"gru_small", 2}, Tagger{"lstm_h64", 1},
                                            Tagger{"lstm_forward", 1}, Tagger{"gru_forward", 1}),
                          [](const ::testing::TestParamInfo<Tagger> &i) { return i.param.name; });
+
+// A forward layer over 12,800 rows of X (64 x 200): the input projection's
+// buffer was once sized by its task count along the direction axis (3.5 GB,
+// refused at run time). The input is sin(0.001 i) over its elements, as
+// make_recurrent_references.py makes it; the last step's outputs are compared.
+TEST(RecurrentTemplate, AForwardLayerOverTwelveThousandRowsMatchesPyTorch) {
+  const std::string base = testing::references_dir() + "/recurrent/lstm_long";
+  Compiled c = compile_on_host(base + ".onnx");
+  TensorData x(DType::F32, {64, 200, 16});
+  float *xv = x.mutable_as<float>();
+  for (int64_t i = 0; i < 64 * 200 * 16; ++i) xv[i] = static_cast<float>(std::sin(0.001 * static_cast<double>(i)));
+  Executor exec(c.model.plan, c.model.dir);
+  auto out = exec.run({x});
+  ASSERT_EQ(out[0].shape, (std::vector<int64_t>{64, 200, 32}));
+  TensorData last(DType::F32, {64, 32});
+  for (int64_t b = 0; b < 64; ++b)
+    for (int64_t j = 0; j < 32; ++j)
+      last.mutable_as<float>()[b * 32 + j] = out[0].as<float>()[(b * 200 + 199) * 32 + j];
+  testing::expect_close(last, read_npy(base + ".last_step.npy"), "lstm_long's last step");
+}
 
 // Layers started from given (random, non-zero) states: the kernel writes
 // only step 0's rows from them, so a state it skipped or a row it read
