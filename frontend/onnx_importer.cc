@@ -123,8 +123,10 @@ TensorData read_tensor(const onnx::TensorProto &p, const std::string &base_dir, 
   return t;
 }
 
+// `owner`: empty for the model's graph; for a subgraph, the node and attribute
+// that hold it (named in its errors).
 Graph read_graph(const onnx::GraphProto &gp, const std::map<std::string, int> &opsets, const std::string &base_dir,
-                 bool subgraph);
+                 const std::string &owner);
 
 Attribute read_attribute(const onnx::AttributeProto &a, const std::map<std::string, int> &opsets,
                          const std::string &base_dir, const std::string &where) {
@@ -136,7 +138,7 @@ Attribute read_attribute(const onnx::AttributeProto &a, const std::map<std::stri
     case onnx::AttributeProto::TENSOR: r.kind = Attribute::Tensor; r.t = read_tensor(a.t(), base_dir, where + ": attribute '" + a.name() + "' tensor"); break;
     case onnx::AttributeProto::GRAPH:
       r.kind = Attribute::GraphAttr;
-      r.g = std::make_shared<Graph>(read_graph(a.g(), opsets, base_dir, true));
+      r.g = std::make_shared<Graph>(read_graph(a.g(), opsets, base_dir, where + ": attribute '" + a.name() + "'"));
       break;
     case onnx::AttributeProto::FLOATS:
       r.kind = Attribute::Floats;
@@ -155,14 +157,21 @@ Attribute read_attribute(const onnx::AttributeProto &a, const std::map<std::stri
   return r;
 }
 
-DType read_elem_type(const onnx::ValueInfoProto &vi, const char *what) {
-  DISCO_CHECK(vi.type().has_tensor_type(), what, " '", vi.name(),
-              "' is not a tensor (sequence, map and optional types are not supported)");
-  return dtype_from_onnx(vi.type().tensor_type().elem_type());
+DType read_elem_type(const onnx::ValueInfoProto &vi, const std::string &what) {
+  const onnx::TypeProto &t = vi.type();
+  const char *kind = t.has_sequence_type()   ? "a sequence"
+                     : t.has_map_type()      ? "a map"
+                     : t.has_optional_type() ? "an optional"
+                                             : "not a tensor";
+  DISCO_CHECK(t.has_tensor_type(), what, " '", vi.name(), "' is ", kind,
+              ": disco takes tensors only (no sequence, map or optional types)");
+  return dtype_from_onnx(t.tensor_type().elem_type());
 }
 
 Graph read_graph(const onnx::GraphProto &gp, const std::map<std::string, int> &opsets, const std::string &base_dir,
-                 bool subgraph) {
+                 const std::string &owner) {
+  const bool subgraph = !owner.empty();
+  const std::string graph_what = subgraph ? owner + ": subgraph" : "graph";
   Graph g;
   g.name = gp.name();
   g.opsets = opsets;
@@ -178,7 +187,7 @@ Graph read_graph(const onnx::GraphProto &gp, const std::map<std::string, int> &o
     if (g.find_value(vi.name()) >= 0) continue;  // an initializer listed as input (IR < 4)
     // A subgraph's inputs are bound to outer values, so their types may be left out.
     const bool untyped = subgraph && vi.type().value_case() == onnx::TypeProto::VALUE_NOT_SET;
-    int id = g.add_value(vi.name(), untyped ? DType::Undefined : read_elem_type(vi, "graph input"));
+    int id = g.add_value(vi.name(), untyped ? DType::Undefined : read_elem_type(vi, graph_what + " input"));
     const auto &tt = vi.type().tensor_type();
     if (tt.has_shape()) {
       Shape shape;
@@ -232,7 +241,7 @@ Graph read_graph(const onnx::GraphProto &gp, const std::map<std::string, int> &o
     if (id < 0 && subgraph && !vi.name().empty()) id = g.add_value(vi.name());
     DISCO_CHECK(id >= 0, "graph output '", vi.name(), "' is never produced");
     if (g.value(id).dtype == DType::Undefined && vi.type().has_tensor_type())
-      g.value(id).dtype = read_elem_type(vi, "graph output");
+      g.value(id).dtype = read_elem_type(vi, graph_what + " output");
     g.outputs.push_back(id);
   }
   return g;
@@ -252,7 +261,7 @@ Graph load_onnx_bytes(const std::string &bytes, const std::string &base_dir, con
   for (const auto &o : model.opset_import())
     opsets[o.domain() == "ai.onnx" ? "" : o.domain()] = static_cast<int>(o.version());
   if (opsets.empty()) opsets[""] = 1;
-  Graph g = read_graph(model.graph(), opsets, base_dir, false);
+  Graph g = read_graph(model.graph(), opsets, base_dir, "");
   DISCO_CHECK(!g.outputs.empty(), "'", what, "' has no outputs");
   g.sort_nodes();
   return g;

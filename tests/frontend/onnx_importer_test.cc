@@ -116,5 +116,31 @@ TEST(OnnxImporter, ConstantNodesKeepTheirAttributes) {
   EXPECT_TRUE(found);
 }
 
+// A Loop whose body takes a sequence (PyTorch exports repeat_interleave so):
+// the error names the Loop node, its attribute and the body's input, and
+// says what the input is.
+TEST(OnnxImporter, ASequenceInASubgraphIsNamedWithItsNode) {
+  onnx::ModelProto m = add_model();
+  auto *loop = m.mutable_graph()->add_node();
+  loop->set_op_type("Loop");
+  loop->set_name("/Loop");
+  loop->add_output("loop_out");
+  auto *body = loop->add_attribute();
+  body->set_name("body");
+  body->set_type(onnx::AttributeProto::GRAPH);
+  auto *in = body->mutable_g()->add_input();
+  in->set_name("18");
+  in->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(
+      onnx::TensorProto::FLOAT);
+  try {
+    load_onnx_bytes(m.SerializeAsString(), ".", "loop");
+    FAIL() << "a sequence input was accepted";
+  } catch (const Error &e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("node '/Loop' (Loop): attribute 'body': subgraph input '18' is a sequence"), std::string::npos)
+        << msg;
+  }
+}
+
 }  // namespace
 }  // namespace disco
