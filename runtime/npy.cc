@@ -30,6 +30,32 @@ std::string field(const std::string &header, const std::string &key, const std::
   return header.substr(colon + 1);
 }
 
+// `t`'s bytes, which hold its shape in Fortran order (first index
+// fastest), as a tensor of that shape in C order.
+TensorData c_order_from_fortran(const TensorData &t) {
+  TensorData c(t.dtype, t.shape);
+  const size_t rank = t.shape.size(), elem = dtype_size(t.dtype);
+  const int64_t n = t.num_elements();
+  if (rank < 2 || n == 0) return t;
+  std::vector<int64_t> fstride(rank, 1), idx(rank, 0);
+  for (size_t i = 1; i < rank; ++i) fstride[i] = fstride[i - 1] * t.shape[i - 1];
+  const auto *src = static_cast<const uint8_t *>(t.data());
+  auto *dst = static_cast<uint8_t *>(c.mutable_data());
+  int64_t from = 0;  // the Fortran offset of idx
+  for (int64_t k = 0; k < n; ++k) {
+    std::memcpy(dst + k * elem, src + from * elem, elem);
+    for (size_t i = rank; i-- > 0;) {  // C-order odometer: the last index fastest
+      if (++idx[i] < t.shape[i]) {
+        from += fstride[i];
+        break;
+      }
+      from -= fstride[i] * (t.shape[i] - 1);
+      idx[i] = 0;
+    }
+  }
+  return c;
+}
+
 }  // namespace
 
 TensorData read_npy(const std::string &path, const MemoryLimit &limit) {
@@ -64,8 +90,10 @@ TensorData read_npy(const std::string &path, const MemoryLimit &limit) {
   for (const auto &x : kDescrs)
     if (d == x.text) dtype = x.dtype;
   DISCO_CHECK(dtype != DType::Undefined, "'", path, "': unsupported .npy dtype '", d, "'");
-  DISCO_CHECK(field(header, "fortran_order", path).find("False") != std::string::npos, "'", path,
-              "': Fortran-order arrays are not supported");
+  // numpy writes an array that is only Fortran-contiguous (a transposed
+  // view, many a PyTorch output's .numpy()) in that order; it is reordered
+  // to C order below.
+  const bool fortran = field(header, "fortran_order", path).find("True") != std::string::npos;
   std::string shp = field(header, "shape", path);
   size_t open = shp.find('('), close = shp.find(')');
   DISCO_CHECK(open != std::string::npos && close != std::string::npos, "'", path, "': bad shape");
@@ -100,7 +128,7 @@ TensorData read_npy(const std::string &path, const MemoryLimit &limit) {
   f.read(reinterpret_cast<char *>(t.mutable_data()), static_cast<std::streamsize>(t.num_bytes()));
   DISCO_CHECK(static_cast<size_t>(f.gcount()) == t.num_bytes(), "'", path, "' is truncated: expected ",
               t.num_bytes(), " bytes of data");
-  return t;
+  return fortran ? c_order_from_fortran(t) : t;
 }
 
 void write_npy(const std::string &path, const TensorData &t) {

@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 
 #include "frontend/errors.h"
 #include "runtime/extern_kernel.h"
@@ -199,6 +200,30 @@ TEST(Npy, RoundTripsEveryDtype) {
     EXPECT_EQ(y.shape, x.shape);
     EXPECT_EQ(*y.bytes, *x.bytes) << dtype_name(t);
   }
+}
+
+// numpy writes a Fortran-contiguous array (a transposed view) in Fortran
+// order: element (i, j, k) of a [2, 3, 4] array at i + 2j + 6k. It reads back
+// in C order.
+TEST(Npy, AFortranOrderArrayReadsInCOrder) {
+  std::string header = "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3, 4), }";
+  while ((10 + header.size() + 1) % 64) header += ' ';
+  header += '\n';
+  std::vector<float> data(24);
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 3; ++j)
+      for (int k = 0; k < 4; ++k) data[i + 2 * j + 6 * k] = static_cast<float>(12 * i + 4 * j + k);
+  const std::string path = std::string(::testing::TempDir()) + "/fortran.npy";
+  std::ofstream f(path, std::ios::binary);
+  const uint16_t hlen = static_cast<uint16_t>(header.size());
+  f.write("\x93NUMPY\x01\x00", 8);
+  f.write(reinterpret_cast<const char *>(&hlen), 2);
+  f << header;
+  f.write(reinterpret_cast<const char *>(data.data()), 24 * sizeof(float));
+  f.close();
+  TensorData y = read_npy(path);
+  ASSERT_EQ(y.shape, (std::vector<int64_t>{2, 3, 4}));
+  for (int c = 0; c < 24; ++c) EXPECT_EQ(y.as<float>()[c], static_cast<float>(c)) << "element " << c;
 }
 
 TEST(Npy, TruncatedFileIsAnError) {
