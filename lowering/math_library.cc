@@ -635,6 +635,15 @@ Expr is_nan(const Expr &x) {
          Halide::cast(s.type(), Expr(uint64_t{0x7ff0000000000000}));
 }
 
+Expr is_finite(const Expr &x) {
+  const int b = x.type().bits();
+  if (b == 16) return math::is_finite(Halide::cast(Halide::Float(32, x.type().lanes()), x));
+  if (b == 32) return abs_bits(x) < u32(kInfBits);
+  Expr s = Halide::reinterpret(Halide::UInt(64, x.type().lanes()), x);
+  return (s & Halide::cast(s.type(), Expr(uint64_t{0x7fffffffffffffff}))) <
+         Halide::cast(s.type(), Expr(uint64_t{0x7ff0000000000000}));
+}
+
 Expr max(const Expr &a, const Expr &b) {
   return nan_keeping(a, b, [](const Expr &p, const Expr &q) { return Halide::max(p, q); });
 }

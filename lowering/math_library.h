@@ -81,6 +81,9 @@ Halide::Expr rsqrt(const Halide::Expr &x);
 // test of its bits, which no float flag folds away. Halide's own is_nan
 // missed a negative float64 NaN, and x86 makes negative NaNs (0 / 0).
 Halide::Expr is_nan(const Halide::Expr &x);
+// Whether x (a float of any width) is neither infinite nor a NaN, by the same
+// kind of bit test (the no-infs flags would fold a compare with inf).
+Halide::Expr is_finite(const Halide::Expr &x);
 
 // max(a, b), min(a, b) and clamp(x, lo, hi) that return a NaN operand, as
 // numpy's maximum, PyTorch's relu, clamp and amax, and IEEE 754-2019's

@@ -182,7 +182,11 @@ void lower_softmax(LowerContext &c) {
     if (c.node().op_type == "LogSoftmax") {
       Func sum = fold(c, ax, "sum", Halide::cast(t, 0), sum_of,
                       [&](const std::vector<Expr> &i) { return math::exp_nonpositive(shifted(i)); });
-      c.define_output(0, v, shifted(idx) - math::log(call(sum, ax.kept(idx))));
+      // (x - m) - log sum, both steps strict: reassociated to x - (m + log
+      // sum), large logits lost digits to the rounding of m + log sum (logits
+      // near 1e4 came out 1e-4 off PyTorch's, near 1e5 2e-3).
+      Expr lse = math::log(call(sum, ax.kept(idx)));
+      c.define_output(0, v, Halide::strict_float(shifted(idx) - lse));
       return;
     }
     exp_value = math::exp_nonpositive(shifted(idx));
@@ -335,7 +339,10 @@ Expr fold_value(LowerContext &c, const AxisReduction &ax, Halide::Type t, const 
   return m.finalize ? m.finalize(folded, ax.count(c)) : folded;
 }
 
-// log(sum(exp(x - m))) + m with m the max: exp() cannot overflow.
+// log(sum(exp(x - m))) + m with m the max: exp() cannot overflow. Where m is
+// not finite the answer is m itself: -inf for a row of -inf (a fully masked
+// row; an empty one) and +inf for a row holding +inf, as PyTorch's logsumexp,
+// where x - m gave inf - inf = NaN; a NaN m stays NaN.
 Expr log_sum_exp(LowerContext &c, const AxisReduction &ax, Halide::Type t, const ValueAt &x,
                  const std::vector<Expr> &k) {
   auto xf = [&](const std::vector<Expr> &i) { return as_float(x(i)); };
@@ -343,7 +350,8 @@ Expr log_sum_exp(LowerContext &c, const AxisReduction &ax, Halide::Type t, const
   Func mx = fold(c, ax, "max", ft.min(), shift_max, xf);
   Func s = fold(c, ax, "sumexp", Halide::cast(ft, 0), sum_of,
                 [&](const std::vector<Expr> &i) { return math::exp_nonpositive(xf(i) - call(mx, ax.kept(i))); });
-  return math::log(call(s, k)) + call(mx, k);
+  Expr m = call(mx, k);
+  return Halide::select(math::is_finite(m), math::log(call(s, k)) + m, m);
 }
 
 void lower_reduce_with(LowerContext &c, ReduceValue value) {

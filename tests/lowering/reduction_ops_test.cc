@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -97,6 +98,11 @@ TEST(Softmax, Opset11CoercesToTwoDimsAtTheAxis) {
 }
 TEST(Softmax, Opset11DefaultAxisIsOne) { run_softmax("Softmax", 11, {}, {3, 2, 2}, {1, 2}); }
 TEST(LogSoftmax, LastAxisIsStableForLargeInputs) { run_softmax("LogSoftmax", 13, {}, {2, 3, 5}, {2}, -500.0f); }
+// Logits near 1e5 (a float's step there is 2^-7): (x - max) - log sum keeps
+// the digits that x - (max + log sum) rounds away.
+TEST(LogSoftmax, LogitsNearAHundredThousandKeepTheirDigits) {
+  run_softmax("LogSoftmax", 13, {}, {2, 3, 5}, {2}, 100000.0f);
+}
 TEST(LogSoftmax, Opset1CoercesAtAxisZero) {
   run_softmax("LogSoftmax", 1, {{"axis", attr_int(0)}}, {2, 2, 3}, {0, 1, 2});
 }
@@ -259,6 +265,21 @@ TEST(Reduce, LogSumExpIsStableForLargeInputs) {
   std::vector<float> xv = ramp(24, 1.0f);
   for (auto &v : xv) v += 2000.0f;
   run_reduce(reduce_cases()[9], 13, false, {2}, true, xv);
+}
+
+// Rows whose max is not finite: their log-sum-exp is that max (PyTorch's
+// logsumexp), not inf - inf = NaN; a NaN stays NaN.
+TEST(Reduce, LogSumExpOfRowsWithInfinitiesIsTheirMax) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  GraphBuilder b(13);
+  auto x = b.input("x", DType::F32, {sym("rows"), 3});
+  b.output(b.op("ReduceLogSumExp", {x}, attrs({{"axes", attr_ints({1})}, {"keepdims", attr_int(0)}})));
+  auto out = testing::jit_eval(b.build(), {f32({4, 3}, {-inf, -inf, -inf, inf, 0, 1, 0, 1, 2, nan, 0, 1})});
+  const float *y = out[0].as<float>();
+  EXPECT_EQ(y[0], -inf);
+  EXPECT_EQ(y[1], inf);
+  EXPECT_NEAR(y[2], 2.40760596, 1e-6);  // log(1 + e + e^2)
+  EXPECT_TRUE(std::isnan(y[3]));
 }
 
 TEST(Reduce, NoopWithEmptyAxesIsTheIdentity) {
