@@ -309,11 +309,10 @@ void lower_recurrent(LowerContext &c) {
   // compute it tile by tile in registers; rows past the last are read clamped.
   Func xsum = c.func("input_product"), xw = c.func("input_projection");
   {
-    // The direction as the weights' index, promised in [0, D): a template
-    // that fuses the direction into a parallel loop of tasks (x86) leaves
-    // bounds inference an interval of task / tasks-per-direction that it
-    // cannot bound, and the required region of W ran to -2 (unidirectional
-    // LSTM and GRU over more than one task's rows failed their bounds check).
+    // The direction as the weights' index, promised in [0, D), so that no
+    // template's loop over it can widen W's required region: the x86 one's
+    // direction fused outside its row tasks (task / tasks-per-direction, an
+    // interval bounds inference cannot bound) once ran it to -2.
     const Expr dw = Halide::unsafe_promise_clamped(d, 0, D - 1);
     Halide::RDom ri(0, I);
     Expr B1 = Halide::max(B, 1), T1 = Halide::max(T, 1), mc = clamp_to(m, T * B);
