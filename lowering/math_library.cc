@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <stdexcept>
+#include <utility>
 
 #include "lowering/math_coefficients.h"
 
@@ -624,24 +625,27 @@ Expr nan_keeping(const Expr &a, const Expr &b_any, Pick pick) {
   return Halide::select(math::is_nan(a), a, math::is_nan(b), b, pick(a, b));
 }
 
+// x's magnitude bits (sign cleared) and +inf's, as unsigned integers of x's
+// width (float16 and bfloat16 widened to float32, exactly): a NaN's magnitude
+// is above inf's, a finite float's below.
+std::pair<Expr, Expr> magnitude_and_inf(const Expr &x) {
+  if (x.type().bits() == 16) return magnitude_and_inf(Halide::cast(Halide::Float(32, x.type().lanes()), x));
+  if (x.type().bits() == 32) return {abs_bits(x), u32(kInfBits)};
+  Expr s = Halide::reinterpret(Halide::UInt(64, x.type().lanes()), x);
+  return {s & Halide::cast(s.type(), Expr(uint64_t{0x7fffffffffffffff})),
+          Halide::cast(s.type(), Expr(uint64_t{0x7ff0000000000000}))};
+}
+
 }  // namespace
 
 Expr is_nan(const Expr &x) {
-  const int b = x.type().bits();
-  if (b == 16) return math::is_nan(Halide::cast(Halide::Float(32, x.type().lanes()), x));
-  if (b == 32) return is_nan_bits(x);
-  Expr s = Halide::reinterpret(Halide::UInt(64, x.type().lanes()), x);
-  return (s & Halide::cast(s.type(), Expr(uint64_t{0x7fffffffffffffff}))) >
-         Halide::cast(s.type(), Expr(uint64_t{0x7ff0000000000000}));
+  auto [magnitude, inf] = magnitude_and_inf(x);
+  return magnitude > inf;
 }
 
 Expr is_finite(const Expr &x) {
-  const int b = x.type().bits();
-  if (b == 16) return math::is_finite(Halide::cast(Halide::Float(32, x.type().lanes()), x));
-  if (b == 32) return abs_bits(x) < u32(kInfBits);
-  Expr s = Halide::reinterpret(Halide::UInt(64, x.type().lanes()), x);
-  return (s & Halide::cast(s.type(), Expr(uint64_t{0x7fffffffffffffff}))) <
-         Halide::cast(s.type(), Expr(uint64_t{0x7ff0000000000000}));
+  auto [magnitude, inf] = magnitude_and_inf(x);
+  return magnitude < inf;
 }
 
 Expr max(const Expr &a, const Expr &b) {

@@ -33,10 +33,10 @@ std::string field(const std::string &header, const std::string &key, const std::
 // `t`'s bytes, which hold its shape in Fortran order (first index
 // fastest), as a tensor of that shape in C order.
 TensorData c_order_from_fortran(const TensorData &t) {
-  TensorData c(t.dtype, t.shape);
   const size_t rank = t.shape.size(), elem = dtype_size(t.dtype);
   const int64_t n = t.num_elements();
-  if (rank < 2 || n == 0) return t;
+  if (rank < 2 || n == 0) return t;  // the same bytes either way
+  TensorData c(t.dtype, t.shape);
   std::vector<int64_t> fstride(rank, 1), idx(rank, 0);
   for (size_t i = 1; i < rank; ++i) fstride[i] = fstride[i - 1] * t.shape[i - 1];
   const auto *src = static_cast<const uint8_t *>(t.data());

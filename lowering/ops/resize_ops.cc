@@ -63,15 +63,21 @@ bool given(const NodeContext &c, int i) {
   return !(s.size() == 1 && c.store().canonical(s[0]).is_const(0));
 }
 
-// The fraction p/q (q <= 4096) whose float32 rounding is the float scale s,
-// if there is one: the scale its author wrote (header comment).
-std::optional<Fraction> float_fraction(double s) {
+// The first fraction p/q, q from 1 to 4096 and p the nearest numerator to
+// s q, that `accept(p, q)` takes.
+template <class Accept>
+std::optional<Fraction> first_fraction(double s, Accept accept) {
   for (int64_t q = 1; q <= 4096; ++q) {
     int64_t p = std::llround(s * static_cast<double>(q));
-    if (p >= 1 && static_cast<float>(static_cast<double>(p) / static_cast<double>(q)) == static_cast<float>(s))
-      return Fraction{p, q};
+    if (p >= 1 && accept(static_cast<double>(p) / static_cast<double>(q))) return Fraction{p, q};
   }
   return std::nullopt;
+}
+
+// The fraction p/q whose float32 rounding is the float scale s, if there is
+// one: the scale its author wrote (header comment).
+std::optional<Fraction> float_fraction(double s) {
+  return first_fraction(s, [s](double r) { return static_cast<float>(r) == static_cast<float>(s); });
 }
 
 // floor(in * s) as a dim: floor(in * p / q) where s is a float fraction;
@@ -83,11 +89,9 @@ Dim scaled_extent(const NodeContext &c, const Dim &in0, double s) {
   Dim in = c.store().canonical(in0);
   if (auto f = float_fraction(s)) return floor_div(in * f->p, Dim(f->q));
   if (in.is_const()) return Dim(static_cast<int64_t>(std::floor(static_cast<double>(in.as_const()) * s)));
-  for (int64_t q = 1; q <= 4096; ++q) {
-    int64_t p = std::llround(s * static_cast<double>(q));
-    double err = s - static_cast<double>(p) / static_cast<double>(q);
-    if (p < 1 || std::fabs(err) > 1e-6 * s) continue;
-    return err < 0 ? floor_div(in * p - 1, Dim(q)) : floor_div(in * p, Dim(q));
+  if (auto f = first_fraction(s, [s](double r) { return std::fabs(s - r) <= 1e-6 * s; })) {
+    const bool below = s < static_cast<double>(f->p) / static_cast<double>(f->q);
+    return below ? floor_div(in * f->p - 1, Dim(f->q)) : floor_div(in * f->p, Dim(f->q));
   }
   c.fail("scale ", s, " of symbolic extent ", in.str(), " is not a simple fraction; give sizes instead");
 }
