@@ -144,11 +144,38 @@ std::optional<Dim> divide_dims(const Dim &x, const Dim &y) {
   return floor_div(x, y);
 }
 
-// Integer powers compute in float64, where every int32 and its small powers
-// are exact.
+// The exponent bits an integer Pow multiplies out (integer_power).
+constexpr int kPowBits = 8;
+
+// An integer Pow by square-and-multiply in the base's own type, so that a
+// power that fits is exact (through float64, an int64 past 2^53 lost its low
+// digits: (2^31 + 5)^2) and one that overflows wraps as PyTorch's does. An
+// elementwise Expr has no loop, and each squaring doubles its tree, so the
+// product covers the exponent's low kPowBits bits (255 multiplies before
+// Halide's CSE); past those, bases -1, 0 and 1 stay exact and even bases wrap
+// to 0 as they should, but an odd base of 3 or more (whose power is far past
+// overflow) is not PyTorch's wrapped value. A negative exponent truncates
+// 1 / a^-e: 1 for a base of 1, -1 or 1 for -1, else 0 (0 too for a base of 0,
+// where C's pow gives an infinity that no integer holds).
+Expr integer_power(const Expr &a, const Expr &e) {
+  const Halide::Type t = a.type();
+  const Expr one = Halide::cast(t, 1), zero = Halide::cast(t, 0);
+  Expr product = one, square = a;
+  for (int i = 0; i < kPowBits; ++i) {
+    product = product * Halide::select(((e >> i) & 1) == one, square, one);
+    if (i + 1 < kPowBits) square = square * square;
+  }
+  const Expr odd = (e & 1) == one;
+  const Expr unit = Halide::select(a == -1 && odd, -one, one);  // a^e for a = +-1
+  const Expr large = e >= Halide::cast(t, 1 << kPowBits);
+  return Halide::select(e < zero || (large && (a & 1) == zero), Halide::select(a == one || a == -one, unit, zero),
+                        large && (a == one || a == -one), unit, product);
+}
+
+// A float Pow is the math library's; an integer one integer_power's.
 Expr power(const Expr &a, const Expr &b, DType t) {
   if (dtype_is_float(t)) return math::pow(a, b);
-  return Halide::cast(a.type(), Halide::pow(Halide::cast(Halide::Float(64), a), Halide::cast(Halide::Float(64), b)));
+  return integer_power(a, b);
 }
 
 void lower_binary(LowerContext &c) {
@@ -182,6 +209,19 @@ void lower_cast(LowerContext &c) {
   if (dtype_is_float(c.in(0).dtype) && !dtype_is_float(to) && to != DType::Bool) {
     // Float to int truncates toward zero, through a wide type to avoid UB.
     x = Halide::cast(Halide::Int(64), Halide::trunc(Halide::cast(Halide::Float(64), x)));
+    // Into an 8- or 16-bit type the value wraps, as PyTorch's and
+    // onnxruntime's casts do on x86 (through a 32-bit conversion: -1.0 to
+    // uint8 is 255, 200.0 to int8 is -56). Written out in bits: Halide folded
+    // int64-then-narrow into one float-to-narrow conversion, which saturated.
+    const int bits = halide_type(to).bits();
+    if (bits < 32) {
+      const Expr mask = Halide::Expr((int64_t(1) << bits) - 1);
+      x = x & mask;
+      if (halide_type(to).is_int()) {
+        const Expr sign = Halide::Expr(int64_t(1) << (bits - 1));
+        x = (x ^ sign) - sign;
+      }
+    }
   }
   c.define_output(0, v, cast_to(to, x));
 }

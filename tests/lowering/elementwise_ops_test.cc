@@ -107,6 +107,31 @@ TEST(ElementwiseOps, PowByAConstantHandlesNegativeBasesAndFractions) {
   }
 }
 
+TEST(ElementwiseOps, IntegerPowIsExactAndWrapsAsPyTorch) {
+  // torch.pow of int64 tensors gives these (Python's pow(a, e) mod 2^64, as
+  // a signed value): (2^31 + 5)^2 fits but is past float64's 2^53; the rest
+  // wrap. A negative exponent truncates 1 / a^-e (torch.pow: 1, -1, 1, 0).
+  GraphBuilder b;
+  auto x = b.input("x", DType::I64, {n});
+  auto e = b.input("e", DType::I64, {n});
+  b.output(b.op("Pow", {x, e}));
+  auto out = testing::jit_eval(b.build(), {i64({12}, {(int64_t(1) << 31) + 5, 3, 3, -7, 2, 2, 5, -3, 1, -1, -1, 2}),
+                                           i64({12}, {2, 41, 40, 21, 63, 64, 100, 37, -3, -3, -4, -1})});
+  EXPECT_EQ(out[0].to_int64(),
+            (std::vector<int64_t>{4611686039902224409, -420491770248316829, -6289078614652622815, -558545864083284007,
+                                  kIntMin, 0, -3842938066129721103, -450283905890997363, 1, -1, 1, 0}));
+}
+
+TEST(ElementwiseOps, IntegerPowOfInt32Wraps) {
+  // torch.pow of int32 tensors: 3^21, 7^12, (-5)^15 and 46341^2 wrap.
+  GraphBuilder b;
+  auto x = b.input("x", DType::I32, {n});
+  auto e = b.input("e", DType::I32, {n});
+  b.output(b.op("Pow", {x, e}));
+  auto out = testing::jit_eval(b.build(), {i32({4}, {3, 7, -5, 46341}), i32({4}, {21, 12, 15, 2})});
+  EXPECT_EQ(out[0].to_int64(), (std::vector<int64_t>{1870418611, 956385313, -452807053, -2147479015}));
+}
+
 // ---- Clip, Min, Max, Sum, Mean ----------------------------------------------
 
 TEST(ElementwiseOps, ClipBeforeOpset11UsesAttributes) {

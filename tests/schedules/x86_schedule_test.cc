@@ -69,6 +69,33 @@ TEST(X86Schedule, LoopKernelSmallBranchMatchesTheReference) {
   expect_broadcast_add(exec, 3, 1, 5);
 }
 
+TEST(X86Schedule, CastsOfOutOfRangeFloatsToEightAndSixteenBitsWrapAsPyTorch) {
+  // PyTorch's x.to(torch.uint8), .to(torch.int8) and .to(torch.int16) on x86.
+  // Three casts of one input in one compiled loop kernel, as in the exported
+  // model where they saturated (Halide folded the int64 step away); Halide's
+  // JIT of the unscheduled graph (jit_eval) wrapped all along.
+  const std::vector<float> xv{0, 1, 100, 200, 255, -1, -100, 1.7f, -1.7f, 300, 70000};
+  const std::vector<std::pair<DType, std::vector<int64_t>>> want{
+      {DType::U8, {0, 1, 100, 200, 255, 255, 156, 1, 255, 44, 112}},
+      {DType::I8, {0, 1, 100, -56, -1, -1, -100, 1, -1, 44, 112}},
+      {DType::I16, {0, 1, 100, 200, 255, -1, -100, 1, -1, 300, 4464}}};
+  GraphBuilder b;
+  auto x = b.input("x", DType::F32, {Dim::symbol("n")});
+  for (const auto &w : want) b.output(b.op("Cast", {x}, attrs({{"to", attr_int(dtype_to_onnx(w.first))}})));
+  Compiled c = compile(b.build());
+  Executor exec(c.model.plan, c.model.dir);
+  for (int copies : {1, 8}) {  // the small branch, and whole vectors
+    std::vector<float> in;
+    for (int i = 0; i < copies; ++i) in.insert(in.end(), xv.begin(), xv.end());
+    auto out = exec.run({f32({int64_t(in.size())}, in)});
+    for (size_t k = 0; k < want.size(); ++k) {
+      std::vector<int64_t> expected;
+      for (int i = 0; i < copies; ++i) expected.insert(expected.end(), want[k].second.begin(), want[k].second.end());
+      EXPECT_EQ(out[k].to_int64(), expected) << dtype_name(want[k].first) << " x" << copies;
+    }
+  }
+}
+
 TEST(X86Schedule, LoopKernelDenseBranchMatchesTheReference) {
   Compiled c = compile(broadcast_add());
   Executor exec(c.model.plan, c.model.dir);
