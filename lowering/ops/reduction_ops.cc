@@ -404,6 +404,14 @@ void lower_arg(LowerContext &c) {
   Expr x = in.at(ax.merge(kept, r));
   Expr best = f(lhs)[0];
   Expr better = is_max ? (last ? x >= best : x > best) : (last ? x <= best : x < best);
+  if (x.type().is_float()) {
+    // A NaN wins, for ArgMax and ArgMin alike, as in PyTorch and numpy (the
+    // first NaN; the last with select_last_index), and once found stays:
+    // comparisons with a NaN say false, and under Halide's float flags may
+    // not even say that, so math::is_nan tests the bits.
+    const Expr x_nan = math::is_nan(x), best_nan = math::is_nan(best);
+    better = last ? (x_nan || (!best_nan && better)) : (!best_nan && (x_nan || better));
+  }
   f(lhs) = Halide::Tuple(Halide::select(better, x, best),
                          Halide::select(better, Halide::cast(Halide::Int(64), r[0]), f(lhs)[1]));
   c.add_stage(f, ax.stage_kind(), ax.kept_rank());

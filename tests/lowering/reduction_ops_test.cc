@@ -366,5 +366,19 @@ TEST(ArgMin, LastAxisWithNegativeAxisAndInfinities) {
   EXPECT_EQ(ints(last), (std::vector<int64_t>{3, 3}));
 }
 
+TEST(ArgMax, ANanWinsForArgMaxAndArgMinAsInPyTorch) {
+  // [4, 1, 4]; torch.argmax and torch.argmin of these rows both give
+  // [0, 2, 0, 1] (the first NaN; a NaN-free row as usual).
+  const float nan = NAN;
+  std::vector<float> xv{nan, 1, 2, nan, 1, 3, nan, 0, 5, 5, 5, 5, -1, nan, nan, -2};
+  for (const char *op : {"ArgMax", "ArgMin"}) {
+    EXPECT_EQ(ints(run_arg(op, {{"axis", attr_int(2)}}, {4, 1, 4}, xv)), (std::vector<int64_t>{0, 2, 0, 1})) << op;
+    // The last NaN with select_last_index; row 2's ties give its last index.
+    EXPECT_EQ(ints(run_arg(op, {{"axis", attr_int(2)}, {"select_last_index", attr_int(1)}}, {4, 1, 4}, xv)),
+              (std::vector<int64_t>{3, 2, 3, 2}))
+        << op;
+  }
+}
+
 }  // namespace
 }  // namespace disco
