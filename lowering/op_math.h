@@ -18,6 +18,8 @@ struct Type;
 
 namespace disco {
 
+class ShapeStore;
+
 class AttrReader;
 
 // What a unary expression may read besides its element.
@@ -48,8 +50,9 @@ struct UnaryMath {
 struct BinaryMath {
   Halide::Expr (*expr)(const Halide::Expr &a, const Halide::Expr &b, DType t) = nullptr;
   // The op on folded integer shape values, nullopt where it cannot fold
-  // (a division by 0); null: not folded.
-  std::optional<Dim> (*dims)(const Dim &a, const Dim &b) = nullptr;
+  // (a division by 0, or by a value of unknown sign); null: not folded. The
+  // store gives the operands' signs (Div truncates toward zero).
+  std::optional<Dim> (*dims)(const Dim &a, const Dim &b, const ShapeStore &store) = nullptr;
   bool same_dtypes = true;  // false: b may have another dtype (Pow's exponent)
   std::optional<int64_t> (*ints)(int64_t a, int64_t b) = nullptr;
   std::optional<double> (*reals)(double a, double b) = nullptr;

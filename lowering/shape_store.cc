@@ -160,34 +160,46 @@ bool ShapeStore::can_be_one(const Dim &d0) const {
   return true;
 }
 
-std::optional<int64_t> ShapeStore::atom_bound(const AtomNode &a, bool upper) const {
+std::optional<int64_t> ShapeStore::atom_bound(const AtomNode &a, bool upper, BoundMemo &memo) const {
+  if (a.kind == AtomNode::Sym) {
+    if (upper) return std::nullopt;
+    return has_symbol(a.name) ? facts(a.name).min : 0;  // extents are never negative
+  }
+  const auto at = std::make_pair(a.key, upper);
+  if (auto it = memo.find(at); it != memo.end()) return it->second;
+  std::optional<int64_t> r;
   switch (a.kind) {
     case AtomNode::Sym:
-      if (upper) return std::nullopt;
-      return has_symbol(a.name) ? facts(a.name).min : 0;  // extents are never negative
+      break;
     case AtomNode::FloorDiv:
     case AtomNode::Mod: {
-      if (!a.b.is_const() || a.b.as_const() <= 0) return std::nullopt;
+      if (!a.b.is_const() || a.b.as_const() <= 0) break;
       int64_t k = a.b.as_const();
-      if (a.kind == AtomNode::Mod) return upper ? k - 1 : 0;
-      auto x = bound(a.a, upper);
-      return x ? std::optional<int64_t>(floor_div_int(*x, k)) : std::nullopt;
+      if (a.kind == AtomNode::Mod) {
+        r = upper ? k - 1 : 0;
+        break;
+      }
+      auto x = bound(a.a, upper, memo);
+      if (x) r = floor_div_int(*x, k);
+      break;
     }
     case AtomNode::Min:
     case AtomNode::Max: {
       bool is_min = a.kind == AtomNode::Min;
-      auto x = bound(a.a, upper), y = bound(a.b, upper);
+      auto x = bound(a.a, upper, memo), y = bound(a.b, upper, memo);
       auto pick = [&](int64_t p, int64_t q) { return is_min ? std::min(p, q) : std::max(p, q); };
-      if (x && y) return pick(*x, *y);
-      // min(x, y) <= x alone bounds it above; max(x, y) >= x alone bounds it below.
-      if (is_min == upper) return x ? x : y;
-      return std::nullopt;
+      if (x && y)
+        r = pick(*x, *y);
+      else if (is_min == upper)  // min(x, y) <= x alone bounds it above; max(x, y) >= x alone below
+        r = x ? x : y;
+      break;
     }
   }
-  return std::nullopt;
+  memo.emplace(at, r);
+  return r;
 }
 
-std::optional<int64_t> ShapeStore::bound(const Dim &d, bool upper) const {
+std::optional<int64_t> ShapeStore::bound(const Dim &d, bool upper, BoundMemo &memo) const {
   int64_t sum = 0;
   const Dim cd = canonical(d);
   for (const auto &t : cd.terms()) {
@@ -195,9 +207,9 @@ std::optional<int64_t> ShapeStore::bound(const Dim &d, bool upper) const {
     int64_t prod = 1;
     for (const auto &a : t.atoms) {
       // Bounds of a product multiply only when every factor is non-negative.
-      auto lo = atom_bound(*a, false);
+      auto lo = atom_bound(*a, false, memo);
       if (t.atoms.size() > 1 && (!lo || *lo < 0)) return std::nullopt;
-      auto b = atom_bound(*a, want_upper);
+      auto b = atom_bound(*a, want_upper, memo);
       if (!b || __builtin_mul_overflow(prod, *b, &prod)) return std::nullopt;
     }
     if (__builtin_mul_overflow(t.coeff, prod, &prod) || __builtin_add_overflow(sum, prod, &sum)) return std::nullopt;
@@ -205,8 +217,14 @@ std::optional<int64_t> ShapeStore::bound(const Dim &d, bool upper) const {
   return sum;
 }
 
-std::optional<int64_t> ShapeStore::lower_bound(const Dim &d) const { return bound(d, false); }
-std::optional<int64_t> ShapeStore::upper_bound(const Dim &d) const { return bound(d, true); }
+std::optional<int64_t> ShapeStore::lower_bound(const Dim &d) const {
+  BoundMemo memo;
+  return bound(d, false, memo);
+}
+std::optional<int64_t> ShapeStore::upper_bound(const Dim &d) const {
+  BoundMemo memo;
+  return bound(d, true, memo);
+}
 
 bool ShapeStore::is_nonnegative(const Dim &d) const {
   auto lo = lower_bound(d);

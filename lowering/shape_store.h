@@ -77,8 +77,12 @@ class ShapeStore {
  private:
   std::optional<Dim> representative(const std::string &sym) const;
   std::string find(const std::string &sym) const;
-  std::optional<int64_t> bound(const Dim &d, bool upper) const;
-  std::optional<int64_t> atom_bound(const AtomNode &a, bool upper) const;
+  // Bounds already found in one lower_bound/upper_bound call, by atom key and
+  // side: a dim's atoms nest and share (clamps of clamps in Swin's window
+  // masks), and bounding each anew took time exponential in the nesting.
+  using BoundMemo = std::map<std::pair<std::string, bool>, std::optional<int64_t>>;
+  std::optional<int64_t> bound(const Dim &d, bool upper, BoundMemo &memo) const;
+  std::optional<int64_t> atom_bound(const AtomNode &a, bool upper, BoundMemo &memo) const;
   std::map<std::string, SymbolFacts> facts_;
   std::map<std::string, std::string> parent_;  // union-find over symbols
   std::map<std::string, int64_t> pinned_;      // root symbol -> constant

@@ -11,6 +11,7 @@
 #include "lowering/math_library.h"
 #include "lowering/op_registry.h"
 #include "lowering/ops/op_helpers.h"
+#include "lowering/shape_store.h"
 
 namespace disco {
 namespace {
@@ -37,18 +38,7 @@ void infer_binary(InferContext &c) {
   Shape out = infer_binary_shape(c);
   c.set_output(0, c.dtype(0), out);
   // Fold arithmetic on shape values.
-  auto a = c.dims_value(0), b = c.dims_value(1);
-  if (!a || !b || out.size() > 1 || dtype_is_float(c.dtype(0))) return;
-  size_t n = std::max(a->size(), b->size());
-  if ((a->size() != n && a->size() != 1) || (b->size() != n && b->size() != 1)) return;
-  std::vector<Dim> r;
-  for (size_t i = 0; i < n; ++i) {
-    const Dim &x = (*a)[a->size() == 1 ? 0 : i], &y = (*b)[b->size() == 1 ? 0 : i];
-    std::optional<Dim> d = m.dims ? m.dims(x, y) : std::nullopt;
-    if (!d) return;
-    r.push_back(*d);
-  }
-  c.set_dims_value(0, r);
+  if (m.dims) fold_binary_dims(c, out, [&](const Dim &x, const Dim &y) { return m.dims(x, y, c.store()); });
 }
 
 // Cast's `to`: a TensorProto code from opset 6, the code's name before.
@@ -132,16 +122,32 @@ Expr divide(const Expr &a, const Expr &b, DType t) {
   return Halide::select(b == zero, zero, Halide::select(a < zero && a % b != zero, q + step, q));
 }
 
-// ONNX integer Div truncates. Constants (-7 / 2 = -3) truncate here too;
-// symbolic dims floor, which equals truncating for the non-negative dims
-// they stand for.
-std::optional<Dim> divide_dims(const Dim &x, const Dim &y) {
+// ONNX integer Div truncates toward zero, symbolic shape values too (where
+// the static compile's constants did, the dynamic compile's floor_div once
+// floored: (seq - 8) / 2 at seq 5 gave -2, not -1). Floor and truncation agree
+// where the quotient is not negative; otherwise the quotient is
+// floor(max(x, 0) / y) - floor(max(-x, 0) / y) for y > 0, whose max()s the
+// store drops where it knows x's sign. A divisor that may be negative or
+// positive does not fold (nor a zero one).
+std::optional<Dim> divide_dims(const Dim &x, const Dim &y, const ShapeStore &st) {
   if (y.is_const(0)) return std::nullopt;
   if (x.is_const() && y.is_const()) {
     auto q = div_ints(x.as_const(), y.as_const());
     return q ? std::optional<Dim>(Dim(*q)) : std::nullopt;
   }
-  return floor_div(x, y);
+  const auto lo = st.lower_bound(y), hi = st.upper_bound(y);
+  // An extent may be 0; dividing by it is a run-time error either way.
+  const bool positive = lo && *lo >= 0, negative = hi && *hi <= 0;
+  if (!positive && !negative) return std::nullopt;
+  const Dim d = positive ? y : -y;
+  Dim q;
+  if (st.is_nonnegative(x))
+    q = floor_div(x, d);
+  else if (st.is_nonnegative(-x))
+    q = -floor_div(-x, d);
+  else
+    q = floor_div(st.simplify_max(x, Dim(0)), d) - floor_div(st.simplify_max(-x, Dim(0)), d);
+  return positive ? q : -q;
 }
 
 // The exponent bits an integer Pow multiplies out (integer_power).
@@ -282,6 +288,21 @@ void add_unary(OpRegistry &r, const char *op, UnaryMath m) {
   r.add(op, 1, OpKind::Elementwise, infer_unary, lower_unary, m);
 }
 
+// A unary op that ONNX defines on floats alone refuses an integer input,
+// naming the node, rather than compute in the integer type: PyTorch exports
+// x / sqrt(C), with C read from a shape, as a Sqrt of int64, where
+// onnxruntime has no kernel and disco gave sqrt(128) = 11.
+void infer_float_only_unary(InferContext &c) {
+  if (!dtype_is_float(c.dtype(0)))
+    c.fail("input must be a float tensor (ONNX defines ", c.node().op_type, " on floats alone), got ",
+           dtype_name(c.dtype(0)));
+  infer_unary(c);
+}
+
+void add_float_only_unary(OpRegistry &r, const char *op, UnaryMath m) {
+  r.add(op, 1, OpKind::Elementwise, infer_float_only_unary, lower_unary, m);
+}
+
 void add_binary(OpRegistry &r, const char *op, BinaryMath m) {
   r.add(op, 1, OpKind::Elementwise, infer_binary, lower_binary, m);
 }
@@ -295,29 +316,32 @@ void register_elementwise_ops(OpRegistry &r) {
   add_unary(r, "Abs",
             {[](const Expr &x, Args) { return x.type().is_uint() ? x : Halide::cast(x.type(), Halide::abs(x)); },
              nullptr, abs_int, abs_real});
-  add_unary(r, "Exp", {library<math::exp>});
-  add_unary(r, "Log", {library<math::log>});
-  add_unary(r, "Sqrt", {library<math::sqrt>});
-  add_unary(r, "Tanh", {library<math::tanh>});
-  add_unary(r, "Sin", {library<math::sin>});
-  add_unary(r, "Cos", {library<math::cos>});
-  add_unary(r, "Floor", {in_float<Halide::floor>});
-  add_unary(r, "Ceil", {in_float<Halide::ceil>});
-  add_unary(r, "Reciprocal", {[](const Expr &x, Args) { return Halide::cast(x.type(), 1) / x; }});
-  add_unary(r, "Sigmoid", {library<math::sigmoid>});
+  add_float_only_unary(r, "Exp", {library<math::exp>});
+  add_float_only_unary(r, "Log", {library<math::log>});
+  add_float_only_unary(r, "Sqrt", {library<math::sqrt>});
+  add_float_only_unary(r, "Tanh", {library<math::tanh>});
+  add_float_only_unary(r, "Sin", {library<math::sin>});
+  add_float_only_unary(r, "Cos", {library<math::cos>});
+  add_float_only_unary(r, "Floor", {in_float<Halide::floor>});
+  add_float_only_unary(r, "Ceil", {in_float<Halide::ceil>});
+  add_float_only_unary(r, "Reciprocal", {[](const Expr &x, Args) { return Halide::cast(x.type(), 1) / x; }});
+  add_float_only_unary(r, "Sigmoid", {library<math::sigmoid>});
   add_unary(r, "Erf", {library<math::erf>});
   add_unary(
       r, "Not",
       {[](const Expr &x, Args) { return !x; }, nullptr, [](int64_t x) { return std::optional<int64_t>(x == 0); }});
   add_binary(r, "Add",
              {[](const Expr &a, const Expr &b, DType) { return a + b; },
-              [](const Dim &x, const Dim &y) { return std::optional<Dim>(x + y); }, true, add_ints, add_reals});
+              [](const Dim &x, const Dim &y, const ShapeStore &) { return std::optional<Dim>(x + y); }, true, add_ints,
+              add_reals});
   add_binary(r, "Sub",
              {[](const Expr &a, const Expr &b, DType) { return a - b; },
-              [](const Dim &x, const Dim &y) { return std::optional<Dim>(x - y); }, true, sub_ints, sub_reals});
+              [](const Dim &x, const Dim &y, const ShapeStore &) { return std::optional<Dim>(x - y); }, true, sub_ints,
+              sub_reals});
   add_binary(r, "Mul",
              {[](const Expr &a, const Expr &b, DType) { return a * b; },
-              [](const Dim &x, const Dim &y) { return std::optional<Dim>(x * y); }, true, mul_ints, mul_reals});
+              [](const Dim &x, const Dim &y, const ShapeStore &) { return std::optional<Dim>(x * y); }, true, mul_ints,
+              mul_reals});
   add_binary(r, "Div", {divide, divide_dims, true, div_ints, div_reals});
   r.add("Pow", 1, OpKind::Elementwise, infer_binary, lower_pow, BinaryMath{power, nullptr, /*same_dtypes=*/false});
   r.add("Cast", 1, OpKind::Elementwise, infer_cast, lower_cast);

@@ -5,6 +5,7 @@
 #include "lowering/lower_context.h"
 #include "lowering/op_registry.h"
 #include "lowering/ops/op_helpers.h"
+#include "lowering/shape_store.h"
 
 namespace disco {
 namespace {
@@ -13,10 +14,13 @@ using Halide::Expr;
 
 bool is_unsigned_int(DType t) { return t == DType::U8 || t == DType::U16 || t == DType::U32 || t == DType::U64; }
 
-void infer_same_dtype_binary(InferContext &c) {
+// Sets output 0 and returns its shape.
+Shape infer_same_dtype_binary(InferContext &c) {
   if (c.dtype(0) != c.dtype(1))
     c.fail("inputs have different dtypes: ", dtype_name(c.dtype(0)), " and ", dtype_name(c.dtype(1)));
-  c.set_output(0, c.dtype(0), c.broadcast(c.shape(0), c.shape(1)));
+  Shape out = c.broadcast(c.shape(0), c.shape(1));
+  c.set_output(0, c.dtype(0), out);
+  return out;
 }
 
 // Defines output 0 as op(a, b) over the broadcast operands.
@@ -30,11 +34,30 @@ void lower_broadcast_binary(LowerContext &c, const Op &op) {
 
 // ---- Mod ------------------------------------------------------------------------
 
+// Mod of two shape values, where the store knows the signs it needs: with
+// the divisor's sign (fmod=0) that is floor_mod, for either sign of x; with
+// the dividend's (fmod=1) it is floor_mod where x >= 0 and minus that of -x
+// where x <= 0. Anything else does not fold (nor a divisor of 0). Swin's
+// pad to whole windows, (7 - W % 7) % 7, stays symbolic so, not a value
+// that one input's shape compiles in.
+std::optional<Dim> mod_dims(const Dim &x, const Dim &y, bool fmod, const ShapeStore &st) {
+  if (y.is_const(0)) return std::nullopt;
+  const auto lo = st.lower_bound(y), hi = st.upper_bound(y);
+  const bool positive = lo && *lo >= 0, negative = hi && *hi <= 0;
+  if (!positive && !negative) return std::nullopt;
+  if (!fmod) return floor_mod(x, y);
+  const Dim d = positive ? y : -y;  // C's remainder ignores the divisor's sign
+  if (st.is_nonnegative(x)) return floor_mod(x, d);
+  if (st.is_nonnegative(-x)) return -floor_mod(-x, d);
+  return std::nullopt;
+}
+
 void infer_mod(InferContext &c) {
-  infer_same_dtype_binary(c);
+  const Shape out = infer_same_dtype_binary(c);
   bool fmod = c.attrs().get_int("fmod", 0) != 0;
   if (dtype_is_float(c.dtype(0)) && !fmod) c.fail("float inputs need fmod=1");
   if (c.dtype(0) == DType::Bool) c.fail("Mod needs numeric inputs");
+  fold_binary_dims(c, out, [&](const Dim &x, const Dim &y) { return mod_dims(x, y, fmod, c.store()); });
 }
 
 // C's fmod: the remainder takes the dividend's sign. Computed in float64, where

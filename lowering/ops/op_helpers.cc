@@ -114,6 +114,21 @@ void fold_passthrough(InferContext &c, const Shape &out) {
   if (auto v = c.dims_value(0)) fold_dims(c, 0, out, c.dtype(0), *v);
 }
 
+void fold_binary_dims(InferContext &c, const Shape &out,
+                      const std::function<std::optional<Dim>(const Dim &, const Dim &)> &f) {
+  auto a = c.dims_value(0), b = c.dims_value(1);
+  if (!a || !b || out.size() > 1 || dtype_is_float(c.dtype(0))) return;
+  size_t n = std::max(a->size(), b->size());
+  if ((a->size() != n && a->size() != 1) || (b->size() != n && b->size() != 1)) return;
+  std::vector<Dim> r;
+  for (size_t i = 0; i < n; ++i) {
+    std::optional<Dim> d = f((*a)[a->size() == 1 ? 0 : i], (*b)[b->size() == 1 ? 0 : i]);
+    if (!d || d->str().size() > kMaxFoldedText) return;
+    r.push_back(*d);
+  }
+  c.set_dims_value(0, r);
+}
+
 // ---- binary broadcasting --------------------------------------------------------
 
 namespace {

@@ -108,6 +108,19 @@ void infer_numeric_unary(InferContext &c);
 // Shape values are folded only while they stay this small (as set_constant does).
 constexpr int64_t kMaxFolded = 64;
 
+// Folded shape values stay this short, as text: Dim's substitutions and
+// bounds walk an expression as a tree, and a chain of pads, clamps and
+// divisions (Swin's four stages of windows) nests past what they finish in
+// reasonable time. Longer values are left to run time, as any unknown one.
+constexpr size_t kMaxFoldedText = 160;
+
+// Folds a binary elementwise op of two integer shape values (at most 1-D, one
+// of them broadcast where it has a single element) into output 0, element by
+// element with `f`; folds nothing where `f` gives nullopt for any element, or
+// a value longer than kMaxFoldedText.
+void fold_binary_dims(InferContext &c, const Shape &out,
+                      const std::function<std::optional<Dim>(const Dim &, const Dim &)> &f);
+
 // Folds an output's elements to dims when downstream shape arithmetic can use
 // them: small integer tensors of rank <= 1.
 void fold_dims(InferContext &c, int out, const Shape &shape, DType t, const std::vector<Dim> &vals);

@@ -44,6 +44,27 @@ TEST(ElementwiseOps, IntegerDivTruncatesTowardZeroForEverySignAndGivesZeroForAZe
   EXPECT_EQ(out[0].to_int64(), (std::vector<int64_t>{-3, 3, 3, -3, -2, -2, 0}));
 }
 
+TEST(ElementwiseOps, IntegerDivOfShapeValuesTruncatesAsItsConstantsDo) {
+  // (n - 8) / 2, n / -4 and (n - 9) / 4 of x's length n, read from its shape:
+  // C's (ONNX's) quotients at n = 5 are -1, -1, -1 (flooring gave -2 each),
+  // and at n = 12: 2, -3, 0. They size a Slice too: x[: 6 + (n - 8) / 2].
+  GraphBuilder b;
+  auto x = b.input("x", DType::F32, {n});
+  auto len = b.op("Shape", {x});
+  auto k = [&](int64_t v) { return b.constant("k" + std::to_string(v), i64({1}, {v})); };
+  auto q1 = b.op("Div", {b.op("Sub", {len, k(8)}), k(2)});
+  b.output(b.op("Concat", {q1, b.op("Div", {len, k(-4)}), b.op("Div", {b.op("Sub", {len, k(9)}), k(4)})},
+                attrs({{"axis", attr_int(0)}})));
+  b.output(b.op("Slice", {x, k(0), b.op("Add", {q1, k(6)})}));
+  Graph g = b.build();
+  auto at5 = testing::jit_eval(g, {f32({5}, 1.0f, 0)});
+  EXPECT_EQ(at5[0].to_int64(), (std::vector<int64_t>{-1, -1, -1}));
+  EXPECT_EQ(at5[1].shape, (std::vector<int64_t>{5}));
+  auto at12 = testing::jit_eval(g, {f32({12}, 1.0f, 0)});
+  EXPECT_EQ(at12[0].to_int64(), (std::vector<int64_t>{2, -3, 0}));
+  EXPECT_EQ(at12[1].shape, (std::vector<int64_t>{8}));
+}
+
 TEST(ElementwiseOps, MismatchedDimsFailWithTheNodeNamed) {
   GraphBuilder b;
   auto x = b.input("x", DType::F32, {Dim::symbol("a")});
@@ -51,6 +72,19 @@ TEST(ElementwiseOps, MismatchedDimsFailWithTheNodeNamed) {
   b.output(b.op("Sub", {x, y}));
   Graph g = b.build();
   expect_error_naming([&] { testing::jit_eval(g, {f32({2}, {1, 2}), f32({3}, {1, 2, 3})}); }, "Sub_0");
+}
+
+TEST(ElementwiseOps, FloatOnlyOpsOfAnIntegerNameTheNode) {
+  // ONNX defines Sqrt, Exp, ... on floats alone; an int64 Sqrt (PyTorch's
+  // export of sqrt of a shape value) computed sqrt(128) as 11.
+  for (const char *op : {"Sqrt", "Exp", "Log", "Reciprocal"}) {
+    GraphBuilder b;
+    auto x = b.input("x", DType::I64, {n});
+    b.output(b.op(op, {x}));
+    Graph g = b.build();
+    expect_error_naming([&] { testing::jit_eval(g, {i64({1}, {128})}); }, std::string(op) + "_0",
+                        "input must be a float tensor");
+  }
 }
 
 TEST(ElementwiseOps, ErfMatchesTheLibm) {

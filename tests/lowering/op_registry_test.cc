@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "Halide.h"
+#include "lowering/shape_store.h"
 
 namespace disco {
 namespace {
@@ -48,15 +49,38 @@ TEST(OpRegistry, UnaryOpsCarryTheirExpression) {
 
 TEST(OpRegistry, BinaryOpsCarryTheirExpressionAndShapeValueFold) {
   Dim n = Dim::symbol("n");
-  EXPECT_EQ(*std::get<BinaryMath>(def("Add").math).dims(n, 2), n + 2);
-  EXPECT_EQ(*std::get<BinaryMath>(def("Sub").math).dims(n, 2), n - 2);
-  EXPECT_EQ(*std::get<BinaryMath>(def("Mul").math).dims(n, 3), n * 3);
-  EXPECT_EQ(*std::get<BinaryMath>(def("Div").math).dims(n * 4, 2), n * 2);
-  EXPECT_FALSE(std::get<BinaryMath>(def("Div").math).dims(n, 0));  // no fold of a division by 0
+  ShapeStore st;
+  EXPECT_EQ(*std::get<BinaryMath>(def("Add").math).dims(n, 2, st), n + 2);
+  EXPECT_EQ(*std::get<BinaryMath>(def("Sub").math).dims(n, 2, st), n - 2);
+  EXPECT_EQ(*std::get<BinaryMath>(def("Mul").math).dims(n, 3, st), n * 3);
+  EXPECT_EQ(*std::get<BinaryMath>(def("Div").math).dims(n * 4, 2, st), n * 2);
+  EXPECT_FALSE(std::get<BinaryMath>(def("Div").math).dims(n, 0, st));  // no fold of a division by 0
   const auto &pow = std::get<BinaryMath>(def("Pow").math);
   EXPECT_EQ(pow.dims, nullptr);
   EXPECT_FALSE(pow.same_dtypes);
   EXPECT_TRUE(std::get<BinaryMath>(def("Add").math).same_dtypes);
+}
+
+TEST(OpRegistry, DivOfShapeValuesTruncatesTowardZeroAsOnnx) {
+  // ONNX Div (C's /): trunc(-3 / 2) = -1, trunc(5 / -4) = -1, trunc(-7 / 4)
+  // = -1; flooring gave -2, -2 and -2.
+  const Dim n = Dim::symbol("n");
+  ShapeStore st;
+  const auto &div = std::get<BinaryMath>(def("Div").math);
+  struct Case {
+    Dim x, y;
+    int64_t at;
+  };
+  for (const Case &c : {Case{n - 8, 2, 5}, Case{n, -4, 5}, Case{n - 9, 4, 2}, Case{n - 8, 2, 12}, Case{-n, 3, 7}}) {
+    const std::optional<Dim> q = div.dims(c.x, c.y, st);
+    ASSERT_TRUE(q) << c.x.str() << " / " << c.y.str();
+    const int64_t x = c.x.eval({{"n", c.at}}), y = c.y.eval({});
+    EXPECT_EQ(q->eval({{"n", c.at}}), x / y) << c.x.str() << " / " << c.y.str() << " at n = " << c.at;
+  }
+  // n / 2 stays a plain floor_div: n is an extent, never negative.
+  EXPECT_EQ(*div.dims(n, 2, st), floor_div(n, Dim(2)));
+  // A divisor whose sign is unknown does not fold.
+  EXPECT_FALSE(div.dims(n, n - 3, st));
 }
 
 TEST(OpRegistry, ComparisonsDecideFromTheSignOfTheDifference) {

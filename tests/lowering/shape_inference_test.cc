@@ -336,6 +336,47 @@ TEST(ShapeInference, SlicesOfShapeValuesFoldToDims) {
   EXPECT_EQ(*r.g.value(r.g.find_value(rev)).sym_value, (std::vector<Dim>{768, b}));
 }
 
+TEST(ShapeInference, ModOfShapeValuesFoldsSoAPadToWholeWindowsStaysSymbolic) {
+  // Swin pads each map to whole 7x7 windows: (7 - s % 7) % 7 rows. Mod of
+  // shape values did not fold, and the Pad wanted its pads at compile time.
+  GraphBuilder gb(13);
+  auto x = gb.input("x", DType::F32, {b, s});
+  auto len =
+      gb.op("Slice", {gb.op("Shape", {x}), gb.constant("one", i64({1}, {1})), gb.constant("two", i64({1}, {2}))});
+  auto seven = gb.constant("seven", i64({1}, {7}));
+  auto pad = gb.op("Mod", {gb.op("Sub", {seven, gb.op("Mod", {len, seven})}), seven});
+  auto y = gb.op(
+      "Pad", {x, gb.op("Concat", {gb.constant("zeros", i64({3}, {0, 0, 0})), pad}, attrs({{"axis", attr_int(0)}}))});
+  gb.output(y);
+  // C's remainder (fmod = 1) of -s and Python's (fmod = 0) of s - 9, by 4.
+  auto four = gb.constant("four", i64({1}, {4}));
+  auto c_mod = gb.op("Mod", {gb.op("Neg", {len}), four}, attrs({{"fmod", attr_int(1)}}));
+  auto py_mod = gb.op("Mod", {gb.op("Sub", {len, gb.constant("nine", i64({1}, {9}))}), four});
+  gb.output(c_mod);
+  gb.output(py_mod);
+  Inferred r = infer(gb);
+  const Dim rows = r.shape(y)[1];
+  for (int64_t at : {1, 7, 10, 14, 15}) EXPECT_EQ(rows.eval({{"s", at}}), (at + 6) / 7 * 7) << "s = " << at;
+  const Dim c = (*r.g.value(r.g.find_value(c_mod)).sym_value)[0],
+            py = (*r.g.value(r.g.find_value(py_mod)).sym_value)[0];
+  EXPECT_EQ(c.eval({{"s", 7}}), -3);   // C: -7 % 4
+  EXPECT_EQ(py.eval({{"s", 2}}), 1);   // Python: -7 % 4
+  EXPECT_EQ(py.eval({{"s", 12}}), 3);  // Python: 3 % 4
+}
+
+TEST(ShapeInference, ASliceFromTheBackToTheEndIsAtMostItsLengthAndNotNegative) {
+  // x[-3:] of s rows has min(s, 3): a length the store knows is not negative
+  // (Swin's masks compare it with -1), where s - max(s - 3, 0) it did not.
+  GraphBuilder gb(13);
+  auto x = gb.input("x", DType::F32, {s, 4});
+  auto y = gb.op("Slice", {x, gb.constant("m3", i64({1}, {-3})), gb.constant("big", i64({1}, {kIntMax}))});
+  gb.output(y);
+  Inferred r = infer(gb);
+  const Dim rows = r.shape(y)[0];
+  EXPECT_TRUE(r.store.is_nonnegative(rows)) << rows.str();
+  for (int64_t at : {0, 1, 3, 10}) EXPECT_EQ(rows.eval({{"s", at}}), std::min<int64_t>(at, 3)) << "s = " << at;
+}
+
 TEST(ShapeInference, FlattenAndTileKeepSymbolicProducts) {
   GraphBuilder gb(13);
   auto x = gb.input("x", DType::F32, {b, s, 768});
