@@ -135,11 +135,9 @@ std::optional<Dim> divide_dims(const Dim &x, const Dim &y, const ShapeStore &st)
     auto q = div_ints(x.as_const(), y.as_const());
     return q ? std::optional<Dim>(Dim(*q)) : std::nullopt;
   }
-  const auto lo = st.lower_bound(y), hi = st.upper_bound(y);
-  // An extent may be 0; dividing by it is a run-time error either way.
-  const bool positive = lo && *lo >= 0, negative = hi && *hi <= 0;
-  if (!positive && !negative) return std::nullopt;
-  const Dim d = positive ? y : -y;
+  const std::optional<bool> positive = divisor_is_positive(y, st);
+  if (!positive) return std::nullopt;
+  const Dim d = *positive ? y : -y;
   Dim q;
   if (st.is_nonnegative(x))
     q = floor_div(x, d);
@@ -147,7 +145,7 @@ std::optional<Dim> divide_dims(const Dim &x, const Dim &y, const ShapeStore &st)
     q = -floor_div(-x, d);
   else
     q = floor_div(st.simplify_max(x, Dim(0)), d) - floor_div(st.simplify_max(-x, Dim(0)), d);
-  return positive ? q : -q;
+  return *positive ? q : -q;
 }
 
 // The exponent bits an integer Pow multiplies out (integer_power).

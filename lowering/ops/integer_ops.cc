@@ -42,11 +42,10 @@ void lower_broadcast_binary(LowerContext &c, const Op &op) {
 // that one input's shape compiles in.
 std::optional<Dim> mod_dims(const Dim &x, const Dim &y, bool fmod, const ShapeStore &st) {
   if (y.is_const(0)) return std::nullopt;
-  const auto lo = st.lower_bound(y), hi = st.upper_bound(y);
-  const bool positive = lo && *lo >= 0, negative = hi && *hi <= 0;
-  if (!positive && !negative) return std::nullopt;
+  const std::optional<bool> positive = divisor_is_positive(y, st);
+  if (!positive) return std::nullopt;
   if (!fmod) return floor_mod(x, y);
-  const Dim d = positive ? y : -y;  // C's remainder ignores the divisor's sign
+  const Dim d = *positive ? y : -y;  // C's remainder ignores the divisor's sign
   if (st.is_nonnegative(x)) return floor_mod(x, d);
   if (st.is_nonnegative(-x)) return -floor_mod(-x, d);
   return std::nullopt;

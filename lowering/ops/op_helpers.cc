@@ -1,6 +1,7 @@
 #include "lowering/ops/op_helpers.h"
 
 #include "lowering/math_library.h"
+#include "lowering/shape_store.h"
 
 namespace disco {
 
@@ -112,6 +113,13 @@ void fold_dims(InferContext &c, int out, const Shape &shape, DType t, const std:
 
 void fold_passthrough(InferContext &c, const Shape &out) {
   if (auto v = c.dims_value(0)) fold_dims(c, 0, out, c.dtype(0), *v);
+}
+
+std::optional<bool> divisor_is_positive(const Dim &y, const ShapeStore &st) {
+  const auto lo = st.lower_bound(y), hi = st.upper_bound(y);
+  if (lo && *lo >= 0) return true;
+  if (hi && *hi <= 0) return false;
+  return std::nullopt;
 }
 
 void fold_binary_dims(InferContext &c, const Shape &out,

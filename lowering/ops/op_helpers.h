@@ -114,6 +114,11 @@ constexpr int64_t kMaxFolded = 64;
 // reasonable time. Longer values are left to run time, as any unknown one.
 constexpr size_t kMaxFoldedText = 160;
 
+// The sign of a shape value used as a divisor, from the store's bounds: true
+// where it is at least 0 (an extent may be 0; dividing by it is a run-time
+// error either way), false where at most 0, nullopt where either may hold.
+std::optional<bool> divisor_is_positive(const Dim &y, const ShapeStore &st);
+
 // Folds a binary elementwise op of two integer shape values (at most 1-D, one
 // of them broadcast where it has a single element) into output 0, element by
 // element with `f`; folds nothing where `f` gives nullopt for any element, or
