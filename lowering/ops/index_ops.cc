@@ -184,14 +184,24 @@ std::optional<int64_t> least_min_for_nonnegative(ShapeStore &st, const Dim &x, c
   return hi;
 }
 
+// x + n where x < 0, clamped to [lo, hi], for an x whose sign is known only
+// at run time. Dims have no select, so "x < 0" is the integer indicator
+// min(max(-x, 0), 1), which is 1 for every x <= -1 and 0 for every x >= 0.
+Dim run_time_index(const Dim &x, const Dim &n, const Dim &lo, const Dim &hi) {
+  const Dim negative = min(max(-x, Dim(0)), Dim(1));
+  return min(max(x + negative * n, lo), hi);
+}
+
 // numpy's index adjustment, which ONNX's reference follows: negative indices
 // count from the end, then clamp to [0, n] (positive steps) or [-1, n-1]
-// (negative steps). A symbolic index needs a sign known at compile time. One
-// of unknown sign in one symbol (end = seq - 1, start = seq / 2 - 1, written
-// from a dim to count from the front) is taken as non-negative at inference
-// (`learn`): the store learns the least value of its symbol that makes it so,
-// and a run-time check refuses inputs below it, naming the node. Lowering
-// (no `learn`) then finds the sign known.
+// (negative steps). Where the sign is known at compile time the index stays a
+// plain term. One of unknown sign in one symbol that grows with it (end =
+// seq - 1, start = seq / 2 - 1, written from a dim to count from the front)
+// is taken as non-negative at inference (`learn`): the store learns the least
+// value of its symbol that makes it so, and a run-time check refuses inputs
+// below it, naming the node; lowering (no `learn`) then finds the sign known.
+// Any other (-T from a cache's tail, which is 0 at T = 0; M - M/2; T - P) is
+// adjusted at run time by run_time_index, the same in inference and lowering.
 Dim slice_index(const NodeContext &c, const ShapeStore &st, ShapeStore *learn, const Dim &x0, const Dim &n,
                 bool neg_step, const char *what) {
   Dim x = st.canonical(x0);
@@ -213,7 +223,7 @@ Dim slice_index(const NodeContext &c, const ShapeStore &st, ShapeStore *learn, c
       return st.simplify_min(x, hi);
     }
   }
-  c.fail(what, " ", x.str(), " has a sign unknown at compile time");
+  return run_time_index(x, n, lo, hi);
 }
 
 std::vector<SliceAxis> slice_plan(const NodeContext &c, const Shape &in, const ShapeStore &st, ShapeStore *learn) {

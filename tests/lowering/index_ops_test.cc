@@ -203,6 +203,53 @@ TEST(IndexOps, SliceEndOfUnknownSignRefusesADimBelowItsLeastAtRunTime) {
                             "must be at least 1");
 }
 
+// Indices whose sign only the run time knows, as numpy (and ONNX's
+// reference) adjusts them: a cache's tail x[-T:] is the whole of x at T = 0
+// (-0 is 0) and at T > len(x); an end T - P counts from the back when P > T.
+// These were refused at compile time ("sign unknown").
+Graph slice_of_x_by_shapes(bool two_symbol_end, int64_t step) {
+  GraphBuilder b(13);
+  auto x = b.input("x", DType::F32, {n});
+  auto y = b.input("y", DType::F32, {k});
+  auto z = b.input("z", DType::F32, {m});
+  auto big = b.constant("big", i64({1}, {step > 0 ? INT64_MAX : INT64_MIN}));
+  auto axes = b.constant("axes", i64({1}, {0}));
+  auto steps = b.constant("steps", i64({1}, {step}));
+  auto ky = b.op("Shape", {y}), mz = b.op("Shape", {z});
+  if (two_symbol_end)
+    b.output(b.op("Slice", {x, b.constant("zero", i64({1}, {0})), b.op("Sub", {ky, mz}), axes, steps}));
+  else
+    b.output(b.op("Slice", {x, b.op("Neg", {ky}), big, axes, steps}));
+  return b.build();
+}
+
+std::vector<double> slice_run(const Graph &g, int64_t k_len, int64_t m_len) {
+  return floats(testing::jit_eval(g, {iota_f32({5}), iota_f32({k_len}), iota_f32({m_len})})[0]);
+}
+
+TEST(IndexOps, SliceFromTheNegatedLengthOfAnotherInputTakesItsTailAsNumpy) {
+  auto g = slice_of_x_by_shapes(false, 1);
+  EXPECT_EQ(slice_run(g, 2, 1), (std::vector<double>{3, 4}));           // x[-2:]
+  EXPECT_EQ(slice_run(g, 0, 1), (std::vector<double>{0, 1, 2, 3, 4}));  // x[-0:] = x[0:]
+  EXPECT_EQ(slice_run(g, 9, 1), (std::vector<double>{0, 1, 2, 3, 4}));  // x[-9:], clamped
+}
+
+TEST(IndexOps, SliceBackwardFromANegatedLengthAsNumpy) {
+  auto g = slice_of_x_by_shapes(false, -1);
+  EXPECT_EQ(slice_run(g, 2, 1), (std::vector<double>{3, 2, 1, 0}));  // x[-2::-1]
+  EXPECT_EQ(slice_run(g, 0, 1), (std::vector<double>{0}));           // x[0::-1]
+  EXPECT_EQ(slice_run(g, 7, 1), (std::vector<double>{}));            // x[-7::-1]: before the front
+}
+
+TEST(IndexOps, SliceEndOfTwoSymbolsCountsFromTheBackWhenNegativeAsNumpy) {
+  auto g = slice_of_x_by_shapes(true, 1);
+  EXPECT_EQ(slice_run(g, 3, 1), (std::vector<double>{0, 1}));           // x[:2]
+  EXPECT_EQ(slice_run(g, 1, 3), (std::vector<double>{0, 1, 2}));        // x[:-2]
+  EXPECT_EQ(slice_run(g, 2, 2), (std::vector<double>{}));               // x[:0]
+  EXPECT_EQ(slice_run(g, 1, 9), (std::vector<double>{}));               // x[:-8]
+  EXPECT_EQ(slice_run(g, 9, 1), (std::vector<double>{0, 1, 2, 3, 4}));  // x[:8]
+}
+
 TEST(IndexOps, SliceWithAZeroStepFailsNamingTheNode) {
   GraphBuilder b(13);
   auto x = b.input("x", DType::F32, {n});
