@@ -309,9 +309,36 @@ Shape reduced_shape(const ReduceSpec &s) {
   return out;
 }
 
+// A sum, product, max or min of a 1-D shape value folds to a dim, so that
+// a Reshape to it keeps one compile for every shape: tf2onnx's and Keras'
+// Flatten write [batch, ReduceProd(Shape(x)[1:])], and numel comes out as a
+// ReduceProd of a Shape. Without the fold the Reshape's target was known only
+// at run time, and each input shape compiled its own values in.
+void fold_reduced_dims(InferContext &c, const ReduceSpec &s, const Shape &out) {
+  if (s.noop || s.axes.shape.size() != 1 || !s.axes.reduced[0]) return;
+  const auto vals = c.dims_value(0);
+  if (!vals) return;
+  const std::string &op = c.node().op_type;
+  const ShapeStore &st = c.store();
+  std::optional<Dim> r;
+  if (op == "ReduceSum" || op == "ReduceProd") {
+    r = Dim(op == "ReduceSum" ? 0 : 1);
+    for (const Dim &d : *vals) r = op == "ReduceSum" ? *r + d : *r * d;
+  } else if ((op == "ReduceMax" || op == "ReduceMin") && !vals->empty()) {
+    r = (*vals)[0];  // an empty max or min has no value (the kernel gives the type's extreme)
+    for (size_t i = 1; i < vals->size(); ++i)
+      r = op == "ReduceMax" ? st.simplify_max(*r, (*vals)[i]) : st.simplify_min(*r, (*vals)[i]);
+  }
+  if (!r) return;
+  r = st.canonical(*r);
+  if (r->str().size() <= kMaxFoldedText) fold_dims(c, 0, out, c.dtype(0), {*r});
+}
+
 void infer_reduce(InferContext &c) {
   ReduceSpec s = reduce_spec(c, c.shape(0));
-  c.set_output(0, c.dtype(0), reduced_shape(s));
+  const Shape out = reduced_shape(s);
+  c.set_output(0, c.dtype(0), out);
+  fold_reduced_dims(c, s, out);
 }
 
 // The reduced value at the kept index `k`; `x` reads the input in the

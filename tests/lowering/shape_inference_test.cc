@@ -364,6 +364,33 @@ TEST(ShapeInference, ModOfShapeValuesFoldsSoAPadToWholeWindowsStaysSymbolic) {
   EXPECT_EQ(py.eval({{"s", 12}}), 3);  // Python: 3 % 4
 }
 
+TEST(ShapeInference, ReductionsOfShapeValuesFoldSoAFlattenStaysSymbolic) {
+  // Keras' Flatten through tf2onnx: Reshape(x, [b, ReduceProd(Shape(x)[1:])]);
+  // and a sum, a max and a min of the same dims. Without the fold the Reshape's
+  // target was a run-time value and every input shape compiled its own.
+  GraphBuilder gb(13);
+  auto x = gb.input("x", DType::F32, {b, s, n});
+  auto shape = gb.op("Shape", {x});
+  auto rest = gb.op("Slice", {shape, gb.constant("one", i64({1}, {1})), gb.constant("three", i64({1}, {3}))});
+  auto first = gb.op("Slice", {shape, gb.constant("zero", i64({1}, {0})), gb.constant("one_", i64({1}, {1}))});
+  auto prod = gb.op("ReduceProd", {rest}, attrs({{"keepdims", attr_int(1)}}));
+  auto flat = gb.op("Reshape", {x, gb.op("Concat", {first, prod}, attrs({{"axis", attr_int(0)}}))});
+  gb.output(flat);
+  auto sum = gb.op("ReduceSum", {rest, gb.constant("axes", i64({1}, {0}))}, attrs({{"keepdims", attr_int(0)}}));
+  auto most = gb.op("ReduceMax", {shape}, attrs({{"keepdims", attr_int(0)}}));
+  auto least =
+      gb.op("ReduceMin", {gb.op("Concat", {rest, gb.constant("four", i64({1}, {4}))}, attrs({{"axis", attr_int(0)}}))},
+            attrs({{"keepdims", attr_int(0)}}));
+  for (auto v : {sum, most, least}) gb.output(v);
+  Inferred r = infer(gb);
+  EXPECT_EQ(r.shape(flat), (Shape{b, s * n}));
+  auto value = [&](const std::string &v) { return (*r.g.value(r.g.find_value(v)).sym_value).at(0); };
+  const std::map<std::string, int64_t> at{{"b", 2}, {"s", 9}, {"n", 3}};
+  EXPECT_EQ(value(sum).eval(at), 12);
+  EXPECT_EQ(value(most).eval(at), 9);
+  EXPECT_EQ(value(least).eval(at), 3);
+}
+
 TEST(ShapeInference, ASliceFromTheBackToTheEndIsAtMostItsLengthAndNotNegative) {
   // x[-3:] of s rows has min(s, 3): a length the store knows is not negative
   // (Swin's masks compare it with -1), where s - max(s - 3, 0) it did not.
