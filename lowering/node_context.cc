@@ -44,6 +44,11 @@ std::vector<Dim> NodeContext::required_dims(int i, const std::string &what) cons
   return disco::required_dims(graph_, node_, i, what);
 }
 
+void NodeContext::require_value(int i, const std::string &what) const {
+  input(i);
+  value_required(graph_, node_, i, what);
+}
+
 std::vector<int64_t> NodeContext::required_ints(int i, const std::string &what) const {
   input(i);
   note_input(i);

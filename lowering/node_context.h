@@ -55,6 +55,9 @@ class NodeContext {
   // The elements of a constant input of any dtype (float scales, roi); throws
   // ValueRequired like required_ints when not a constant.
   std::vector<double> required_floats(int i, const std::string &what) const;
+  // Throws ValueRequired for input i, known or not: for an op that can use
+  // its dims only together with other inputs it does not have.
+  [[noreturn]] void require_value(int i, const std::string &what) const;
   // The elements of a constant input of any dtype; nullopt when not a constant.
   std::optional<std::vector<double>> floats_value(int i) const;
 

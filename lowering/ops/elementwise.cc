@@ -55,8 +55,17 @@ DType cast_target(const InferContext &c) {
 void infer_cast(InferContext &c) {
   DType to = cast_target(c);
   c.set_output(0, to, c.shape(0));
-  if (auto v = c.dims_value(0); v && !dtype_is_float(to) && to != DType::Bool && !dtype_is_float(c.dtype(0)))
-    c.set_dims_value(0, *v);
+  auto v = c.dims_value(0);
+  if (!v || dtype_is_float(c.dtype(0)) || c.dtype(0) == DType::Bool) return;
+  if (!dtype_is_float(to) && to != DType::Bool) return c.set_dims_value(0, *v);
+  // A shape value as float32 or float64 keeps its dims, for a float Range up
+  // to it (torch.arange(seq, dtype=float) of rotary and sinusoidal position
+  // tables). Only symbolic ones: constants fold as float tensors. The value
+  // itself is computed as the Cast's kernel would, by lowering's
+  // folded_tensor; a Range reads the dims and checks they are exact floats.
+  if (to != DType::F32 && to != DType::F64) return;
+  for (const Dim &d : *v)
+    if (!c.store().canonical(d).is_const()) return c.set_dims_value(0, *v);
 }
 
 void infer_identity(InferContext &c) {

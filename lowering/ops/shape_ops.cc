@@ -155,6 +155,49 @@ TensorData range_constant(InferContext &c, int64_t n) {
   return out;
 }
 
+// Integers above it are not all float32s.
+constexpr int64_t kExactF32 = int64_t{1} << 24;
+
+// A Range's start, limit and delta as whole numbers. Integer Ranges take them
+// from constants and shape values. A float Range whose inputs are not all
+// constants (torch.arange(seq, dtype=float): Range(0.0, Cast(seq), 1.0)) is
+// the integer Range converted, where start and delta are whole constants and
+// the limit a shape value cast to float (elementwise.cc: infer_cast) or a
+// whole constant; any other (delta 0.5, a limit from float arithmetic) still
+// needs every input at compile time. The run-time checks in infer_range keep
+// float32 elements exact.
+struct WholeRange {
+  Dim start, limit;
+  int64_t delta;
+};
+
+WholeRange whole_range(const NodeContext &c) {
+  static const char *kNames[] = {"start", "limit", "delta"};
+  if (!dtype_is_float(c.dtype(0)))
+    return {c.required_dims(0, kNames[0]).at(0), c.required_dims(1, kNames[1]).at(0),
+            c.required_ints(2, kNames[2]).at(0)};
+  Dim d[3];
+  for (int i = 0; i < 3; ++i) {
+    if (auto f = c.floats_value(i)) {
+      const double x = f->at(0);
+      if (std::floor(x) == x && std::fabs(x) <= static_cast<double>(kExactF32)) {
+        d[i] = Dim(static_cast<int64_t>(x));
+        continue;
+      }
+    } else if (auto v = c.dims_value(i); v && i < 2) {
+      d[i] = v->at(0);
+      continue;
+    }
+    // As for any value needed at compile time: ValueRequired, naming the
+    // first input that is not a constant (a session then compiles the graph
+    // inputs it comes from in).
+    for (int j = 0; j < 3; ++j)
+      if (!c.constant(j)) c.require_value(j, kNames[j]);
+    c.fail("internal: a Range of constants was not folded");
+  }
+  return {d[0], d[1], d[2].as_const()};
+}
+
 void infer_range(InferContext &c) {
   for (int i = 1; i < 3; ++i)
     if (c.dtype(i) != c.dtype(0)) c.fail("start, limit and delta must share a dtype");
@@ -172,33 +215,34 @@ void infer_range(InferContext &c) {
              " MiB (kMaxFoldedBytes in lowering/constant_folding.h), and float Ranges are only folded");
     return c.set_output(0, c.dtype(0), {Dim(n)});
   }
-  static const char *kNames[] = {"start", "limit", "delta"};
-  if (dtype_is_float(c.dtype(0)))  // float ranges are folded, so every input must be known
-    for (int i = 0; i < 3; ++i)
-      if (!c.constant(i)) c.required_dims(i, kNames[i]);
-  auto s = std::optional<std::vector<Dim>>(c.required_dims(0, "start"));
-  auto l = std::optional<std::vector<Dim>>(c.required_dims(1, "limit"));
-  auto d = std::optional<std::vector<int64_t>>(c.required_ints(2, "delta"));
-  int64_t delta = d->at(0);
-  if (delta == 0) c.fail("delta is 0");
-  Dim span = delta > 0 ? l->at(0) - s->at(0) : s->at(0) - l->at(0);
-  int64_t k = delta > 0 ? delta : -delta;
+  const WholeRange w = whole_range(c);
+  if (w.delta == 0) c.fail("delta is 0");
+  Dim span = w.delta > 0 ? w.limit - w.start : w.start - w.limit;
+  int64_t k = w.delta > 0 ? w.delta : -w.delta;
   Dim n = c.store().simplify_max(floor_div(span + (k - 1), Dim(k)), 0);
   c.set_output(0, c.dtype(0), {n});
+  if (c.dtype(0) == DType::F32) {
+    // Elements and count as float32 computes them only while its integers are exact.
+    for (const Dim &e : {w.start, w.limit}) {
+      if (c.store().canonical(e).is_const()) continue;
+      const std::string msg =
+          c.where() + ": a float32 Range's start and limit must lie in [-2^24, 2^24], where " + e.str() + " is exact";
+      c.store().add_check({RuntimeCheck::AtLeast, Dim(kExactF32), e, msg});
+      c.store().add_check({RuntimeCheck::AtLeast, e, Dim(-kExactF32), msg});
+    }
+  }
   std::vector<Dim> vals;
   Dim cn = c.store().canonical(n);
   if (cn.is_const() && cn.as_const() <= kMaxFolded)
-    for (int64_t i = 0; i < cn.as_const(); ++i) vals.push_back(s->at(0) + Dim(i * delta));
+    for (int64_t i = 0; i < cn.as_const(); ++i) vals.push_back(w.start + Dim(i * w.delta));
   if (cn.is_const() && cn.as_const() <= kMaxFolded) fold_dims(c, 0, {n}, c.dtype(0), vals);
 }
 
 void lower_range(LowerContext &c) {
-  auto s = c.dims_value(0);
-  auto d = c.ints_value(2);
-  if (!s || !d) c.fail("start and delta must be known at compile time");
+  const WholeRange w = whole_range(c);
   auto v = c.vars(1);
-  Expr x = Halide::cast(Halide::Int(64), c.dim(s->at(0))) + Halide::cast(Halide::Int(64), v[0]) * Expr(d->at(0));
-  c.define_output(0, v, x);
+  Expr x = Halide::cast(Halide::Int(64), c.dim(w.start)) + Halide::cast(Halide::Int(64), v[0]) * Expr(w.delta);
+  c.define_output(0, v, Halide::cast(halide_type(c.dtype(0)), x));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "frontend/graph_builder.h"
+#include "lowering/known_values.h"
 #include "tests/support/jit_eval.h"
 #include "tests/support/tensors.h"
 
@@ -143,6 +144,52 @@ TEST(ShapeOps, RangeUpToASymbolicLimit) {
   EXPECT_EQ(out[0].to_int64(), (Shape64{1, 3, 5}));
   out = testing::jit_eval(g, {iota_f32({1, 1})});
   EXPECT_EQ(out[0].shape, (Shape64{0}));
+}
+
+// torch.arange(seq, dtype=float) of rotary and sinusoidal position tables:
+// Range(start, Cast(seq, float), delta) with whole start and delta. It needed
+// seq at compile time (one compile per sequence length); now one compile
+// serves every length. Elements as torch.arange gives them.
+Graph float_ranges_to_a_cast_dim(DType t, bool half_step) {
+  GraphBuilder b(13);
+  auto x = b.input("x", DType::F32, {n, m});
+  auto seq = b.op("Gather", {b.op("Shape", {x}), b.constant("one", i64({}, {1}))});
+  auto seqf = b.op("Cast", {seq}, attrs({{"to", attr_int(t == DType::F32 ? 1 : 11)}}));
+  auto scalar = [&](const std::string &name, double v) {
+    TensorData d(t, {});
+    if (t == DType::F32)
+      d.mutable_as<float>()[0] = static_cast<float>(v);
+    else
+      d.mutable_as<double>()[0] = v;
+    return b.constant(name, d);
+  };
+  b.output(b.op("Range", {scalar("start_one", 1), seqf, scalar("two", 2)}));
+  b.output(b.op("Range", {seqf, scalar("zero", 0), scalar("minus_one", -1)}));
+  // Not a whole delta: still needs seq's value at compile time.
+  if (half_step) b.output(b.op("Range", {scalar("zero_", 0), seqf, scalar("half", 0.5)}));
+  return b.build();
+}
+
+TEST(ShapeOps, FloatRangeUpToAShapeValueCastToFloatIsOneCompileForEveryLength) {
+  for (DType t : {DType::F32, DType::F64}) {
+    Graph g = float_ranges_to_a_cast_dim(t, false);
+    auto out = testing::jit_eval(g, {iota_f32({1, 6})});
+    EXPECT_EQ(out[0].dtype, t);
+    EXPECT_EQ(floats(out[0]), (std::vector<double>{1, 3, 5}));
+    EXPECT_EQ(floats(out[1]), (std::vector<double>{6, 5, 4, 3, 2, 1}));
+    out = testing::jit_eval(g, {iota_f32({3, 2})});
+    EXPECT_EQ(floats(out[0]), (std::vector<double>{1}));
+    EXPECT_EQ(floats(out[1]), (std::vector<double>{2, 1}));
+  }
+}
+
+TEST(ShapeOps, FloatRangeOfAHalfStepStillNeedsItsLimitAtCompileTime) {
+  try {
+    testing::jit_eval(float_ranges_to_a_cast_dim(DType::F32, true), {iota_f32({1, 6})});
+    FAIL() << "expected ValueRequired";
+  } catch (const ValueRequired &e) {
+    EXPECT_NE(std::string(e.what()).find("limit"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
