@@ -61,7 +61,10 @@ void infer_topk_dynamic(InferContext &c) {
   if (c.rank(0) < 1) c.fail("X must have rank >= 1");
   if (c.rank(1) > 1) c.fail("K must be a scalar or hold one value");
   Shape out = c.shape(0);
-  out[normalize_axis(c, c.attrs().get_int("axis", -1), c.rank(0))] = data_dependent(c, "k");
+  // A folded k (min(300, anchors)) keeps its dims; one from the data binds a fresh symbol.
+  const auto k = c.dims_value(1);
+  out[normalize_axis(c, c.attrs().get_int("axis", -1), c.rank(0))] =
+      k && k->size() == 1 ? k->at(0) : data_dependent(c, "k");
   c.set_output(0, c.dtype(0), out);
   c.set_output(1, DType::I64, out);
 }
@@ -73,7 +76,7 @@ bool route_data_dependent_topk(Graph &g, Node &node) {
   const int k = node.inputs[1];
   if (k < 0 || std::find(g.inputs.begin(), g.inputs.end(), k) != g.inputs.end()) return false;
   const Value &v = g.value(k);
-  if (v.constant || v.sym_value || v.producer < 0) return false;
+  if (v.constant || v.producer < 0) return false;  // a symbolic sym_value too: TopK's kernels take k as a constant
   node.domain = "disco";
   node.op_type = "TopKDynamic";
   node.opset = 1;

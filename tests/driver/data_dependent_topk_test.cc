@@ -67,6 +67,33 @@ TEST(DataDependentTopK, KFromTheDataBindsTheOutputExtentAtRunTime) {
   EXPECT_EQ(s.compiles(), 1);
 }
 
+// torchvision's _topk_min: k = min(3, the axis' extent) from a ReduceMin of
+// [3, Shape(x)[1]]: a folded shape value, min(3, n), that TopK's kernels
+// cannot take as a constant, so the session compiled each n in. Now it runs
+// as TopKDynamic, one compile for every n. Hand references.
+TEST(DataDependentTopK, KFoldedFromShapesIsOneCompileForEveryExtent) {
+  GraphBuilder b;
+  auto x = b.input("x", DType::F32, {2, Dim::symbol("n")});
+  auto n = b.op("Slice", {b.op("Shape", {x}), b.constant("one", testing::i64({1}, {1})),
+                          b.constant("two", testing::i64({1}, {2}))});
+  auto both = b.op("Concat", {b.constant("most", testing::i64({1}, {3})), n}, attrs({{"axis", attr_int(0)}}));
+  auto k = b.op("ReduceMin", {both}, attrs({{"keepdims", attr_int(1)}}));
+  auto outs = b.op_n("TopK", {x, k}, 2, attrs({{"axis", attr_int(1)}}));
+  b.output(outs[0]);
+  b.output(outs[1]);
+  Session s(b.build(), "topk_folded_k", "", options());
+  EXPECT_TRUE(s.value_inputs().empty()) << "x was compiled in";
+  auto out = s.run({f32({2, 2}, {1.f, 5.f, 4.f, -2.f})});  // k = 2
+  ASSERT_EQ(out[0].shape, (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(floats(out[0]), (std::vector<double>{5, 1, 4, -2}));
+  EXPECT_EQ(floats(out[1]), (std::vector<double>{1, 0, 0, 1}));
+  out = s.run({f32({2, 5}, {1.f, 4.f, 9.f, -2.f, 3.f, -1.f, 7.f, -5.f, 2.f, 6.f})});  // k = 3
+  ASSERT_EQ(out[0].shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(floats(out[0]), (std::vector<double>{9, 4, 3, 7, 6, 2}));
+  EXPECT_EQ(floats(out[1]), (std::vector<double>{2, 1, 4, 1, 4, 3}));
+  EXPECT_EQ(s.compiles(), 1);
+}
+
 // k = min(100, positives) of 2 rows of 6000 values on 40 levels: ties all
 // through the top 100, which must come in index order, as a stable sort of
 // the whole row gives them.
