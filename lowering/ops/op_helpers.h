@@ -112,7 +112,10 @@ constexpr int64_t kMaxFolded = 64;
 // bounds walk an expression as a tree, and a chain of pads, clamps and
 // divisions (Swin's four stages of windows) nests past what they finish in
 // reasonable time. Longer values are left to run time, as any unknown one.
-constexpr size_t kMaxFoldedText = 160;
+// 160 was too short for a detector's anchor counts (a product of three
+// extents of maps several strides down); at 1000 Swin-T still inspects in
+// about 2 s.
+constexpr size_t kMaxFoldedText = 1000;
 
 // The sign of a shape value used as a divisor, from the store's bounds: true
 // where it is at least 0 (an extent may be 0; dividing by it is a run-time

@@ -391,6 +391,31 @@ TEST(ShapeInference, ReductionsOfShapeValuesFoldSoAFlattenStaysSymbolic) {
   EXPECT_EQ(value(least).eval(at), 3);
 }
 
+TEST(ShapeInference, AProductOfStridedExtentsFoldsPastAFewHundredCharacters) {
+  // A detector's anchors per level, s[0] * s[1] * s[2] of a map six stride-2
+  // stages down, sized a ConstantOfShape; its text is several hundred
+  // characters. A fold cap of 160 left it to run time, and each input shape
+  // compiled its own (torchvision's Faster R-CNN).
+  GraphBuilder gb(13);
+  auto x = gb.input("x", DType::F32, {b, s, n});
+  auto shape = gb.op("Shape", {x});
+  auto one = gb.constant("one", i64({1}, {1})), two = gb.constant("two", i64({1}, {2}));
+  auto dims = shape;
+  for (int i = 0; i < 6; ++i) dims = gb.op("Add", {gb.op("Div", {gb.op("Add", {dims, one}), two}), one});
+  auto prod = gb.op("ReduceProd", {dims}, attrs({{"keepdims", attr_int(1)}}));
+  auto y = gb.op("ConstantOfShape", {prod});
+  gb.output(y);
+  Inferred r = infer(gb);
+  const Dim count = r.shape(y).at(0);
+  EXPECT_GT(count.str().size(), 160u) << count.str();
+  // Each stage maps d to (d + 1) / 2 + 1.
+  auto stage = [](int64_t d) {
+    for (int i = 0; i < 6; ++i) d = (d + 1) / 2 + 1;
+    return d;
+  };
+  EXPECT_EQ(count.eval({{"b", 3}, {"s", 800}, {"n", 1333}}), stage(3) * stage(800) * stage(1333));
+}
+
 TEST(ShapeInference, ASliceFromTheBackToTheEndIsAtMostItsLengthAndNotNegative) {
   // x[-3:] of s rows has min(s, 3): a length the store knows is not negative
   // (Swin's masks compare it with -1), where s - max(s - 3, 0) it did not.
