@@ -16,13 +16,13 @@ tools/build.sh
 step_done "build:"
 (cd build && ctest --output-on-failure -j "$(nproc)" "$@")
 step_done "ctest:"
-# Fuzz smoke (issue #23): each libFuzzer target for 30 s under ASan+UBSan, in
+# Fuzz smoke (issue #23): each libFuzzer target for 15 s under ASan+UBSan, in
 # build-fuzz/ (clang-14; what the targets link, and disco for fuzz_aot_entry's
 # library; times in docs/reliability.md), seed 1 so that a run is repeatable.
 # DISCO_FUZZ_SMOKE=0 skips it.
 if [ "${DISCO_FUZZ_SMOKE:-1}" != 0 ]; then
   for t in fuzz_onnx_import fuzz_npy fuzz_plan_cache fuzz_aot_entry; do
-    DISCO_FUZZ_JOBS="$(nproc)" tools/fuzz.sh "$t" 30 -seed=1
+    DISCO_FUZZ_JOBS="$(nproc)" tools/fuzz.sh "$t" 15 -seed=1
   done
   step_done "fuzz smoke:"
 fi
