@@ -1,6 +1,7 @@
 #include "frontend/dim.h"
 
 #include <algorithm>
+#include <optional>
 #include <sstream>
 
 #include "frontend/errors.h"
@@ -84,6 +85,46 @@ Dim::Dim(int64_t c) {
   p_ = p;
 }
 
+namespace {
+// min(A, B) + max(A - k, B - k) is A + B - k for a constant k (whichever of
+// A and B is the larger). A roll written as two slices and a concat,
+// x[-k:] ++ x[:-k], has lengths min(k, n) + max(0, n - k): n, which Swin's
+// shifted windows then crop back and pad, nesting each stage's extent inside
+// the next. Returns the sum with such pairs (same coefficient) replaced, or
+// nullopt when there is none.
+std::optional<std::vector<Dim::Term>> pair_min_with_max(const std::vector<Dim::Term> &terms) {
+  auto single = [](const Dim::Term &t, AtomNode::Kind k) { return t.atoms.size() == 1 && t.atoms[0]->kind == k; };
+  auto shift = [](const Dim &x, const Dim &y) -> std::optional<int64_t> {
+    const Dim d = x - y;
+    return d.is_const() ? std::optional<int64_t>(d.as_const()) : std::nullopt;
+  };
+  for (size_t i = 0; i < terms.size(); ++i) {
+    if (!single(terms[i], AtomNode::Min)) continue;
+    for (size_t j = 0; j < terms.size(); ++j) {
+      if (!single(terms[j], AtomNode::Max) || terms[j].coeff != terms[i].coeff) continue;
+      const AtomNode &lo = *terms[i].atoms[0], &hi = *terms[j].atoms[0];
+      std::optional<int64_t> k;
+      for (const auto &[c, d] : {std::pair{&hi.a, &hi.b}, std::pair{&hi.b, &hi.a}}) {
+        const auto ka = shift(lo.a, *c), kb = shift(lo.b, *d);
+        if (ka && kb && *ka == *kb) k = ka;
+      }
+      if (!k) continue;
+      std::vector<Dim::Term> out;
+      for (size_t t = 0; t < terms.size(); ++t)
+        if (t != i && t != j) out.push_back(terms[t]);
+      const int64_t c = terms[i].coeff;
+      for (const Dim &part : {lo.a, lo.b, Dim(-*k)})
+        for (Dim::Term t : part.terms()) {
+          t.coeff = coeff_mul(t.coeff, c);
+          out.push_back(std::move(t));
+        }
+      return out;
+    }
+  }
+  return std::nullopt;
+}
+}  // namespace
+
 Dim Dim::from_terms(std::vector<Term> terms) {
   std::map<std::string, Term> acc;
   for (auto &t : terms) {
@@ -94,6 +135,18 @@ Dim Dim::from_terms(std::vector<Term> terms) {
       acc.emplace(k, std::move(t));
     else
       it->second.coeff = coeff_add(it->second.coeff, t.coeff);
+  }
+  bool has_min = false, has_max = false;
+  for (auto &[k, t] : acc) {
+    if (t.coeff == 0 || t.atoms.size() != 1) continue;
+    has_min = has_min || t.atoms[0]->kind == AtomNode::Min;
+    has_max = has_max || t.atoms[0]->kind == AtomNode::Max;
+  }
+  if (has_min && has_max) {
+    std::vector<Term> merged;
+    for (auto &[k, t] : acc)
+      if (t.coeff != 0) merged.push_back(t);
+    if (auto paired = pair_min_with_max(merged)) return from_terms(std::move(*paired));
   }
   auto p = std::make_shared<Poly>();
   Term constant{0, {}};

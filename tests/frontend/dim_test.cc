@@ -51,6 +51,17 @@ TEST(Dim, MinMaxFoldWhenTheDifferenceIsConstant) {
   EXPECT_EQ(min(s, b), min(b, s));
 }
 
+TEST(Dim, AMinPlusTheMaxOfTheSameArgumentsShiftedIsTheirSum) {
+  // A roll as x[-3:] ++ x[:-3]: min(3, n) + max(0, n - 3) rows, which is n.
+  EXPECT_EQ(min(Dim(3), s) + max(Dim(0), s - 3), s);
+  EXPECT_EQ(max(s - 3, Dim(0)) + min(s, Dim(3)), s);
+  // min(A, B) + max(A, B) = A + B, also inside a larger sum and with a
+  // coefficient; with differing coefficients or shifts it stays.
+  EXPECT_EQ(2 * min(b, s) + 2 * max(b, s) + h, 2 * b + 2 * s + h);
+  EXPECT_NE((min(b + 1, s) + max(b, s - 2)).str().find("min"), std::string::npos);  // shifts 1 and 2
+  for (int64_t n : {0, 2, 3, 7}) EXPECT_EQ((min(Dim(3), s) + max(Dim(0), s - 3)).eval({{"seq", n}}), n);
+}
+
 TEST(Dim, EvaluatesAndReportsMissingSymbols) {
   EXPECT_EQ((b * s + 1).eval({{"batch", 2}, {"seq", 5}}), 11);
   EXPECT_THROW((b * s).eval({{"batch", 2}}), Error);

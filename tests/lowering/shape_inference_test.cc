@@ -416,6 +416,31 @@ TEST(ShapeInference, AProductOfStridedExtentsFoldsPastAFewHundredCharacters) {
   EXPECT_EQ(count.eval({{"b", 3}, {"s", 800}, {"n", 1333}}), stage(3) * stage(800) * stage(1333));
 }
 
+TEST(ShapeInference, ARollOfAPaddedMapCroppedBackIsTheMapsOwnExtent) {
+  // Swin's shifted windows: pad s to whole windows of 7, roll by 3 (exported
+  // as y[-3:] ++ y[:-3]), crop back to s. The roll's length was
+  // min(3, n) + max(0, n - 3), which no bound reduced to n, so the crop's
+  // extent nested each stage's in the next and the dynamic-spatial export
+  // compiled each input shape in.
+  GraphBuilder gb(13);
+  auto x = gb.input("x", DType::F32, {b, s});
+  auto len =
+      gb.op("Slice", {gb.op("Shape", {x}), gb.constant("one", i64({1}, {1})), gb.constant("two", i64({1}, {2}))});
+  auto seven = gb.constant("seven", i64({1}, {7}));
+  auto pad = gb.op("Mod", {gb.op("Sub", {seven, gb.op("Mod", {len, seven})}), seven});
+  auto y = gb.op(
+      "Pad", {x, gb.op("Concat", {gb.constant("zeros", i64({3}, {0, 0, 0})), pad}, attrs({{"axis", attr_int(0)}}))});
+  auto axis = gb.constant("axis", i64({1}, {1}));
+  auto tail =
+      gb.op("Slice", {y, gb.constant("minus3", i64({1}, {-3})), gb.constant("big", i64({1}, {INT64_MAX})), axis});
+  auto head = gb.op("Slice", {y, gb.constant("zero", i64({1}, {0})), gb.constant("minus3_", i64({1}, {-3})), axis});
+  auto rolled = gb.op("Concat", {tail, head}, attrs({{"axis", attr_int(1)}}));
+  auto crop = gb.op("Slice", {rolled, gb.constant("zero_", i64({1}, {0})), len, axis});
+  gb.output(crop);
+  Inferred r = infer(gb);
+  EXPECT_EQ(shape_str(r.shape(crop)), shape_str({b, s}));
+}
+
 TEST(ShapeInference, ASliceFromTheBackToTheEndIsAtMostItsLengthAndNotNegative) {
   // x[-3:] of s rows has min(s, 3): a length the store knows is not negative
   // (Swin's masks compare it with -1), where s - max(s - 3, 0) it did not.
