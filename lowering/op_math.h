@@ -87,6 +87,9 @@ struct ReduceMath {
   // on these keys, with update on the keys, and the result is
   // math::from_key of the fold (see math_library.h for why).
   Halide::Expr (*float_key)(const Halide::Expr &x) = nullptr;
+  // Two elements of a folded integer shape value combined, for a reduction of
+  // one (Flatten's ReduceProd of a Shape); null: not folded.
+  Dim (*dims)(const Dim &a, const Dim &b, const ShapeStore &store) = nullptr;
 };
 
 using OpMath = std::variant<std::monostate, UnaryMath, BinaryMath, CompareMath, ReduceMath>;

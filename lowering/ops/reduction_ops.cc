@@ -309,29 +309,30 @@ Shape reduced_shape(const ReduceSpec &s) {
   return out;
 }
 
-// A sum, product, max or min of a 1-D shape value folds to a dim, so that
-// a Reshape to it keeps one compile for every shape: tf2onnx's and Keras'
-// Flatten write [batch, ReduceProd(Shape(x)[1:])], and numel comes out as a
-// ReduceProd of a Shape. Without the fold the Reshape's target was known only
-// at run time, and each input shape compiled its own values in.
+// A reduction of a 1-D shape value folds to a dim where the op has a
+// ReduceMath::dims, so that a Reshape to it keeps one compile for every shape:
+// tf2onnx's and Keras' Flatten write [batch, ReduceProd(Shape(x)[1:])], numel
+// comes out as a ReduceProd of a Shape, torchvision's _topk_min as a
+// ReduceMin. Without the fold the Reshape's target was known only at run time,
+// and each input shape compiled its own values in. Constants are left to
+// constant folding (which wraps as int64 does, where Dim's arithmetic throws).
 void fold_reduced_dims(InferContext &c, const ReduceSpec &s, const Shape &out) {
-  if (s.noop || s.axes.shape.size() != 1 || !s.axes.reduced[0]) return;
+  const auto *m = std::get_if<ReduceMath>(&c.def().math);
+  if (!m || !m->dims || s.noop || s.axes.shape.size() != 1 || !s.axes.reduced[0]) return;
   const auto vals = c.dims_value(0);
-  if (!vals) return;
-  const std::string &op = c.node().op_type;
+  if (!vals || vals->empty()) return;
   const ShapeStore &st = c.store();
-  std::optional<Dim> r;
-  if (op == "ReduceSum" || op == "ReduceProd") {
-    r = Dim(op == "ReduceSum" ? 0 : 1);
-    for (const Dim &d : *vals) r = op == "ReduceSum" ? *r + d : *r * d;
-  } else if ((op == "ReduceMax" || op == "ReduceMin") && !vals->empty()) {
-    r = (*vals)[0];  // an empty max or min has no value (the kernel gives the type's extreme)
-    for (size_t i = 1; i < vals->size(); ++i)
-      r = op == "ReduceMax" ? st.simplify_max(*r, (*vals)[i]) : st.simplify_min(*r, (*vals)[i]);
+  bool all_const = true;
+  for (const Dim &d : *vals) all_const = all_const && st.canonical(d).is_const();
+  if (all_const) return;
+  Dim r = (*vals)[0];
+  try {
+    for (size_t i = 1; i < vals->size(); ++i) r = m->dims(r, (*vals)[i], st);
+  } catch (const Error &) {
+    return;  // a coefficient past 64 bits: left to run time, as any unknown value
   }
-  if (!r) return;
-  r = st.canonical(*r);
-  if (r->str().size() <= kMaxFoldedText) fold_dims(c, 0, out, c.dtype(0), {*r});
+  r = st.canonical(r);
+  if (r.str().size() <= kMaxFoldedText) fold_dims(c, 0, out, c.dtype(0), {r});
 }
 
 void infer_reduce(InferContext &c) {
@@ -451,6 +452,11 @@ void lower_arg(LowerContext &c) {
 
 Expr zero(const Halide::Type &t) { return Halide::cast(t, 0); }
 
+ReduceMath with_dims(ReduceMath m, Dim (*dims)(const Dim &, const Dim &, const ShapeStore &)) {
+  m.dims = dims;
+  return m;
+}
+
 void add_reduce(OpRegistry &r, const char *op, ReduceMath m) {
   r.add(op, 1, OpKind::Reduction, infer_reduce, lower_reduce, m);
 }
@@ -462,7 +468,9 @@ void register_reduction_ops(OpRegistry &r) {
   r.add("LayerNormalization", 17, OpKind::Reduction, infer_layernorm, lower_layernorm);
   using E = const Expr &;
   auto square = [](E x) { return x * x; };
-  add_reduce(r, "ReduceSum", {"sum", zero, sum_of});
+  using D = const Dim &;
+  using S = const ShapeStore &;
+  add_reduce(r, "ReduceSum", with_dims({"sum", zero, sum_of}, [](D a, D b, S) { return a + b; }));
   add_reduce(r, "ReduceMean",
              {"sum", zero, sum_of, nullptr, mean_of});
   add_reduce(r, "ReduceSumSquare", {"sumsq", zero, sum_of, square});
@@ -470,10 +478,14 @@ void register_reduction_ops(OpRegistry &r) {
   add_reduce(r, "ReduceL1", {"sumabs", zero, sum_of, [](E x) { return Halide::cast(x.type(), Halide::abs(x)); }});
   add_reduce(r, "ReduceLogSum", {"sum", zero, sum_of, nullptr, [](E sum, E) { return math::log(as_float(sum)); }});
   add_reduce(r, "ReduceMax",
-             {"max", [](const Halide::Type &t) { return t.min(); }, max_of, nullptr, nullptr, math::max_key});
+             with_dims({"max", [](const Halide::Type &t) { return t.min(); }, max_of, nullptr, nullptr, math::max_key},
+                       [](D a, D b, S st) { return st.simplify_max(a, b); }));
   add_reduce(r, "ReduceMin",
-             {"min", [](const Halide::Type &t) { return t.max(); }, min_of, nullptr, nullptr, math::min_key});
-  add_reduce(r, "ReduceProd", {"prod", [](const Halide::Type &t) { return Halide::cast(t, 1); }, product_of});
+             with_dims({"min", [](const Halide::Type &t) { return t.max(); }, min_of, nullptr, nullptr, math::min_key},
+                       [](D a, D b, S st) { return st.simplify_min(a, b); }));
+  add_reduce(r, "ReduceProd",
+             with_dims({"prod", [](const Halide::Type &t) { return Halide::cast(t, 1); }, product_of},
+                       [](D a, D b, S) { return a * b; }));
   r.add("ReduceLogSumExp", 1, OpKind::Reduction, infer_reduce, lower_reduce_log_sum_exp);
   for (const char *op : {"ArgMax", "ArgMin"}) r.add(op, 1, OpKind::Reduction, infer_arg, lower_arg);
 }

@@ -223,10 +223,11 @@ void infer_range(InferContext &c) {
   c.set_output(0, c.dtype(0), {n});
   if (c.dtype(0) == DType::F32) {
     // Elements and count as float32 computes them only while its integers are exact.
-    for (const Dim &e : {w.start, w.limit}) {
+    for (int i = 0; i < 2; ++i) {
+      const Dim &e = i == 0 ? w.start : w.limit;
       if (c.store().canonical(e).is_const()) continue;
-      const std::string msg =
-          c.where() + ": a float32 Range's start and limit must lie in [-2^24, 2^24], where " + e.str() + " is exact";
+      const std::string msg = c.where() + ": float32 holds every integer only in [-2^24, 2^24], and this Range's " +
+                              (i == 0 ? "start (" : "limit (") + e.str() + ") must lie there";
       c.store().add_check({RuntimeCheck::AtLeast, Dim(kExactF32), e, msg});
       c.store().add_check({RuntimeCheck::AtLeast, e, Dim(-kExactF32), msg});
     }
