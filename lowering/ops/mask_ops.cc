@@ -1,7 +1,7 @@
 // Ops whose output is a mask over index positions: Trilu (keeps one side of a
 // diagonal), EyeLike (ones on a diagonal) and OneHot (ones where the index
-// along a new axis equals the input). The diagonal offset k and OneHot's
-// depth are needed at compile time.
+// along a new axis equals the input). Trilu's diagonal offset k may be a
+// shape value; OneHot's depth is needed at compile time.
 #include "lowering/infer_context.h"
 #include "lowering/lower_context.h"
 #include "lowering/op_registry.h"
@@ -14,11 +14,14 @@ using Halide::Expr;
 
 // ---- Trilu ------------------------------------------------------------------------
 
-int64_t trilu_k(const NodeContext &c) {
-  if (!c.has_input(1)) return 0;
-  auto k = c.required_ints(1, "k");
+// The diagonal offset: a constant, or a shape value (a causal mask over a
+// KV cache, tril(past + 1) = s - t, kept symbolic so that one compile
+// serves every length).
+Dim trilu_k(const NodeContext &c) {
+  if (!c.has_input(1)) return Dim(0);
+  auto k = c.required_dims(1, "k");
   if (k.size() != 1) c.fail("k must hold one element, got ", k.size());
-  return k[0];
+  return c.store().canonical(k[0]);
 }
 
 void infer_trilu(InferContext &c) {
@@ -29,13 +32,16 @@ void infer_trilu(InferContext &c) {
 
 void lower_trilu(LowerContext &c) {
   const HTensor &x = c.in(0);
-  int64_t k = trilu_k(c);
+  const Dim k = trilu_k(c);
   bool upper = c.attrs().get_int("upper", 1) != 0;
   auto v = c.vars(x.rank());
   auto idx = c.exprs(v);
   Expr diff = idx.back() - idx[idx.size() - 2];  // column - row
-  // k beyond any int32 extent keeps or drops everything; clamp it so the Expr fits.
-  Expr kk = static_cast<int32_t>(std::max<int64_t>(std::min<int64_t>(k, INT32_MAX / 2), -(INT32_MAX / 2)));
+  // k beyond any int32 extent keeps or drops everything; clamp it so the Expr
+  // fits. A symbolic k is a difference of extents, which fits.
+  Expr kk = k.is_const() ? Expr(static_cast<int32_t>(
+                               std::max<int64_t>(std::min<int64_t>(k.as_const(), INT32_MAX / 2), -(INT32_MAX / 2))))
+                         : c.dim(k);
   Expr keep = upper ? diff >= kk : diff <= kk;
   c.define_output(0, v, Halide::select(keep, x.at(idx), zero_of(x.dtype)));
 }
