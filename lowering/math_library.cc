@@ -556,9 +556,17 @@ Expr exp(const Expr &x) {
 
 Expr exp_nonpositive(const Expr &x) {
   if (!is_f32(x)) return math::exp(x);
-  Expr xc = Halide::max(x, -87.0f);
-  BiasedExpArgument a = biased_exp_argument(xc);
-  Expr y = exp_remainder_value(exp_remainder(xc, a.kf)) * a.two_k;
+  // biased_exp_argument's reduction, with 2^k taken as 2^(k+24) 2^-24 below
+  // the normal range (k < -126): the product rounds once into the denormals'
+  // spacing. Below ln(2^-150) the result rounds to 0.
+  const Expr xc = Halide::max(x, -104.0f);
+  const uint32_t biased_magic = 0x4B400000u + 127;
+  Expr t = bits(hidden(xc) * mc::kLog2e + 12583039.0f);  // 1.5 * 2^23 + 127
+  Expr k = Halide::reinterpret(Halide::Int(32), t - u32(biased_magic));
+  Expr tail = k < -126;
+  Expr two_k = from_bits(Halide::select(tail, t + u32(24), t) << u32(23));
+  Expr y = exp_remainder_value(exp_remainder(xc, Halide::cast<float>(k))) * two_k;
+  y = Halide::select(tail, y * 5.96046448e-8f, y);
   return keep_nan(x, y);
 }
 

@@ -33,9 +33,11 @@ namespace disco::math {
 // exp(+inf) = +inf, x > 88.73 gives +inf, x < -103.98 gives 0.
 Halide::Expr exp(const Halide::Expr &x);
 
-// e^x for x <= 0 or NaN (x - max in a softmax): exp's bounds on [-87, 0].
-// Below -87 it returns e^-87 instead of a denormal, which no softmax can
-// tell from 0. About two thirds of exp's work.
+// e^x for x <= 0 or NaN (x - max in a softmax): exp's bounds on [-87, 0],
+// and its denormal results below (0 below -103.97). It had returned e^-87
+// there, and a "score > 0" after a softmax (Faster R-CNN's box_score_thresh
+// of 0) kept classes that PyTorch's and onnxruntime's 0 dropped. About two
+// thirds of exp's work.
 Halide::Expr exp_nonpositive(const Halide::Expr &x);
 
 // e^x for |x| <= 87 or NaN (a bounded softmax input): exp's bounds, no clamps.

@@ -147,6 +147,7 @@ std::vector<AccuracyCase> accuracy_cases() {
       {"exp", math::exp, exp, -87.3f, 88.7f, 1, 1.75},
       {"exp_denormal_results", math::exp, exp, -103.9f, -87.4f, 1, 1},
       {"exp_nonpositive", math::exp_nonpositive, exp, -87.0f, 0.0f, 1, 1.75},
+      {"exp_nonpositive_denormal_results", math::exp_nonpositive, exp, -103.9f, -87.4f, 1, 1},
       {"exp_bounded", math::exp_bounded, exp, -87.0f, 87.0f, 1, 1.75},
       {"expm1", math::expm1, [](double x) { return std::expm1(x); }, -17.0f, 88.7f, 1.5, 1.5},
       {"log", math::log, [](double x) { return std::log(x); }, 1e-45f, big, 1, 1.75},
@@ -284,7 +285,8 @@ TEST(MathLibrarySpecialValues, ExpAndLogMatchCsFloatFunctions) {
                    {-1000, 0},
                    {1000, kInf},
                    {-100, std::exp(-100.0f)}});
-  expect_specials("exp_nonpositive", math::exp_nonpositive, {{kNan, kNan}, {0, 1}, {-0.0f, 1}});
+  expect_specials("exp_nonpositive", math::exp_nonpositive,
+                  {{kNan, kNan}, {0, 1}, {-0.0f, 1}, {-kInf, 0}, {-200, 0}, {-104, 0}});
   expect_specials("exp_bounded", math::exp_bounded, {{kNan, kNan}, {0, 1}});
   expect_specials("expm1", math::expm1,
                   {{kNan, kNan},
