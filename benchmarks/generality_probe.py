@@ -211,24 +211,26 @@ class _Det(nn.Module):
         return o["boxes"], o["scores"], o["labels"]
 
 
+def _detection(model):
+    """A detector's case: boxes, scores and labels of one image, at two sizes."""
+    sets = [(torch.rand(1, 3, 320, 320),), (torch.rand(1, 3, 240, 300),)]
+    return _Det(model).eval(), sets, ["x"], ["boxes", "scores", "labels"], {"x": {2: "H", 3: "W"}}, 11
+
+
 @case("vision")
 def ssdlite():
     """torchvision's SSDlite 320, dynamic height and width (its TopK's K from _topk_min)."""
     import torchvision.models.detection as tvd
-    m = tvd.ssdlite320_mobilenet_v3_large(weights=None, weights_backbone=None, score_thresh=0.0,
-                                          detections_per_img=20)
-    sets = [(torch.rand(1, 3, 320, 320),), (torch.rand(1, 3, 240, 300),)]
-    return _Det(m).eval(), sets, ["x"], ["boxes", "scores", "labels"], {"x": {2: "H", 3: "W"}}, 11
+    return _detection(tvd.ssdlite320_mobilenet_v3_large(weights=None, weights_backbone=None, score_thresh=0.0,
+                                                        detections_per_img=20))
 
 
 @case("vision")
 def fasterrcnn_mobilenet():
     """torchvision's Faster R-CNN (MobileNetV3 320 FPN), dynamic height and width."""
     import torchvision.models.detection as tvd
-    m = tvd.fasterrcnn_mobilenet_v3_large_320_fpn(weights=None, weights_backbone=None, box_score_thresh=0.0,
-                                                  box_detections_per_img=20)
-    sets = [(torch.rand(1, 3, 320, 320),), (torch.rand(1, 3, 240, 300),)]
-    return _Det(m).eval(), sets, ["x"], ["boxes", "scores", "labels"], {"x": {2: "H", 3: "W"}}, 11
+    return _detection(tvd.fasterrcnn_mobilenet_v3_large_320_fpn(weights=None, weights_backbone=None,
+                                                                box_score_thresh=0.0, box_detections_per_img=20))
 
 
 def flat(o, acc):

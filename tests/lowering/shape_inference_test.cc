@@ -336,10 +336,12 @@ TEST(ShapeInference, SlicesOfShapeValuesFoldToDims) {
   EXPECT_EQ(*r.g.value(r.g.find_value(rev)).sym_value, (std::vector<Dim>{768, b}));
 }
 
-TEST(ShapeInference, ModOfShapeValuesFoldsSoAPadToWholeWindowsStaysSymbolic) {
-  // Swin pads each map to whole 7x7 windows: (7 - s % 7) % 7 rows. Mod of
-  // shape values did not fold, and the Pad wanted its pads at compile time.
-  GraphBuilder gb(13);
+// x [b, s] padded along s to whole windows of 7, as Swin pads each map:
+// (7 - s % 7) % 7 columns, from the shape. `len` is s as a shape value.
+struct PaddedToWindows {
+  std::string x, len, y;
+};
+PaddedToWindows pad_to_whole_windows(GraphBuilder &gb) {
   auto x = gb.input("x", DType::F32, {b, s});
   auto len =
       gb.op("Slice", {gb.op("Shape", {x}), gb.constant("one", i64({1}, {1})), gb.constant("two", i64({1}, {2}))});
@@ -347,6 +349,14 @@ TEST(ShapeInference, ModOfShapeValuesFoldsSoAPadToWholeWindowsStaysSymbolic) {
   auto pad = gb.op("Mod", {gb.op("Sub", {seven, gb.op("Mod", {len, seven})}), seven});
   auto y = gb.op(
       "Pad", {x, gb.op("Concat", {gb.constant("zeros", i64({3}, {0, 0, 0})), pad}, attrs({{"axis", attr_int(0)}}))});
+  return {x, len, y};
+}
+
+TEST(ShapeInference, ModOfShapeValuesFoldsSoAPadToWholeWindowsStaysSymbolic) {
+  // Swin pads each map to whole 7x7 windows: (7 - s % 7) % 7 rows. Mod of
+  // shape values did not fold, and the Pad wanted its pads at compile time.
+  GraphBuilder gb(13);
+  const auto [x, len, y] = pad_to_whole_windows(gb);
   gb.output(y);
   // C's remainder (fmod = 1) of -s and Python's (fmod = 0) of s - 9, by 4.
   auto four = gb.constant("four", i64({1}, {4}));
@@ -423,13 +433,7 @@ TEST(ShapeInference, ARollOfAPaddedMapCroppedBackIsTheMapsOwnExtent) {
   // extent nested each stage's in the next and the dynamic-spatial export
   // compiled each input shape in.
   GraphBuilder gb(13);
-  auto x = gb.input("x", DType::F32, {b, s});
-  auto len =
-      gb.op("Slice", {gb.op("Shape", {x}), gb.constant("one", i64({1}, {1})), gb.constant("two", i64({1}, {2}))});
-  auto seven = gb.constant("seven", i64({1}, {7}));
-  auto pad = gb.op("Mod", {gb.op("Sub", {seven, gb.op("Mod", {len, seven})}), seven});
-  auto y = gb.op(
-      "Pad", {x, gb.op("Concat", {gb.constant("zeros", i64({3}, {0, 0, 0})), pad}, attrs({{"axis", attr_int(0)}}))});
+  const auto [x, len, y] = pad_to_whole_windows(gb);
   auto axis = gb.constant("axis", i64({1}, {1}));
   auto tail =
       gb.op("Slice", {y, gb.constant("minus3", i64({1}, {-3})), gb.constant("big", i64({1}, {INT64_MAX})), axis});
