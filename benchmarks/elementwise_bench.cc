@@ -56,6 +56,14 @@ std::vector<UnaryOp> unary_ops() {
   };
   ops.push_back({"Gelu (erf)", "Gelu", {}, -4, 4, 20});
   ops.push_back({"Gelu (tanh)", "Gelu", {{"approximate", attr_string("tanh")}}, -4, 4, 20});
+  // Results that underflow to 0, as a mask's -1e9 or -inf gives them: an
+  // arithmetic result in the denormals costs a microcode assist per vector.
+  ops.push_back({"Exp (below -104)", "Exp", {}, -1e9f, -200});
+  ops.push_back({"Sigmoid (below -104)", "Sigmoid", {}, -1e9f, -200});
+  // Rows of 768 over the last axis; the second's every element but a row's
+  // largest is a mask's -1e9 away from it.
+  ops.push_back({"Softmax", "Softmax", {}, -4, 4, 13});
+  ops.push_back({"Softmax (masked at -1e9)", "Softmax", {}, -1e9f, 0, 13});
   return ops;
 }
 

@@ -34,6 +34,7 @@ constexpr float kLogTail[] = {0.333334506f,  -0.250001073f, 0.199908257f, -0.166
 constexpr float kLog1pUnit[] = {-0.499999344f, 0.333305508f,   -0.249589399f, 0.19697012f,    -0.153596222f,
                                 0.106871732f,  -0.0577256158f, 0.0202353839f, -0.00332498527f};
 constexpr float kLnMinNormal = -87.3365447f;  // ln 2^-126
+constexpr float kLnHalfMinDenormal = -103.972076f;  // ln 2^-150 rounded up: below it e^x rounds to 0
 
 // ---- erf ------------------------------------------------------------------------
 

@@ -115,16 +115,21 @@ Expr exp_remainder_value(const Expr &r) { return expm1_remainder(r) + 1.0f; }
 
 // y 2^k for y in [0.25, 2] and k in [-150, 128]: 2^(k/2) into y's exponent
 // bits, then a multiply by the rest, so that an overflow gives inf and an
-// underflow a correctly rounded denormal or 0.
-Expr scale_by_pow2(const Expr &y, const Expr &k) {
+// underflow a correctly rounded denormal or 0. Where `zero` holds, the result
+// is 0 times a normal value instead: an arithmetic result below the normals,
+// 0 included, costs a microcode assist per vector (Zen 5: Exp of inputs below
+// -104, 7.9x a copy's time).
+Expr scale_by_pow2(const Expr &y, const Expr &k, const Expr &zero = Expr()) {
   Expr k1 = k >> 1;
-  return from_bits(bits(y) + Halide::cast<uint32_t>(k1 << 23)) * pow2(k - k1);
+  Expr rest = pow2(k - k1);
+  if (zero.defined()) rest = Halide::select(zero, 0.0f, rest);
+  return from_bits(bits(y) + Halide::cast<uint32_t>(k1 << 23)) * rest;
 }
 
 Expr exp_f32(const Expr &x) {
   Expr xc = Halide::clamp(x, -104.0f, 89.0f);
   ExpArgument a = exp_argument(xc);
-  return keep_nan(x, scale_by_pow2(exp_remainder_value(exp_remainder(xc, a.kf)), a.k));
+  return keep_nan(x, scale_by_pow2(exp_remainder_value(exp_remainder(xc, a.kf)), a.k, x < mc::kLnHalfMinDenormal));
 }
 
 // e^x / 2 for x in [-103, 90] (NaN not kept): exp's reduction with 2^(k-1),
@@ -558,15 +563,20 @@ Expr exp(const Expr &x) {
 
 Expr exp_nonpositive(const Expr &x) {
   if (!is_f32(x)) return math::exp(x);
-  // biased_exp_argument's reduction, with 2^k taken as 2^(k+24) 2^-24 below
+  // biased_exp_argument's reduction, with 2^k taken as 2^(k+32) 2^-32 below
   // the normal range (k < -126): the product rounds once into the denormals'
-  // spacing. Below ln(2^-150) the result rounds to 0.
+  // spacing. Below ln(2^-150) the result rounds to 0, and is 0 times a normal
+  // value: an arithmetic result in the denormals costs a microcode assist
+  // (Zen 5: a causal Softmax, half its inputs -1e9, took 7x the time of an
+  // unmasked one), and a mask's -1e9 or -inf is that case on every element
+  // it hides. Genuine denormal results (x in [-103.97, -87.3]) still pay it.
   const Expr xc = Halide::max(x, -104.0f);
   BiasedExpArgument a = biased_exp_argument(xc);
   Expr tail = a.k < -126;
-  Expr two_k = from_bits(Halide::select(tail, a.biased + u32(24), a.biased) << u32(23));
+  Expr two_k = from_bits(Halide::select(tail, a.biased + u32(32), a.biased) << u32(23));
   Expr y = exp_remainder_value(exp_remainder(xc, a.kf)) * two_k;
-  y = Halide::select(tail, y * 5.96046448e-8f, y);
+  Expr scale = Halide::select(x < mc::kLnHalfMinDenormal, 0.0f, 2.32830644e-10f);  // 2^-32
+  y = Halide::select(tail, y * scale, y);
   return keep_nan(x, y);
 }
 

@@ -273,7 +273,13 @@ void expect_specials(const char *name, const Unary &fn, const std::vector<Specia
   }
 }
 
+// ln 2^-150 rounded up, where e^x is 2^-149 (the least denormal), and the float below it, where e^x rounds to 0.
+const float kLnHalfMinDenormal = -103.972076f;
+const float kBelowLnHalfMinDenormal = std::nextafter(kLnHalfMinDenormal, -kInf);
+
 TEST(MathLibrarySpecialValues, ExpAndLogMatchCsFloatFunctions) {
+  ASSERT_EQ(std::exp(kLnHalfMinDenormal), std::ldexp(1.0f, -149));
+  ASSERT_EQ(std::exp(kBelowLnHalfMinDenormal), 0.0f);
   expect_specials("exp", math::exp,
                   {{kNan, kNan},
                    {-kInf, 0},
@@ -284,9 +290,20 @@ TEST(MathLibrarySpecialValues, ExpAndLogMatchCsFloatFunctions) {
                    {-104, 0},
                    {-1000, 0},
                    {1000, kInf},
-                   {-100, std::exp(-100.0f)}});
+                   {-100, std::exp(-100.0f)},
+                   // Either side of ln 2^-150, below which the result is 0 (not an underflowing product).
+                   {kLnHalfMinDenormal, std::exp(kLnHalfMinDenormal)},
+                   {kBelowLnHalfMinDenormal, 0}});
   expect_specials("exp_nonpositive", math::exp_nonpositive,
-                  {{kNan, kNan}, {0, 1}, {-0.0f, 1}, {-kInf, 0}, {-200, 0}, {-104, 0}});
+                  {{kNan, kNan},
+                   {0, 1},
+                   {-0.0f, 1},
+                   {-kInf, 0},
+                   {-200, 0},
+                   {-104, 0},
+                   {-1e9f, 0},
+                   {kLnHalfMinDenormal, std::exp(kLnHalfMinDenormal)},
+                   {kBelowLnHalfMinDenormal, 0}});
   expect_specials("exp_bounded", math::exp_bounded, {{kNan, kNan}, {0, 1}});
   expect_specials("expm1", math::expm1,
                   {{kNan, kNan},
