@@ -25,6 +25,10 @@ struct Avx512 {
   }
   static __m512 round(__m512 a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
   static __m512 scale(__m512 a, __m512 k) { return _mm512_scalef_ps(a, k); }
+  // a 2^k where s >= least, else 0: zero-masked lanes are not computed, so they cost no underflow assist.
+  static __m512 scale_or_zero(__m512 a, __m512 k, __m512 s, float least) {
+    return _mm512_maskz_scalef_ps(_mm512_cmp_ps_mask(s, _mm512_set1_ps(least), _CMP_GE_OQ), a, k);
+  }
   static __m512 select_negative(__m512 c, __m512 a, __m512 b) {
     return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(c, _mm512_setzero_ps(), _CMP_LT_OQ), b, a);
   }

@@ -55,6 +55,11 @@ struct Avx2 {
     const __m256i ki = _mm256_cvtps_epi32(k), k1 = _mm256_srai_epi32(ki, 1), k2 = _mm256_sub_epi32(ki, k1);
     return _mm256_mul_ps(_mm256_mul_ps(a, pow2(k1)), pow2(k2));
   }
+  // a 2^k where s >= least, else 0, with k taken as 0 there: no lane's product underflows (an assist each).
+  static __m256 scale_or_zero(__m256 a, __m256 k, __m256 s, float least) {
+    const __m256 keep = _mm256_cmp_ps(s, _mm256_set1_ps(least), _CMP_GE_OQ);
+    return _mm256_and_ps(scale(a, _mm256_and_ps(k, keep)), keep);
+  }
   static __m256 select_negative(__m256 c, __m256 a, __m256 b) {
     return _mm256_blendv_ps(b, a, _mm256_cmp_ps(c, _mm256_setzero_ps(), _CMP_LT_OQ));
   }

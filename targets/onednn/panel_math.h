@@ -32,14 +32,21 @@ inline V horner(V x, const float (&c)[N]) {
 }
 
 // e^(hi + lo) for hi in [-104, 0] and |lo| < 2, hi exact in the reduction.
+// Below ln 2^-150 the result is 0 by Ops::scale_or_zero's mask, not by an
+// underflowing scale: an arithmetic result below the normals, 0 included,
+// costs a microcode assist per vector (Zen 5: about 100x a plain vector
+// operation), and a Sigmoid beyond -104 or a GELU beyond 14.4 reached that
+// on every lane (13-16x the time per element, benchmarks/results/
+// elementwise-underflow-2026-12-06.md).
 template <class Ops, class V>
 inline V exp_of_sum(V hi, V lo) {
   namespace mc = math_coefficients;
-  const V k = Ops::round(Ops::mul(Ops::max(Ops::add(hi, lo), Ops::splat(-104.0f)), Ops::splat(mc::kLog2e)));
+  const V s = Ops::add(hi, lo);
+  const V k = Ops::round(Ops::mul(Ops::max(s, Ops::splat(-104.0f)), Ops::splat(mc::kLog2e)));
   V r = Ops::fmadd(k, Ops::splat(-mc::kLn2Hi), hi);  // exact
   r = Ops::fmadd(k, Ops::splat(-mc::kLn2Lo), Ops::add(r, lo));
   const V em1 = Ops::fmadd(Ops::mul(r, r), horner<Ops>(r, mc::kExpRemainder), r);  // e^r - 1
-  return Ops::scale(Ops::add(em1, Ops::splat(1.0f)), k);
+  return Ops::scale_or_zero(Ops::add(em1, Ops::splat(1.0f)), k, s, mc::kLnHalfMinDenormal);
 }
 
 template <class Ops, class V>

@@ -3,7 +3,6 @@
 // checked on every CPU, not only on AVX-512 ones: against the exact GELU,
 // and against math::gelu_erf as host kernels compute it; and with the
 // scale() of panel_gemm_avx2.cc, which has no scalef.
-#include "lowering/host_target.h"
 #include "targets/onednn/panel_math.h"
 
 #include <gtest/gtest.h>
@@ -14,6 +13,7 @@
 #include <limits>
 #include <vector>
 
+#include "lowering/host_target.h"
 #include "lowering/math_library.h"
 
 namespace disco {
@@ -39,6 +39,7 @@ struct Scalar {
   }
   static float round(float a) { return std::nearbyint(a); }
   static float scale(float a, float k) { return std::ldexp(a, static_cast<int>(k)); }
+  static float scale_or_zero(float a, float k, float s, float least) { return s >= least ? scale(a, k) : 0.0f; }
   static float select_negative(float c, float a, float b) { return c < 0 ? a : b; }
   static float keep_nan(float x, float y) { return std::isnan(x) ? x : y; }
 };
@@ -59,6 +60,7 @@ struct ScalarTwoHalves : Scalar {
     const int ki = static_cast<int>(k), k1 = ki >> 1, k2 = ki - k1;
     return a * pow2(k1) * pow2(k2);
   }
+  static float scale_or_zero(float a, float k, float s, float least) { return s >= least ? scale(a, k) : 0.0f; }
 };
 
 // A math library function on xs as a host kernel computes it.
@@ -165,6 +167,13 @@ TEST(PanelMath, SigmoidIsWithinMathLibrarysBoundOfTheExactSigmoidAndOfHostKernel
   EXPECT_EQ(panel_math::sigmoid<Scalar>(-200.0f), 0.0f);
   EXPECT_EQ(panel_math::sigmoid<Scalar>(inf), 1.0f);
   EXPECT_EQ(panel_math::sigmoid<Scalar>(0.0f), 0.5f);
+  // Either side of ln 2^-150: the least denormal, then 0 from the mask of
+  // scale_or_zero (which spares the lanes an underflow), on both scales.
+  const float edge = -103.972076f, below = std::nextafter(edge, -inf);
+  EXPECT_EQ(panel_math::sigmoid<Scalar>(edge), std::ldexp(1.0f, -149));
+  EXPECT_EQ(panel_math::sigmoid<ScalarTwoHalves>(edge), std::ldexp(1.0f, -149));
+  EXPECT_EQ(panel_math::sigmoid<Scalar>(below), 0.0f);
+  EXPECT_EQ(panel_math::sigmoid<ScalarTwoHalves>(below), 0.0f);
 }
 
 }  // namespace
