@@ -232,11 +232,11 @@ void infer_range(InferContext &c) {
       c.store().add_check({RuntimeCheck::AtLeast, e, Dim(-kExactF32), msg});
     }
   }
+  const Dim cn = c.store().canonical(n);
+  if (!cn.is_const() || cn.as_const() > kMaxFolded) return;
   std::vector<Dim> vals;
-  Dim cn = c.store().canonical(n);
-  if (cn.is_const() && cn.as_const() <= kMaxFolded)
-    for (int64_t i = 0; i < cn.as_const(); ++i) vals.push_back(w.start + Dim(i * w.delta));
-  if (cn.is_const() && cn.as_const() <= kMaxFolded) fold_dims(c, 0, {n}, c.dtype(0), vals);
+  for (int64_t i = 0; i < cn.as_const(); ++i) vals.push_back(w.start + Dim(i * w.delta));
+  fold_dims(c, 0, {n}, c.dtype(0), vals);
 }
 
 void lower_range(LowerContext &c) {
