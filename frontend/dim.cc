@@ -123,6 +123,46 @@ std::optional<std::vector<Dim::Term>> pair_min_with_max(const std::vector<Dim::T
   }
   return std::nullopt;
 }
+
+// rest + c*max(A, B) is max(rest + c*A, rest + c*B) for c > 0 and the min of
+// them for c < 0 (likewise for min), taken only where the two sums cancel
+// terms, so that they hold fewer terms than rest, A and B together: a slice
+// from x < 0 to the end, n - max(n + x, 0), is min(-x, n), a term the shape
+// store can bound (Swin's window masks compared such a length with -1, and
+// fell back to compiling one shape). Returns nullopt when no term gains.
+//
+// Not re-entered: the sums and the min or max it builds (whose difference
+// min_max takes) are built plainly, which bounds the work and the recursion
+// (a difference of two such mins would distribute again without end).
+std::optional<Dim> distribute_into_min_max(const std::vector<Dim::Term> &terms) {
+  thread_local bool busy = false;
+  if (busy || terms.size() < 2) return std::nullopt;
+  struct Busy {
+    Busy() { busy = true; }
+    ~Busy() { busy = false; }
+  } guard;
+  for (size_t i = 0; i < terms.size(); ++i) {
+    const Dim::Term &t = terms[i];
+    if (t.atoms.size() != 1 || (t.atoms[0]->kind != AtomNode::Min && t.atoms[0]->kind != AtomNode::Max)) continue;
+    std::vector<Dim::Term> rest;
+    for (size_t j = 0; j < terms.size(); ++j)
+      if (j != i) rest.push_back(terms[j]);
+    const AtomNode &m = *t.atoms[0];
+    auto plus_scaled = [&](const Dim &d) {
+      std::vector<Dim::Term> sum = rest;
+      for (Dim::Term u : d.terms()) {
+        u.coeff = coeff_mul(u.coeff, t.coeff);
+        sum.push_back(std::move(u));
+      }
+      return Dim::from_terms(std::move(sum));
+    };
+    const Dim p = plus_scaled(m.a), q = plus_scaled(m.b);
+    if (p.terms().size() + q.terms().size() >= rest.size() + m.a.terms().size() + m.b.terms().size()) continue;
+    const bool is_min = (m.kind == AtomNode::Min) == (t.coeff > 0);
+    return is_min ? min(p, q) : max(p, q);
+  }
+  return std::nullopt;
+}
 }  // namespace
 
 Dim Dim::from_terms(std::vector<Term> terms) {
@@ -142,11 +182,13 @@ Dim Dim::from_terms(std::vector<Term> terms) {
     has_min = has_min || t.atoms[0]->kind == AtomNode::Min;
     has_max = has_max || t.atoms[0]->kind == AtomNode::Max;
   }
-  if (has_min && has_max) {
+  if (has_min || has_max) {
     std::vector<Term> merged;
     for (auto &[k, t] : acc)
       if (t.coeff != 0) merged.push_back(t);
-    if (auto paired = pair_min_with_max(merged)) return from_terms(std::move(*paired));
+    if (has_min && has_max)
+      if (auto paired = pair_min_with_max(merged)) return from_terms(std::move(*paired));
+    if (auto distributed = distribute_into_min_max(merged)) return *distributed;
   }
   auto p = std::make_shared<Poly>();
   Term constant{0, {}};

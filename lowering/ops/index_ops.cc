@@ -260,14 +260,9 @@ std::vector<SliceAxis> slice_plan(const NodeContext &c, const Shape &in, const S
     bool neg = step < 0;
     Dim s = slice_index(c, st, learn, starts[i], d, neg, "start"),
         e = slice_index(c, st, learn, ends[i], d, neg, "end");
+    // From x < 0 back to the end (x[-3:]), n - max(n + x, 0), is min(-x, n):
+    // Dim distributes the sum into the max where terms cancel.
     Dim diff = neg ? s - e : e - s;
-    // From x < 0 back to the end (x[-3:]) is min(n, -x), a term the store can
-    // bound; n - max(n + x, 0) is not, term by term (Swin's window masks
-    // compared such a length with -1, and fell back to compiling one shape).
-    const Dim from = st.canonical(starts[i]);
-    const auto from_up = st.upper_bound(from);
-    if (!neg && from_up && *from_up < 0 && !(from.is_const() && from.as_const() <= -kHuge) && e == st.canonical(d))
-      diff = st.simplify_min(st.canonical(d), -from);
     // Clamped indices already order themselves in these cases.
     bool ordered = st.is_nonnegative(diff) || (!neg && (e == st.canonical(d) || s.is_const(0))) ||
                    (neg && (e.is_const(-1) || s == st.canonical(d) - 1));

@@ -62,6 +62,20 @@ TEST(Dim, AMinPlusTheMaxOfTheSameArgumentsShiftedIsTheirSum) {
   for (int64_t n : {0, 2, 3, 7}) EXPECT_EQ((min(Dim(3), s) + max(Dim(0), s - 3)).eval({{"seq", n}}), n);
 }
 
+TEST(Dim, ASumDistributesIntoAMinOrMaxWhereItsTermsCancel) {
+  // x[-t:] over n rows, t > 0 at run time: n - max(n - t, 0) rows, min(t, n).
+  EXPECT_EQ(s - max(s - h, Dim(0)), min(h, s));
+  // With a coefficient, and a min turned into a max by a negative one.
+  EXPECT_EQ(2 * s - 2 * max(s - h, Dim(0)), min(2 * h, 2 * s));
+  EXPECT_EQ(s - min(s - h, Dim(1)), max(h, s - 1));
+  EXPECT_EQ(b + min(h - b, Dim(4) - b), min(h, Dim(4)));
+  // Nothing cancels: the sum stays as written.
+  EXPECT_NE((s - max(b, Dim(0))).str().find("max"), std::string::npos);
+  EXPECT_NE((s + min(b, h)).str().find("min"), std::string::npos);
+  for (int64_t n : {0, 2, 3, 7})
+    for (int64_t t : {1, 3, 9}) EXPECT_EQ((s - max(s - h, Dim(0))).eval({{"seq", n}, {"H", t}}), std::min(t, n));
+}
+
 TEST(Dim, EvaluatesAndReportsMissingSymbols) {
   EXPECT_EQ((b * s + 1).eval({{"batch", 2}, {"seq", 5}}), 11);
   EXPECT_THROW((b * s).eval({{"batch", 2}}), Error);
