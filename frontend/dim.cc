@@ -144,10 +144,30 @@ std::optional<Dim> distribute_into_min_max(const std::vector<Dim::Term> &terms) 
   for (size_t i = 0; i < terms.size(); ++i) {
     const Dim::Term &t = terms[i];
     if (t.atoms.size() != 1 || (t.atoms[0]->kind != AtomNode::Min && t.atoms[0]->kind != AtomNode::Max)) continue;
+    const AtomNode &m = *t.atoms[0];
+    // Without merges the two sums hold 2|rest| + |A| + |B| terms, and each
+    // term of A or B that shares a monomial with rest saves at most two (both
+    // cancel): they can gain only where twice the shared terms exceed rest's
+    // count. A cheap test first, since most sums with a min or max share
+    // nothing.
+    auto same_monomial = [](const std::vector<Atom> &x, const std::vector<Atom> &y) {
+      if (x.size() != y.size()) return false;
+      for (size_t k = 0; k < x.size(); ++k)
+        if (x[k] != y[k] && x[k]->key != y[k]->key) return false;
+      return true;
+    };
+    size_t shared = 0;
+    for (const Dim *d : {&m.a, &m.b})
+      for (const auto &u : d->terms())
+        for (size_t j = 0; j < terms.size(); ++j)
+          if (j != i && same_monomial(terms[j].atoms, u.atoms)) {
+            ++shared;
+            break;
+          }
+    if (2 * shared <= terms.size() - 1) continue;
     std::vector<Dim::Term> rest;
     for (size_t j = 0; j < terms.size(); ++j)
       if (j != i) rest.push_back(terms[j]);
-    const AtomNode &m = *t.atoms[0];
     auto plus_scaled = [&](const Dim &d) {
       std::vector<Dim::Term> sum = rest;
       for (Dim::Term u : d.terms()) {
