@@ -36,7 +36,7 @@ inline V horner(V x, const float (&c)[N]) {
 // underflowing scale: an arithmetic result below the normals, 0 included,
 // costs a microcode assist per vector (Zen 5: about 100x a plain vector
 // operation), and a Sigmoid beyond -104 or a GELU beyond 14.4 reached that
-// on every lane (13-16x the time per element, benchmarks/results/
+// on every lane (7-13x the time per element, benchmarks/results/
 // elementwise-underflow-2026-12-06.md).
 template <class Ops, class V>
 inline V exp_of_sum(V hi, V lo) {
