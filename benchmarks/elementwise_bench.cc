@@ -6,19 +6,25 @@
 // in blocks, and each side's time is the median over its blocks (this VM's
 // speed drifts by 10-50%).
 //
-//   elementwise_bench [--filter TEXT | --only NAME,NAME] [--blocks N] [--out FILE.md]
+//   elementwise_bench [--filter TEXT | --only NAME,NAME] [--blocks N] [--range LO,HI] [--out FILE.md]
+//
+// --range gives every op the inputs [LO, HI] instead of its own range: far
+// out (say -1000,-20) it shows an op whose results underflow or saturate
+// through arithmetic below the normal floats, which costs a microcode assist
+// per vector.
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "benchmarks/host_bench.h"
 #include "driver/compile_model.h"
 #include "frontend/graph_builder.h"
-#include "benchmarks/host_bench.h"
 #include "runtime/executor.h"
 
 namespace {
@@ -102,15 +108,17 @@ Graph one_node(const UnaryOp &u) {
 int main(int argc, char **argv) {
   std::string out_path, filter, only;
   int blocks = 7;
+  std::optional<std::pair<float, float>> range;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--help" || a == "-h") {
       std::printf(
-          "usage: elementwise_bench [--filter TEXT | --only NAME,NAME] [--blocks N] [--out FILE.md]\n\n"
+          "usage: elementwise_bench [--filter TEXT | --only NAME,NAME] [--blocks N] [--range LO,HI] [--out FILE.md]\n\n"
           "ns per element of every float unary op at (16, 512, 768) on one thread (host kernels),\n"
           "against a plain copy (Identity), interleaved in blocks; the ratio to the copy per op.\n"
           "--filter: only ops whose name contains TEXT. --only: only the ops of these exact names\n"
           "(Tan, not Tanh). --blocks: blocks per side (default 7).\n"
+          "--range: every op's inputs spread over [LO, HI] instead of its own range.\n"
           "--out: also write the table as markdown.\n");
       return 0;
     } else if (a == "--filter" && i + 1 < argc) {
@@ -119,6 +127,15 @@ int main(int argc, char **argv) {
       only = argv[++i];
     } else if (a == "--blocks" && i + 1 < argc) {
       blocks = std::max(1, std::atoi(argv[++i]));
+    } else if (a == "--range" && i + 1 < argc) {
+      float lo = 0, hi = 0;
+      char comma = 0;
+      std::istringstream r(argv[++i]);
+      if (!(r >> lo >> comma >> hi) || comma != ',' || !(lo <= hi)) {
+        std::fprintf(stderr, "elementwise_bench: --range wants LO,HI with LO <= HI, got '%s'\n", argv[i]);
+        return 2;
+      }
+      range = std::make_pair(lo, hi);
     } else if (a == "--out" && i + 1 < argc) {
       out_path = argv[++i];
     } else {
@@ -141,7 +158,7 @@ int main(int argc, char **argv) {
       if (u.name.find(filter) == std::string::npos || (!only.empty() && !listed(only, u.name))) continue;
       auto op = compile_host(one_node(u), "ebench");
       op->exec->set_num_threads(1);
-      const std::vector<TensorData> in{input(batch, u.lo, u.hi)};
+      const std::vector<TensorData> in{range ? input(batch, range->first, range->second) : input(batch, u.lo, u.hi)};
       auto [t_op, t_copy] = interleaved(*op->exec, in, *copy->exec, in, blocks);
       const double ratio = t_op / t_copy;
       over += ratio > 2;
