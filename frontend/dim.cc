@@ -86,6 +86,25 @@ Dim::Dim(int64_t c) {
 }
 
 namespace {
+// A term that is a single atom of kind k, whatever its coefficient.
+bool single_atom(const Dim::Term &t, AtomNode::Kind k) { return t.atoms.size() == 1 && t.atoms[0]->kind == k; }
+
+// Appends d's terms, each times c, to `out`.
+void append_scaled(std::vector<Dim::Term> &out, const Dim &d, int64_t c) {
+  for (Dim::Term t : d.terms()) {
+    t.coeff = coeff_mul(t.coeff, c);
+    out.push_back(std::move(t));
+  }
+}
+
+// Whether two terms' products of atoms are the same (atoms sorted by key).
+bool same_monomial(const std::vector<Atom> &x, const std::vector<Atom> &y) {
+  if (x.size() != y.size()) return false;
+  for (size_t k = 0; k < x.size(); ++k)
+    if (x[k] != y[k] && x[k]->key != y[k]->key) return false;
+  return true;
+}
+
 // min(A, B) + max(A - k, B - k) is A + B - k for a constant k (whichever of
 // A and B is the larger). A roll written as two slices and a concat,
 // x[-k:] ++ x[:-k], has lengths min(k, n) + max(0, n - k): n, which Swin's
@@ -93,15 +112,14 @@ namespace {
 // the next. Returns the sum with such pairs (same coefficient) replaced, or
 // nullopt when there is none.
 std::optional<std::vector<Dim::Term>> pair_min_with_max(const std::vector<Dim::Term> &terms) {
-  auto single = [](const Dim::Term &t, AtomNode::Kind k) { return t.atoms.size() == 1 && t.atoms[0]->kind == k; };
   auto shift = [](const Dim &x, const Dim &y) -> std::optional<int64_t> {
     const Dim d = x - y;
     return d.is_const() ? std::optional<int64_t>(d.as_const()) : std::nullopt;
   };
   for (size_t i = 0; i < terms.size(); ++i) {
-    if (!single(terms[i], AtomNode::Min)) continue;
+    if (!single_atom(terms[i], AtomNode::Min)) continue;
     for (size_t j = 0; j < terms.size(); ++j) {
-      if (!single(terms[j], AtomNode::Max) || terms[j].coeff != terms[i].coeff) continue;
+      if (!single_atom(terms[j], AtomNode::Max) || terms[j].coeff != terms[i].coeff) continue;
       const AtomNode &lo = *terms[i].atoms[0], &hi = *terms[j].atoms[0];
       std::optional<int64_t> k;
       for (const auto &[c, d] : {std::pair{&hi.a, &hi.b}, std::pair{&hi.b, &hi.a}}) {
@@ -112,12 +130,7 @@ std::optional<std::vector<Dim::Term>> pair_min_with_max(const std::vector<Dim::T
       std::vector<Dim::Term> out;
       for (size_t t = 0; t < terms.size(); ++t)
         if (t != i && t != j) out.push_back(terms[t]);
-      const int64_t c = terms[i].coeff;
-      for (const Dim &part : {lo.a, lo.b, Dim(-*k)})
-        for (Dim::Term t : part.terms()) {
-          t.coeff = coeff_mul(t.coeff, c);
-          out.push_back(std::move(t));
-        }
+      for (const Dim &part : {lo.a, lo.b, Dim(-*k)}) append_scaled(out, part, terms[i].coeff);
       return out;
     }
   }
@@ -143,19 +156,13 @@ std::optional<Dim> distribute_into_min_max(const std::vector<Dim::Term> &terms) 
   } guard;
   for (size_t i = 0; i < terms.size(); ++i) {
     const Dim::Term &t = terms[i];
-    if (t.atoms.size() != 1 || (t.atoms[0]->kind != AtomNode::Min && t.atoms[0]->kind != AtomNode::Max)) continue;
+    if (!single_atom(t, AtomNode::Min) && !single_atom(t, AtomNode::Max)) continue;
     const AtomNode &m = *t.atoms[0];
     // Without merges the two sums hold 2|rest| + |A| + |B| terms, and each
     // term of A or B that shares a monomial with rest saves at most two (both
     // cancel): they can gain only where twice the shared terms exceed rest's
     // count. A cheap test first, since most sums with a min or max share
     // nothing.
-    auto same_monomial = [](const std::vector<Atom> &x, const std::vector<Atom> &y) {
-      if (x.size() != y.size()) return false;
-      for (size_t k = 0; k < x.size(); ++k)
-        if (x[k] != y[k] && x[k]->key != y[k]->key) return false;
-      return true;
-    };
     size_t shared = 0;
     for (const Dim *d : {&m.a, &m.b})
       for (const auto &u : d->terms())
@@ -170,10 +177,7 @@ std::optional<Dim> distribute_into_min_max(const std::vector<Dim::Term> &terms) 
       if (j != i) rest.push_back(terms[j]);
     auto plus_scaled = [&](const Dim &d) {
       std::vector<Dim::Term> sum = rest;
-      for (Dim::Term u : d.terms()) {
-        u.coeff = coeff_mul(u.coeff, t.coeff);
-        sum.push_back(std::move(u));
-      }
+      append_scaled(sum, d, t.coeff);
       return Dim::from_terms(std::move(sum));
     };
     const Dim p = plus_scaled(m.a), q = plus_scaled(m.b);
@@ -198,9 +202,9 @@ Dim Dim::from_terms(std::vector<Term> terms) {
   }
   bool has_min = false, has_max = false;
   for (auto &[k, t] : acc) {
-    if (t.coeff == 0 || t.atoms.size() != 1) continue;
-    has_min = has_min || t.atoms[0]->kind == AtomNode::Min;
-    has_max = has_max || t.atoms[0]->kind == AtomNode::Max;
+    if (t.coeff == 0) continue;
+    has_min = has_min || single_atom(t, AtomNode::Min);
+    has_max = has_max || single_atom(t, AtomNode::Max);
   }
   if (has_min || has_max) {
     std::vector<Term> merged;

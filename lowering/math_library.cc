@@ -329,9 +329,10 @@ Expr softplus_f32(const Expr &x) {
   Expr xe = Halide::select(flushed, 0.0f, Halide::max(-Halide::abs(x), Halide::select(x > 0.0f, -20.0f, x)));
   BiasedExpArgument a = biased_exp_argument(xe);
   Expr e = exp_remainder_value(exp_remainder(xe, a.kf)) * a.two_k;
-  Expr ep = Halide::max(e, 5.96046448e-8f);  // 2^-24
+  const float rounds_to_e = 5.96046448e-8f;  // 2^-24: below it, log1p(e) rounds to e
+  Expr ep = Halide::max(e, rounds_to_e);
   // The select on Q, not on the product, so that e + e^2 Q stays one multiply-add.
-  Expr log1p_e = opaque(e) + (ep * ep) * Halide::select(e < 5.96046448e-8f, 0.0f, horner(ep, mc::kLog1pUnit));
+  Expr log1p_e = opaque(e) + (ep * ep) * Halide::select(e < rounds_to_e, 0.0f, horner(ep, mc::kLog1pUnit));
   Expr y = Halide::max(x, 0.0f) + log1p_e;
   return keep_nan(x, replace(flushed, 0u, y));
 }
