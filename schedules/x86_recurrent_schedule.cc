@@ -11,6 +11,10 @@ using Halide::RVar;
 using Halide::TailStrategy;
 using Halide::Var;
 
+int recurrent_projection_vectors(const Halide::Target &target) {
+  return vector_lanes(Halide::Float(32), target) >= 16 ? 4 : 2;  // 32 registers with 16 float lanes
+}
+
 bool schedule_x86_recurrent(LoweredKernel &k, const Halide::Target &target, ScheduleReport *rep) {
   const Stage *input = nullptr, *product = nullptr, *rec = nullptr;
   for (const auto &s : k.stages) {
@@ -40,12 +44,12 @@ bool schedule_x86_recurrent(LoweredKernel &k, const Halide::Target &target, Sche
   // The projection (gate rows gh, rows m of X, direction d): tasks of
   // kProjectionTasks micro-tiles of rows, per direction; in a task, panel by
   // panel of 2 vectors of gh (its W stays in L1), the micro-tiles' sums
-  // computed in registers (a fixed kProjectionRows x 2-vector tile; rows past
+  // computed in registers (a fixed kProjectionRows x 2- or 4-vector tile; rows past
   // the last read X clamped) over the input size.
   {
     std::vector<Var> a = xw.args();
     Var gh = a[0], m = a[1], d = a[2];
-    const int cols = 2 * lanes;
+    const int cols = recurrent_projection_vectors(target) * lanes;
     Var gho("gh_o"), ghi("gh_i"), mo("m_o"), mi("m_i"), mt("m_t"), mto("m_to"), task("projection_task");
     xw.compute_root()
         .split(gh, gho, ghi, cols, TailStrategy::GuardWithIf)

@@ -1,6 +1,6 @@
 // The x86 template of RNN/GRU/LSTM kernels (lowering/ops/recurrent_ops.cc):
 //  - the input projection of every step (RecurrentInput) as a GEMM: micro-tiles
-//    of kProjectionRows rows of X by 2 vectors of gate rows in registers over
+//    of kProjectionRows rows of X by 2 or 4 vectors of gate rows in registers over
 //    the input size, tasks of a few micro-tiles of rows per direction, in
 //    parallel;
 //  - the recurrence (Recurrence): directions in parallel; per step and phase
@@ -26,8 +26,16 @@
 
 namespace disco {
 
-constexpr int kProjectionRows = 6;    // rows of X per projection micro-tile (6 x 2 vectors: 12 of 16 registers)
+constexpr int kProjectionRows = 6;    // rows of X per projection micro-tile
 constexpr int kProjectionTasks = 8;   // micro-tiles of rows per projection task
+
+// Vectors of gate rows per projection micro-tile: 4 where the target has 32
+// vector registers (AVX-512: 6 x 4 accumulators, 24 of 32), else 2 (6 x 2 of
+// AVX2's 16). Each W vector then serves 6 rows and each broadcast of X 4
+// vectors: 0.94-0.97x the taggers' layer-2 kernel time at 6 x 2
+// (recurrent-projection-2026-12-06.md). W's constant panels
+// (recurrent_weight_layout.h) are this many vectors wide.
+int recurrent_projection_vectors(const Halide::Target &target);
 
 // Schedules `k` with the recurrent template and returns true, or returns
 // false, scheduling nothing, when `k` is not a recurrent kernel (one

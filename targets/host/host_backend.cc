@@ -11,6 +11,7 @@
 #include "schedules/fusion.h"
 #include "schedules/x86_conv_schedule.h"
 #include "schedules/x86_dot_schedule.h"
+#include "schedules/x86_recurrent_schedule.h"
 #include "schedules/x86_schedule.h"
 #include "targets/host/host_codegen.h"
 #include "targets/host/kernel_key.h"
@@ -168,7 +169,7 @@ class HostBackend : public Backend {
     auto wanted = [&](int64_t m, int64_t c) { return m >= outputs && c >= kChannelsLastMinInputs; };
     for (int vid : channels_last_conv_weights(g, region.nodes, wanted))
       region.inputs.push_back(vid);
-    const int panel = 2 * lanes;  // the recurrent template's projection tile
+    const int panel = recurrent_projection_vectors(t) * lanes;  // the recurrent template's projection tile
     for (int vid : transpose_recurrent_weights(g, region.nodes, panel)) region.inputs.push_back(vid);
   }
   Declined compile(const Region &region, PlanBuilder &b) const override {
