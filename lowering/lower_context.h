@@ -97,6 +97,10 @@ struct Stage {
   // is the innermost axis, op one of +, *, min, max (rfactor may split it);
   // the number of elements each result folds.
   Halide::Expr fold_extent;
+  // Set for folds over axes: the extent of the innermost folded axis (the
+  // RDom's first dim). Where it may be long, a template may sum it in blocks
+  // (schedules/x86_schedule.cc, fold_at_root).
+  std::optional<Dim> fold_inner;
   // An integer stage the schedules may vectorize as they do float ones: a
   // fold of order keys (math::max_key), an integer max or min with no
   // widening. Other integer stages stay scalar (x86_schedule.cc says why).

@@ -22,6 +22,17 @@ using Halide::VarOrRVar;
 constexpr int kAccumulators = 4;
 // The most rows per task of a stage the generic schedule puts at root.
 constexpr int kStageTaskRows = 16;
+// The most terms of a fold at root's row a lane's chain adds in one block
+// where the row is summed in blocks (fold_in_blocks): a float sum of 2^24
+// values near 0.1 was 6.8e-4 off, relative, in one chain of n / 16 terms per
+// lane. At 2^24 terms and 16 lanes, blocks of 2^15 make chains of 2048 terms
+// and a merge of 8192 partials.
+constexpr int kFoldBlock = 1 << 15;
+// Rows of a fold at root longer than this are summed in blocks (a
+// specialization); shorter ones keep one chain per lane (at most 2^14 terms
+// with 16 lanes: about 1e-5 off, relative, for same-signed terms), and so
+// their numbers and loop nest (fold-blocks-2026-12-06.md).
+constexpr int kLongFold = 1 << 18;
 
 void schedule_pure(Func f, int lanes, bool parallel) {
   auto args = f.args();
@@ -171,6 +182,30 @@ void vectorize_fold(Func f, const LoopLevel &at, int lanes) {
   f.update(0).atomic().vectorize(fold.inner, width);
 }
 
+// The fold of `update` (of the Func named `name`) over its RVar `r`, of
+// `extent` terms, split as split_fold does into `width` lanes, and each
+// lane's terms into blocks of at most kFoldBlock / width of them, as even
+// as whole vectors allow (so the last block wastes at most one iteration
+// per block; blocks of exactly kFoldBlock looped a whole guarded block for
+// the last one's tail, 1.15x the plain fold on rows of 300,000). The
+// partials are per (lane, block); the update folds them.
+struct FoldBlocks {
+  Func partials;  // partials(lane, block, kept...)
+  Var lane, block;
+  Halide::RVar lanes;  // the update's RVar over the lanes
+};
+FoldBlocks fold_in_blocks(Halide::Stage update, const std::string &name, const Halide::RVar &r, const Expr &extent,
+                          int width) {
+  FoldBlocks b{Func(), Var(name + "_u"), Var(name + "_block"), Halide::RVar(name + "_ri")};
+  Halide::RVar ro(name + "_ro"), rb(name + "_rb"), rt(name + "_rt");
+  update.split(r, ro, b.lanes, width, TailStrategy::GuardWithIf);
+  Expr vectors = (Halide::max(extent, 1) + width - 1) / width;
+  Expr blocks = (Halide::max(extent, 1) + kFoldBlock - 1) / kFoldBlock;
+  update.split(ro, rb, rt, (vectors + blocks - 1) / blocks, TailStrategy::GuardWithIf);
+  b.partials = update.rfactor({{b.lanes, b.lane}, {rb, b.block}});
+  return b;
+}
+
 // A TopK's selection fold (StageKind::Selection): its consumers read a root
 // copy, vectorized across the kept innermost dim in parallel tasks; each
 // vector's fold, its empty slots included, runs in the copy's loop (in
@@ -204,6 +239,7 @@ class X86Scheduler : public Scheduler {
   ScheduleReport loop() override;
   ScheduleReport generic(GroupKind kind) override;
   void fold_at_root(const Stage &s, int lanes);
+  bool may_fold_in_blocks(const Stage &s) const;
   bool transposed_output(size_t i, int lanes);
   bool window_rows_output();
   bool plane_pass_output();
@@ -474,13 +510,29 @@ ScheduleReport X86Scheduler::loop() {
   return rep;
 }
 
+// Whether a fold's rows may be long enough to sum in blocks (kLongFold): a
+// float fold over an innermost axis not known to be shorter.
+bool X86Scheduler::may_fold_in_blocks(const Stage &s) const {
+  return s.fold_inner && s.f.output_types()[0].is_float() && !known_extent(*s.fold_inner).below(kLongFold + 1);
+}
+
 // A row fold materialized at root: rows in parallel tasks, each row's fold
-// vector-wide.
+// vector-wide. Rows longer than kLongFold take a specialization that sums
+// them in blocks (fold_in_blocks).
 void X86Scheduler::fold_at_root(const Stage &s, int lanes) {
   Func f = s.f;
   f.compute_root();
   std::vector<Var> kept = f.args();
+  std::optional<Halide::Stage> long_rows;  // f's update for rows past kLongFold
+  if (!f.rvars(0).empty() && may_fold_in_blocks(s))
+    long_rows = f.update(0).specialize(extent(*s.fold_inner) > kLongFold);
   if (kept.empty()) {
+    if (long_rows) {
+      const int width = lanes * kAccumulators;
+      FoldBlocks b = fold_in_blocks(*long_rows, f.name(), f.rvars(0)[0], extent(*s.fold_inner), width);
+      b.partials.compute_root().vectorize(b.lane, width);
+      b.partials.update(0).vectorize(b.lane, width);
+    }
     vectorize_fold(f, LoopLevel::root(), lanes);
     return;
   }
@@ -496,18 +548,30 @@ void X86Scheduler::fold_at_root(const Stage &s, int lanes) {
   // no tighter bound), a heap allocation per row. Those took 5 ns per term
   // of a ReduceMean over 96 channels of [2,40,40,96]. Stored per task (that
   // size, on the heap: it can be large), a row's lanes one dense vector.
-  if (!f.rvars(0).empty()) {
-    SplitFold fold = split_fold(f, lanes);
-    std::vector<Var> storage = {fold.lane};
-    for (const Var &v : fold.partials.args())
-      if (v.name() != fold.lane.name()) storage.push_back(v);
-    fold.partials.store_at(LoopLevel(f, tile)).compute_at(LoopLevel(f, one)).reorder_storage(storage);
+  // In blocks (fold_in_blocks), the partials are per lane and block,
+  // stored alike.
+  auto at_row = [&](Func g, const Var &first) {
+    std::vector<Var> storage = {first};
+    for (const Var &v : g.args())
+      if (v.name() != first.name()) storage.push_back(v);
+    g.store_at(LoopLevel(f, tile)).compute_at(LoopLevel(f, one)).reorder_storage(storage);
+  };
+  auto place = [&](SplitFold fold) {
+    at_row(fold.partials, fold.lane);
     fold.partials.vectorize(fold.lane, lanes);
     fold.partials.update(0).vectorize(fold.lane, lanes);
+  };
+  auto rows_in_tasks = [&](Halide::Stage merge) {
+    Var fused = fuse_range(merge, kept, 0, kept.size());
+    merge.split(fused, tile, one, rows_per_task, TailStrategy::GuardWithIf).parallel(tile);
+  };
+  if (long_rows) {
+    FoldBlocks b = fold_in_blocks(*long_rows, f.name(), f.rvars(0)[0], extent(*s.fold_inner), lanes);
+    place({b.partials, b.lane, b.lanes});
+    rows_in_tasks(*long_rows);
   }
-  Halide::Stage merge = f.update(0);
-  Var fused = fuse_range(merge, kept, 0, kept.size());
-  merge.split(fused, tile, one, rows_per_task, TailStrategy::GuardWithIf).parallel(tile);
+  if (!f.rvars(0).empty()) place(split_fold(f, lanes));
+  rows_in_tasks(f.update(0));
 }
 
 // Dot kernels of MatMul/Gemm form get the dot template (x86_dot_schedule.h),

@@ -108,6 +108,7 @@ Func fold(LowerContext &c, const AxisReduction &ax, const std::string &name, con
   }
   Stage &s = c.add_stage(f, ax.stage_kind(), ax.kept_rank(), ax.reduced_extents().empty() ? Expr() : ax.count(c));
   s.vector_integers = vector_integers;
+  if (!ax.reduced_extents().empty()) s.fold_inner = ax.reduced_extents().back();
   return f;
 }
 
