@@ -2,12 +2,14 @@
 // transposes, alpha and C as post-ops) through oneDNN's inner product (a
 // constant 2-D B, the common case of a weight) or its matmul (the rest), or,
 // for a constant B and some shapes, disco's own panel product (panel_gemm.h:
-// on AVX-512 CPUs 8 to 128 rows, on AVX2 ones those of panel_avx2_takes).
+// on AVX-512 CPUs 8 to 64 or 128 rows by the L2, on AVX2 ones those of
+// panel_avx2_takes).
 //
 // When B has no batch, A's batch dims fold into M: one [batch*M, K] x [K, N]
 // product instead of a batch of small ones. Constant B is reordered once
 // into the layout the primitive asks for.
 #include <omp.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -301,8 +303,17 @@ bool MatmulKernel::make_inner_product(const ExternTensor &b, const Layout &l, co
 // rows 0.92-0.96; but with weights that stay in the L2 (bert_small4, 1 MB,
 // 0.96-1.05) oneDNN's fetches cost nothing to hide, so teams of more than one
 // thread take the panel product only for weights beyond that.
+// Those measurements were on an AMD Zen 5 with a 1 MiB L2 per core. On an
+// Intel Xeon with a 2 MiB L2 (AVX-512, 48 KiB L1d), oneDNN's brgemm matmul
+// overtook the panel product between 64 and 96 rows, on one thread and two
+// (t5, gpt2 and llama blocks at 16 to 128 rows; panel time over oneDNN's at
+// 128 rows 1.04-1.08 on one thread, 1.05-1.09 on two; at 64, 0.87-1.04 and
+// 0.95-1.06; at 32, 0.79-0.92 and 0.89-0.98;
+// benchmarks/results/panel-rows-2026-12-06.md): a larger L2 keeps more of
+// oneDNN's weight blocks near. So the row limit follows the L2.
 constexpr int64_t kPanelMinRows = 8;
 constexpr int64_t kPanelMaxRows = 128;
+constexpr int64_t kPanelMaxRowsLargeL2 = 64;  // from a 2 MiB L2 per core
 constexpr int64_t kPanelMinTeamWeights = 2 << 20;
 
 // B [K, N] as ceil(N / width) panels of [K, width]: a blocked layout for
@@ -382,7 +393,7 @@ bool MatmulKernel::make_panel(const ExternTensor &b, const Layout &l, const Epil
   const int64_t rows = dst[0], k = l.src.dims()[1], n = dst[1];
   if (k == 0) return false;
   if (avx512) {
-    if (rows < kPanelMinRows || rows > kPanelMaxRows || n % kPanelColumns != 0) return false;
+    if (rows < kPanelMinRows || rows > panel_max_rows() || n % kPanelColumns != 0) return false;
     if (omp_get_max_threads() > 1 && k * n * static_cast<int64_t>(sizeof(float)) <= kPanelMinTeamWeights) return false;
   } else if (!panel_avx2_takes(rows, k, n)) {
     return false;
@@ -743,6 +754,11 @@ void MatmulKernel::run(const ExternCall &call) {
 }
 
 }  // namespace
+
+int64_t panel_max_rows() {
+  static const int64_t rows = sysconf(_SC_LEVEL2_CACHE_SIZE) >= (2 << 20) ? kPanelMaxRowsLargeL2 : kPanelMaxRows;
+  return rows;
+}
 
 std::unique_ptr<ExternKernel> make_onednn_matmul_kernel(const PlanStep &step) {
   return std::make_unique<MatmulKernel>(step);

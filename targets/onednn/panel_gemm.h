@@ -45,6 +45,11 @@ struct PanelGemm {
 // with the caller's flags, not with panel_gemm.cc's.
 inline bool panel_gemm_cpu() { return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma"); }
 
+// The most rows onednn.matmul gives the panel product on AVX-512 CPUs (from
+// kPanelMinRows, 8): 128, or 64 where a core's L2 is 2 MiB or more
+// (onednn_matmul.cc says why).
+int64_t panel_max_rows();
+
 // Computes panels [first, last) of `g` (of n / 32), on the calling thread.
 void panel_gemm(const PanelGemm &g, int64_t first, int64_t last);
 

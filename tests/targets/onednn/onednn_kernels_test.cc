@@ -300,11 +300,13 @@ TEST(OnednnKernels, ConstantWeightsRunAsAnInnerProductWithBiasAndSummedResidual)
   }
 }
 
-// 8 to 128 rows, constant weights, N a multiple of 32 and an epilogue of
+// 8 to panel_max_rows() rows (64 or 128 by the L2), constant weights, N a
+// multiple of 32 and an epilogue of
 // adds, multiplies, Relu, GELU and linear steps: disco's panel product
 // (panel_gemm.h), every block of rows (8, 4 and 1) and operand shape (bias,
 // per row, full) used, on one thread, on two (sharing the panels) and on
-// three (a pair and a thread alone); one row and 129 rows run oneDNN's.
+// three (a pair and a thread alone); one row and more than the most rows
+// (65 or 129) run oneDNN's.
 TEST(OnednnKernels, FewRowsRunThePanelProductWithItsEpilogue) {
   if (!panel_gemm_cpu()) GTEST_SKIP() << "the panel product needs AVX-512, which this CPU lacks";
   const int64_t kk = 601, n = 896;  // 2.05 MiB of weights: over the 2 MiB that teams of threads need
@@ -314,7 +316,13 @@ TEST(OnednnKernels, FewRowsRunThePanelProductWithItsEpilogue) {
     bool per_row;  // the second operand is [m, 1] (else [m, n])
   };
   for (const Case &c : {Case{"add,gelu_erf", false}, Case{"add,add", false}, Case{"relu:0.1,linear:0.5:0.25,mul,add", true}}) {
-    for (const auto &[threads, m] : std::vector<std::pair<int, int64_t>>{{1, 1}, {1, 13}, {1, 128}, {1, 129}, {2, 13}, {2, 128}, {3, 40}}) {
+    for (const auto &[threads, m] : std::vector<std::pair<int, int64_t>>{{1, 1},
+                                                                         {1, 13},
+                                                                         {1, panel_max_rows()},
+                                                                         {1, panel_max_rows() + 1},
+                                                                         {2, 13},
+                                                                         {2, panel_max_rows()},
+                                                                         {3, 40}}) {
       auto k = make_kernel("onednn.matmul", {{"trans_a", "0"}, {"trans_b", "0"}, {"post_ops", c.post_ops}});
       k->set_num_threads(threads);
       // Twice, with another second operand (both alive, so at two addresses):
@@ -347,7 +355,7 @@ TEST(OnednnKernels, FewRowsRunThePanelProductWithItsEpilogue) {
                                  ", run " + std::to_string(round);
         expect_near_all(y, os, want, what);
         const bool panel = k->implementation().rfind("panel_gemm ", 0) == 0;
-        EXPECT_EQ(panel, m >= 8 && m <= 128) << what << ": " << k->implementation();
+        EXPECT_EQ(panel, m >= 8 && m <= panel_max_rows()) << what << ": " << k->implementation();
       }
     }
   }
@@ -374,8 +382,9 @@ TEST(OnednnKernels, TeamsLeaveWeightsThatFitTheL2ToOnednn) {
 
 TEST(OnednnKernels, ManyRowsWithWeightsBeyondTheCacheRunAsAMatmul) {
   // 768 x 768 floats (2.25 MiB), one thread: with AVX-512 the panel product
-  // up to 128 rows and a matmul above; with AVX2 only, an inner product up
-  // to 64 rows, the AVX2 panel product from 65 to 448, a matmul above.
+  // up to panel_max_rows() (64 or 128) and above that an inner product up to
+  // 64 rows, a matmul past them; with AVX2 only, an inner product up to 64
+  // rows, the AVX2 panel product from 65 to 448, a matmul above.
   auto k = make_kernel("onednn.matmul", {{"trans_a", "0"}, {"trans_b", "0"}, {"post_ops", "add"}});
   k->set_num_threads(1);
   TensorData w = tensor({768, 768}, 1e-4f, 5), bias = tensor({768}, 0.5f, 1);
@@ -389,10 +398,10 @@ TEST(OnednnKernels, ManyRowsWithWeightsBeyondTheCacheRunAsAMatmul) {
     for (int64_t i = 0; i < m * 768; ++i) want[i] += bias.as<float>()[i % 768];
     expect_near_all(y, os, want, "m = " + std::to_string(m));
     const bool avx2_only = !panel_gemm_cpu() && panel_gemm_avx2_cpu();
-    const char *want_impl = panel_gemm_cpu() && m <= 128           ? "panel_gemm "
-                            : m <= 64                              ? "inner_product "
-                            : avx2_only && m <= 448                ? "panel_gemm "
-                                                                   : "matmul ";
+    const char *want_impl = panel_gemm_cpu() && m <= panel_max_rows() ? "panel_gemm "
+                            : m <= 64                                 ? "inner_product "
+                            : avx2_only && m <= 448                   ? "panel_gemm "
+                                                                      : "matmul ";
     EXPECT_EQ(k->implementation().rfind(want_impl, 0), 0u) << m << ": " << k->implementation();
   }
 }
@@ -435,7 +444,7 @@ TEST(OnednnKernels, AResidualThatIsAlsoTheOutputBufferIsSummedInPlace) {
     int64_t m, k, n;
     const char *impl;
   };
-  for (const Case &c : {Case{4, 5, 3, "inner_product "}, Case{128, 1100, 64, "panel_gemm "}}) {
+  for (const Case &c : {Case{4, 5, 3, "inner_product "}, Case{64, 1100, 64, "panel_gemm "}}) {
     auto k = make_kernel("onednn.matmul", {{"trans_a", "0"}, {"trans_b", "0"}, {"post_ops", "add"}});
     k->set_num_threads(1);
     TensorData a = tensor({c.m, c.k}, 0.1f), w = tensor({c.k, c.n}, 0.5f, 2), y = tensor({c.m, c.n}, 0.75f, 1);
@@ -447,7 +456,7 @@ TEST(OnednnKernels, AResidualThatIsAlsoTheOutputBufferIsSummedInPlace) {
     auto want = ref_matmul(values(a), {c.m, c.k}, values(w), {c.k, c.n}, &os);
     for (size_t i = 0; i < want.size(); ++i) want[i] += res[i];
     expect_near_all(y, os, want, "residual in the output buffer, m = " + std::to_string(c.m));
-    if (c.m == 128 && !panel_gemm_cpu()) continue;
+    if (c.m == 64 && !panel_gemm_cpu()) continue;
     EXPECT_EQ(k->implementation().rfind(c.impl, 0), 0u) << k->implementation();
   }
 }
