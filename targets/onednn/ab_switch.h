@@ -1,4 +1,4 @@
-// The oneDNN glue's A/B switches: DISCO_PANEL_GEMM, DISCO_ELTWISE_TAIL,
+// The oneDNN glue's A/B switches: DISCO_PANEL_GEMM, DISCO_ELTWISE_TAIL, DISCO_OWN_GLOBAL_AVG,
 // DISCO_WINOGRAD, DISCO_WINOGRAD_PER_IMAGE and DISCO_PADDED_BLOCKS, each "0" to turn its feature off,
 // for measuring it against the path without it in the same build. Read each
 // time a step makes a primitive for a new shape, so that one process can

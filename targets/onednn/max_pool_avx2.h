@@ -22,6 +22,14 @@ struct BlockedMaxPool {
   int64_t pad_top = 0, pad_left = 0;  // taps outside X are skipped (every window reads some of X)
 };
 
+// Global average pooling of the same layout: each plane's mean over its ih x
+// iw pixels, into [planes][1][1][block] (p.oh = p.ow = 1; kernels, strides
+// and pads unused). oneDNN 2.6's jit:avx512_core global average pooling took
+// 16-36 us for EfficientNet-B0's squeeze-and-excitation pools (7x7 to 56x56
+// maps of 96 to 1280 channels, about 2 ns per element), where a sum in
+// registers reads them at cache speed (results/global-avg-pool-2026-12-06.md).
+void global_avg_pool_blocked_avx2(const BlockedMaxPool &p, int64_t first, int64_t last);
+
 inline bool max_pool_avx2_cpu() { return __builtin_cpu_supports("avx2"); }
 
 // Output rows [first, last) of planes * oh (plane-major), on the calling thread.

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "targets/onednn/ab_switch.h"
 #include "targets/onednn/max_pool_avx2.h"
 #include "targets/onednn/onednn_cache.h"
 #include "targets/onednn/onednn_layout.h"
@@ -62,9 +63,10 @@ class PoolKernel : public OnednnStep {
     Staged src, dst;
     std::unordered_map<int, memory> args;
     std::string impl;
-    // 2-D max pooling on blocked X and Y with an AVX2 CPU: max_pool_avx2.h's
-    // loop instead of the primitive (x and y set per run).
-    bool own = false;
+    // 2-D max pooling, and global average pooling, on blocked X and Y with
+    // an AVX2 CPU: max_pool_avx2.h's loops instead of the primitive (x and y
+    // set per run).
+    bool own = false, own_average = false;
     BlockedMaxPool pool;
   };
   Entry make_entry(const std::vector<int64_t> &x, const std::vector<int64_t> &y);
@@ -121,6 +123,17 @@ PoolKernel::Entry PoolKernel::make_entry(const std::vector<int64_t> &x, const st
     made_own_kernel();
     return en;
   }
+  const bool average = algorithm_ == dnnl::algorithm::pooling_avg_exclude_padding ||
+                       algorithm_ == dnnl::algorithm::pooling_avg_include_padding;
+  if (global_ && average && sp == 2 && max_pool_avx2_cpu() && blocked(x) && y[2] == 1 && y[3] == 1 &&
+      !switched_off("DISCO_OWN_GLOBAL_AVG")) {
+    en.own = en.own_average = true;
+    en.pool.block = channel_block();
+    en.pool.ih = x[2], en.pool.iw = x[3], en.pool.oh = 1, en.pool.ow = 1;
+    en.impl = "global average pooling blocked avx2";
+    made_own_kernel();
+    return en;
+  }
   auto pd = guarded("create a pooling primitive", [&] {
     return dnnl::pooling_v2_forward::primitive_desc(
         dnnl::pooling_v2_forward::desc(dnnl::prop_kind::forward_inference, algorithm_, en.src.inner.get_desc(),
@@ -163,13 +176,19 @@ void PoolKernel::run(const ExternCall &call) {
     p.y = static_cast<float *>(en->dst.inner.get_data_handle());
     const int64_t rows = y.shape[0] * (y.shape[1] / p.block) * p.oh;
     const int team = static_cast<int>(std::min<int64_t>(omp_get_max_threads(), rows));
+    auto pool_rows = [&](int64_t first, int64_t last) {
+      if (en->own_average)
+        global_avg_pool_blocked_avx2(p, first, last);
+      else
+        max_pool_blocked_avx2(p, first, last);
+    };
     if (team <= 1) {
-      max_pool_blocked_avx2(p, 0, rows);
+      pool_rows(0, rows);
     } else {
 #pragma omp parallel num_threads(team)
       {
         const int t = omp_get_thread_num(), nt = omp_get_num_threads();
-        max_pool_blocked_avx2(p, rows * t / nt, rows * (t + 1) / nt);
+        pool_rows(rows * t / nt, rows * (t + 1) / nt);
       }
     }
   } else {

@@ -156,6 +156,42 @@ TEST(OnednnPool, BlockedMaxPoolingRunsDiscosLoopAndMatchesTheReferenceExactly) {
       }
 }
 
+// Global average pooling of maps blocked by 8 or 16 channels runs
+// max_pool_avx2.h's sum on AVX2 CPUs (1x1 to 57x57 maps: fewer pixels than
+// its four chains, and a remainder; batches of planes; one and two
+// threads), against the double-precision reference within float rounding.
+TEST(OnednnPool, BlockedGlobalAveragePoolingRunsDiscosSumAndMatchesTheReference) {
+  for (Dims xs : {Dims{1, 16, 7, 7}, Dims{2, 32, 57, 57}, Dims{3, 8, 1, 1}, Dims{1, 48, 2, 3}, Dims{2, 24, 14, 14}})
+    for (int threads : {1, 2}) {
+      auto k = testing::make_kernel("onednn.pool", {{"algorithm", "avg_exclude"},
+                                                    {"global", "1"},
+                                                    {"kernel_shape", ""},
+                                                    {"strides", ""},
+                                                    {"dilations", ""},
+                                                    {"pads", ""},
+                                                    {"auto_pad", "NOTSET"},
+                                                    {"post_ops", ""}});
+      k->set_num_threads(threads);
+      TensorData tx = tensor(xs, 0.5f, 7);
+      Pool2d pc;
+      pc.max = false;
+      pc.kernel = {xs[2], xs[3]};
+      Dims os;
+      const auto want = ref_pool(tx, pc, &os);
+      TensorData y(DType::F32, os);
+      std::vector<ExternTensor> ins{testing::view(tx)}, outs{testing::view(y)};
+      SymbolValues syms;
+      k->run(ExternCall{ins, outs, syms});
+      const std::string what = std::to_string(xs[0]) + "x" + std::to_string(xs[1]) + "x" + std::to_string(xs[2]) + "x" +
+                               std::to_string(xs[3]) + " on " + std::to_string(threads) + ": " + k->implementation();
+      expect_near_all(y, os, want, what);
+      const bool held_blocked = xs[1] % channel_block() == 0;
+      if (__builtin_cpu_supports("avx2") && held_blocked) {
+        EXPECT_EQ(k->implementation(), "global average pooling blocked avx2") << what;
+      }
+    }
+}
+
 TEST(OnednnPool, GlobalPoolingFollowsTheRunTimeExtent) {
   for (const char *op : {"GlobalAveragePool", "GlobalMaxPool"}) {
     GraphBuilder b;
