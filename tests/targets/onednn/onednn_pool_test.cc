@@ -110,6 +110,15 @@ TEST(OnednnPool, MaxAndAveragePoolingWithPadsStridesDilationsAndCeilModeMatchThe
   }
 }
 
+// Runs pooling kernel `k` on `x` into a new Y of shape `os`.
+TensorData run_pool_kernel(ExternKernel &k, TensorData &x, const Dims &os) {
+  TensorData y(DType::F32, os);
+  std::vector<ExternTensor> ins{testing::view(x)}, outs{testing::view(y)};
+  SymbolValues syms;
+  k.run(ExternCall{ins, outs, syms});
+  return y;
+}
+
 // Max pooling of maps blocked by 8 or 16 channels (16, 24 and 8 channels
 // here; 16 and 32 blocked on AVX-512) runs max_pool_avx2.h's loop on AVX2 CPUs: windows with pads, strides, ceil mode
 // and clipped edges, batches of planes, on one and two threads, against the
@@ -141,10 +150,7 @@ TEST(OnednnPool, BlockedMaxPoolingRunsDiscosLoopAndMatchesTheReferenceExactly) {
         TensorData tx = tensor(xs, 0.5f, static_cast<int>(ci));
         Dims os;
         const auto want = ref_pool(tx, pc, &os);
-        TensorData y(DType::F32, os);
-        std::vector<ExternTensor> ins{testing::view(tx)}, outs{testing::view(y)};
-        SymbolValues syms;
-        k->run(ExternCall{ins, outs, syms});
+        const TensorData y = run_pool_kernel(*k, tx, os);
         const std::string what = "case " + std::to_string(ci) + " X " + text(xs) + " on " + std::to_string(threads) +
                                  ": " + k->implementation();
         for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(y.as<float>()[i], want[i]) << what << " element " << i;
@@ -178,10 +184,7 @@ TEST(OnednnPool, BlockedGlobalAveragePoolingRunsDiscosSumAndMatchesTheReference)
       pc.kernel = {xs[2], xs[3]};
       Dims os;
       const auto want = ref_pool(tx, pc, &os);
-      TensorData y(DType::F32, os);
-      std::vector<ExternTensor> ins{testing::view(tx)}, outs{testing::view(y)};
-      SymbolValues syms;
-      k->run(ExternCall{ins, outs, syms});
+      const TensorData y = run_pool_kernel(*k, tx, os);
       const std::string what = std::to_string(xs[0]) + "x" + std::to_string(xs[1]) + "x" + std::to_string(xs[2]) + "x" +
                                std::to_string(xs[3]) + " on " + std::to_string(threads) + ": " + k->implementation();
       expect_near_all(y, os, want, what);
