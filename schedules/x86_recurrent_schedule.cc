@@ -43,9 +43,10 @@ bool schedule_x86_recurrent(LoweredKernel &k, const Halide::Target &target, Sche
 
   // The projection (gate rows gh, rows m of X, direction d): tasks of
   // kProjectionTasks micro-tiles of rows, per direction; in a task, panel by
-  // panel of 2 vectors of gh (its W stays in L1), the micro-tiles' sums
-  // computed in registers (a fixed kProjectionRows x 2- or 4-vector tile; rows past
-  // the last read X clamped) over the input size.
+  // panel of recurrent_projection_vectors() vectors of gh (W's constant
+  // panels, read from the L2 by each micro-tile), the micro-tiles' sums
+  // computed in registers (a fixed kProjectionRows x 2- or 4-vector tile;
+  // rows past the last read X clamped) over the input size.
   {
     std::vector<Var> a = xw.args();
     Var gh = a[0], m = a[1], d = a[2];

@@ -524,12 +524,15 @@ void X86Scheduler::fold_at_root(const Stage &s, int lanes) {
   f.compute_root();
   std::vector<Var> kept = f.args();
   std::optional<Halide::Stage> long_rows;  // f's update for rows past kLongFold
-  if (!f.rvars(0).empty() && may_fold_in_blocks(s))
-    long_rows = f.update(0).specialize(extent(*s.fold_inner) > kLongFold);
+  Expr row_length;                         // its innermost folded extent, where it may be
+  if (!f.rvars(0).empty() && may_fold_in_blocks(s)) {
+    row_length = extent(*s.fold_inner);
+    long_rows = f.update(0).specialize(row_length > kLongFold);
+  }
   if (kept.empty()) {
     if (long_rows) {
       const int width = lanes * kAccumulators;
-      FoldBlocks b = fold_in_blocks(*long_rows, f.name(), f.rvars(0)[0], extent(*s.fold_inner), width);
+      FoldBlocks b = fold_in_blocks(*long_rows, f.name(), f.rvars(0)[0], row_length, width);
       b.partials.compute_root().vectorize(b.lane, width);
       b.partials.update(0).vectorize(b.lane, width);
     }
@@ -566,7 +569,7 @@ void X86Scheduler::fold_at_root(const Stage &s, int lanes) {
     merge.split(fused, tile, one, rows_per_task, TailStrategy::GuardWithIf).parallel(tile);
   };
   if (long_rows) {
-    FoldBlocks b = fold_in_blocks(*long_rows, f.name(), f.rvars(0)[0], extent(*s.fold_inner), lanes);
+    FoldBlocks b = fold_in_blocks(*long_rows, f.name(), f.rvars(0)[0], row_length, lanes);
     place({b.partials, b.lane, b.lanes});
     rows_in_tasks(*long_rows);
   }

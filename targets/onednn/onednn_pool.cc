@@ -66,7 +66,7 @@ class PoolKernel : public OnednnStep {
     // 2-D max pooling, and global average pooling, on blocked X and Y with
     // an AVX2 CPU: max_pool_avx2.h's loops instead of the primitive (x and y
     // set per run).
-    bool own = false, own_average = false;
+    enum class Own { None, Max, GlobalAverage } own = Own::None;
     BlockedMaxPool pool;
   };
   Entry make_entry(const std::vector<int64_t> &x, const std::vector<int64_t> &y);
@@ -114,7 +114,7 @@ PoolKernel::Entry PoolKernel::make_entry(const std::vector<int64_t> &x, const st
   // The primitive's side of X and Y is channels_last_desc (Staged::make), so
   // both are blocked exactly when X's channels (Y's too) fill the blocks.
   if (algorithm_ == dnnl::algorithm::pooling_max && sp == 2 && undilated && max_pool_avx2_cpu() && blocked(x)) {
-    en.own = true;
+    en.own = Entry::Own::Max;
     en.pool.block = channel_block();
     en.pool.ih = x[2], en.pool.iw = x[3], en.pool.oh = y[2], en.pool.ow = y[3];
     en.pool.kh = kernel[0], en.pool.kw = kernel[1], en.pool.sh = strides[0], en.pool.sw = strides[1];
@@ -127,7 +127,7 @@ PoolKernel::Entry PoolKernel::make_entry(const std::vector<int64_t> &x, const st
                        algorithm_ == dnnl::algorithm::pooling_avg_include_padding;
   if (global_ && average && sp == 2 && max_pool_avx2_cpu() && blocked(x) && y[2] == 1 && y[3] == 1 &&
       !switched_off("DISCO_OWN_GLOBAL_AVG")) {
-    en.own = en.own_average = true;
+    en.own = Entry::Own::GlobalAverage;
     en.pool.block = channel_block();
     en.pool.ih = x[2], en.pool.iw = x[3], en.pool.oh = 1, en.pool.ow = 1;
     en.impl = "global average pooling blocked avx2";
@@ -170,14 +170,14 @@ void PoolKernel::run(const ExternCall &call) {
   en->src.bind(x.data, scratch_[0]);
   en->dst.bind(y.data, scratch_[1]);
   if (en->src.copied) execute(en->src.copy, {{DNNL_ARG_FROM, en->src.user}, {DNNL_ARG_TO, en->src.inner}});
-  if (en->own) {
+  if (en->own != Entry::Own::None) {
     BlockedMaxPool p = en->pool;
     p.x = static_cast<const float *>(en->src.inner.get_data_handle());
     p.y = static_cast<float *>(en->dst.inner.get_data_handle());
     const int64_t rows = y.shape[0] * (y.shape[1] / p.block) * p.oh;
     const int team = static_cast<int>(std::min<int64_t>(omp_get_max_threads(), rows));
     auto pool_rows = [&](int64_t first, int64_t last) {
-      if (en->own_average)
+      if (en->own == Entry::Own::GlobalAverage)
         global_avg_pool_blocked_avx2(p, first, last);
       else
         max_pool_blocked_avx2(p, first, last);
