@@ -67,6 +67,12 @@ std::vector<std::unique_ptr<Backend>> make_backends(const std::vector<std::strin
   return out;
 }
 
+int prepare_graph_for(const std::vector<std::unique_ptr<Backend>> &backends, Graph &g) {
+  int rewritten = 0;
+  for (const auto &b : backends) rewritten += b->prepare_graph(g);
+  return rewritten;
+}
+
 void install_backend_runtimes() {
   static std::once_flag once;
   std::call_once(once, [] {

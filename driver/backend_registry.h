@@ -22,6 +22,9 @@ std::vector<std::string> backend_names();
 // when missing, because it is the fallback for everything.
 std::vector<std::unique_ptr<Backend>> make_backends(const std::vector<std::string> &names,
                                                     const BackendOptions &opts = {});
+// Each backend's Backend::prepare_graph, in priority order, as compiles and
+// `disco inspect` run them before partitioning; returns the nodes rewritten.
+int prepare_graph_for(const std::vector<std::unique_ptr<Backend>> &backends, Graph &g);
 // Registers every backend's runtime glue with ExternKernelRegistry::global(). Idempotent.
 void install_backend_runtimes();
 

@@ -172,6 +172,8 @@ Plan build(Graph &g, const ShapeStore &store, const std::string &name, const std
                                      &body_profile, top);
                       });
   auto backends = make_backends(opts.backends, opts.backend_options);
+  if (const int n = prepare_graph_for(backends, g); n > 0 && opts.progress)
+    opts.progress("split " + std::to_string(n) + " node(s) for the backends (Backend::prepare_graph)");
   const Backend &fallback = *backends.back();  // host: make_backends puts it last
   std::vector<const Backend *> order;
   for (const auto &b : backends) order.push_back(b.get());

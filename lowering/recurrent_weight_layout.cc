@@ -4,6 +4,7 @@
 #include <map>
 
 #include "frontend/errors.h"
+#include "lowering/recurrent_projection.h"
 
 namespace disco {
 
@@ -59,13 +60,16 @@ std::vector<int> transpose_recurrent_weights(Graph &g, const std::vector<int> &n
   for (int id : nodes) {
     Node &n = g.nodes[id];
     if (!n.domain.empty() || (n.op_type != "RNN" && n.op_type != "GRU" && n.op_type != "LSTM")) continue;
-    if (n.inputs.size() < 3 || !constant_weight(n.inputs[1]) || !constant_weight(n.inputs[2])) continue;
+    // A node that reads X's projections has no W (recurrent_projection.h).
+    const bool projected = has_projected_recurrent_input(AttrReader(n.attrs, n.where()));
+    if (n.inputs.size() < 3 || !(projected || constant_weight(n.inputs[1])) || !constant_weight(n.inputs[2])) continue;
     if (has_transposed_recurrent_weights(AttrReader(n.attrs, n.where()))) continue;
     const std::vector<int64_t> &r = g.value(n.inputs[2]).constant->shape;
     if (r[2] == 0 || r[1] % r[2] != 0) continue;  // not whole gate blocks: the op's checks will say so
-    const int64_t rows = g.value(n.inputs[1]).constant->shape[1];
+    const int64_t rows = r[1];                    // G*H, W's rows too
     const int64_t width = panel > 0 && rows % panel == 0 ? panel : rows;
     for (int i : {1, 2}) {
+      if (i == 1 && projected) continue;
       auto [it, first] = transposed_of.emplace(std::make_pair(n.inputs[i], i == 1 ? width : 0), -1);
       if (first) {
         const Value &w = g.value(n.inputs[i]);  // dangles after add_constant

@@ -33,6 +33,12 @@ int recurrent_state_rows(int f32_lanes);
 // batch of 4 to 7 runs half tiles.
 constexpr int kRecurrentTileMinRows = 4;
 
+// Whether a statement of the recurrence's register tile is one batch row,
+// the tile's rows unrolled: where a row of the tile (kRecurrentStateLanes
+// units) is one vector (AVX-512). With AVX2 a statement is the whole tile,
+// its rows vectorized too (lowering/ops/recurrent_ops.cc measures both).
+inline bool recurrent_row_statements(int f32_lanes) { return f32_lanes >= kRecurrentStateLanes; }
+
 // The node attribute that marks a recurrent node whose W and R are laid out
 // so: W's panel width w. Internal to disco (never in a model).
 constexpr const char *kRecurrentWeightsTransposedAttr = "disco.recurrent_weights_transposed";

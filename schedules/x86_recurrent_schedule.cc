@@ -27,12 +27,19 @@ bool schedule_x86_recurrent(LoweredKernel &k, const Halide::Target &target, Sche
     else if (s.kind != StageKind::Other || s.f.has_update_definition())
       return false;
   }
-  if (!input || !product || !rec || input->directions < 1) return false;
-  Func xw = input->f, xsum = product->f, st = rec->f;
-  if (xw.dimensions() != 3 || xw.has_update_definition() || xsum.dimensions() != 3 ||
-      xsum.num_update_definitions() != 1 || xsum.rvars(0).size() != 1 || st.dimensions() != 7 ||
-      st.num_update_definitions() != 2 || st.rvars(1).size() != 5 || xw.output_types()[0] != Halide::Float(32))
+  // Without a projection stage the node reads X's projections, computed
+  // before it (lowering/recurrent_projection.h).
+  if (!rec || !input != !product || (input && input->directions < 1)) return false;
+  Func st = rec->f;
+  if (st.dimensions() != 7 || st.num_update_definitions() != 2 || st.rvars(1).size() != 5 ||
+      st.output_types()[0] != Halide::Float(32))
     return false;
+  if (input) {
+    Func xw = input->f, xsum = product->f;
+    if (xw.dimensions() != 3 || xw.has_update_definition() || xsum.dimensions() != 3 ||
+        xsum.num_update_definitions() != 1 || xsum.rvars(0).size() != 1 || xw.output_types()[0] != Halide::Float(32))
+      return false;
+  }
   const int lanes = vector_lanes(Halide::Float(32), target);
 
   for (const auto &s : k.stages) {
@@ -47,7 +54,8 @@ bool schedule_x86_recurrent(LoweredKernel &k, const Halide::Target &target, Sche
   // panels, read from the L2 by each micro-tile), the micro-tiles' sums
   // computed in registers (a fixed kProjectionRows x 2- or 4-vector tile;
   // rows past the last read X clamped) over the input size.
-  {
+  if (input) {
+    Func xw = input->f, xsum = product->f;
     std::vector<Var> a = xw.args();
     Var gh = a[0], m = a[1], d = a[2];
     const int cols = recurrent_projection_vectors(target) * lanes;
@@ -89,36 +97,39 @@ bool schedule_x86_recurrent(LoweredKernel &k, const Halide::Target &target, Sche
     // undefined): little work, serial (a parallel loop is a hand-over
     // between threads).
     st.update(0).vectorize(a[0], lanes, TailStrategy::GuardWithIf);
-    // A statement per tile, j % Lj vectorized: each vector's sum an
+    // j % Lj vectorized: each vector's sum an
     // accumulator in a register over the chunk's terms of k (independent
     // FMA chains). Each j of a phase writes its own sum or state and reads
     // only its own or the last phase's and step's: no race between lanes.
     Halide::Stage u = st.update(1);
     u.allow_race_conditions();
-    // From a block of batch rows on, the rows too (Halide's nested
-    // vectorization): the statement is one dense vector of Lj x Lb, a
-    // register tile (2 x 4 AVX2 vectors, 1 x 8 AVX-512 ones) in which each R
-    // vector is loaded once for the Lb rows and each h(k) broadcast once for
-    // a row's Lj units. With AVX-512, a batch of 4 to 7 rows runs half tiles
-    // of 4 rows (a tile of 8 for 4 rows measured 1.35x the taggers' time at
-    // batch 4, recurrent-2026-12-04-c.md).
+    // From a tile of batch rows on: with AVX-512 a statement per row of
+    // the tile (recurrent_row_statements), the rows unrolled inside the
+    // chunk of k, so that each R vector is loaded once for them all and each
+    // h(k) is one broadcast; with AVX2 the rows vectorized too (Halide's
+    // nested vectorization), the statement one dense vector of 16 x 4, a
+    // register tile of 2 x 4 vectors. With AVX-512, a batch of 4 to 7 rows
+    // runs half tiles of 4 rows (a tile of 8 for 4 rows measured 1.35x the
+    // taggers' time at batch 4, recurrent-2026-12-04-c.md).
     const int tile_min = kRecurrentTileMinRows;
+    const bool row_statements = recurrent_row_statements(lanes);
+    auto rows_of_tile = [&](Halide::Stage s, const Var &v) {
+      if (row_statements)
+        s.unroll(v);
+      else
+        s.vectorize(v);
+    };
     if (rec->batch.defined()) {
-      u.specialize(rec->batch >= rows)
-          .reorder(r[0], bi, r[1], bo, r[2], r[3], r[4], d)
-          .vectorize(r[0])
-          .vectorize(bi)
-          .unroll(r[3])
-          .parallel(d);
+      Halide::Stage full = u.specialize(rec->batch >= rows);
+      full.reorder(r[0], bi, r[1], bo, r[2], r[3], r[4], d).vectorize(r[0]);
+      rows_of_tile(full, bi);
+      full.unroll(r[3]).parallel(d);
       if (tile_min < rows) {
         Var bio("b_io"), bii("b_ii");
-        u.specialize(rec->batch >= tile_min)
-            .split(bi, bio, bii, tile_min)
-            .reorder(r[0], bii, r[1], bio, bo, r[2], r[3], r[4], d)
-            .vectorize(r[0])
-            .vectorize(bii)
-            .unroll(r[3])
-            .parallel(d);
+        Halide::Stage half = u.specialize(rec->batch >= tile_min);
+        half.split(bi, bio, bii, tile_min).reorder(r[0], bii, r[1], bio, bo, r[2], r[3], r[4], d).vectorize(r[0]);
+        rows_of_tile(half, bii);
+        half.unroll(r[3]).parallel(d);
       }
     }
     // Smaller batches: a row per statement, rows past the batch skipped.

@@ -1,5 +1,6 @@
 // The x86 template of RNN/GRU/LSTM kernels (lowering/ops/recurrent_ops.cc):
-//  - the input projection of every step (RecurrentInput) as a GEMM: micro-tiles
+//  - the input projection of every step (RecurrentInput, unless a library's
+//    matmul computed it before, lowering/recurrent_projection.h) as a GEMM: micro-tiles
 //    of kProjectionRows rows of X by 2 or 4 vectors of gate rows in registers over
 //    the input size, tasks of a few micro-tiles of rows per direction, in
 //    parallel;
@@ -7,12 +8,13 @@
 //    (phases unrolled, so each is its own loop nest), the chunks of k (the
 //    lowering adds up to 16 terms of k per statement) outside the batch and
 //    the hidden units j: a chunk's rows of R, one gate's and contiguous,
-//    serve every batch row from L1; a statement is one tile of the states'
-//    layout (16 units of j by 4 batch rows, contiguous,
-//    lowering/recurrent_weight_layout.h), its sums in registers over the
-//    chunk: from 4 batch rows on, j and the rows vectorized (2 x 4 AVX2
-//    vectors; each R vector loaded once for the 4 rows), below that one row
-//    per statement;
+//    serve every batch row from L1; from a tile of the states' layout on
+//    (16 units of j by 8 AVX-512 or 4 AVX2 batch rows, contiguous,
+//    lowering/recurrent_weight_layout.h; half tiles of 4 rows on AVX-512),
+//    a statement per row of the tile with AVX-512 (16 units, one vector;
+//    the rows unrolled, each R vector loaded once for them) or one per
+//    tile with AVX2 (2 x 4 vectors), its sums in registers over the chunk;
+//    below a tile, one row per statement;
 //  - weights transposed at run time (not constant) and the outputs at root,
 //    vectorized; the initial values and the outputs serial (little work:
 //    a parallel loop per step of the initial values made two threads 20x
@@ -39,7 +41,9 @@ int recurrent_projection_vectors(const Halide::Target &target);
 
 // Schedules `k` with the recurrent template and returns true, or returns
 // false, scheduling nothing, when `k` is not a recurrent kernel (one
-// RecurrentInput and one Recurrence stage, other stages pure).
+// RecurrentInput and one Recurrence stage, or a Recurrence stage alone where
+// the node reads X's projections (lowering/recurrent_projection.h); other
+// stages pure).
 bool schedule_x86_recurrent(LoweredKernel &k, const Halide::Target &target, ScheduleReport *rep);
 
 }  // namespace disco

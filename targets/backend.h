@@ -142,6 +142,12 @@ class Backend {
   virtual std::vector<SupportRule> rules() const = 0;
   // Regions with fewer nodes go back to the next backend: too small to pay for a hand-over.
   virtual int min_region_nodes() const { return 1; }
+  // Before partitioning: rewrites the graph to hand this backend work that it
+  // runs better than the host's kernels would (oneDNN: the input projections
+  // of RNN/GRU/LSTM nodes as MatMuls, lowering/recurrent_projection.h). New
+  // values have their shapes. Returns the number of nodes rewritten; none by
+  // default.
+  virtual int prepare_graph(Graph &g) const { return 0; }
   // Before any region is compiled: lays out the constants the region's
   // kernels read the way they read them (a graph rewrite of the region's nodes
   // only; the host packs dot weights). Nothing by default.

@@ -133,6 +133,11 @@ int cmd_inspect(int argc, char **argv) {
   // Kernels are planned on the rewritten graph, as compiles do.
   if (const int removed = rewrite_graph(g); removed > 0)
     std::printf("rewrites: %d node(s) folded into their neighbours (see lowering/graph_rewrites.h)\n", removed);
+  // And after the backends' own rewrites, where targets are named.
+  if (!args.all("targets").empty()) {
+    if (const int n = prepare_graph_for(make_backends(parse_backend_list(args.get("targets", "host"))), g); n > 0)
+      std::printf("backend rewrites: %d node(s) split for the backends (Backend::prepare_graph)\n", n);
+  }
   if (args.flag("fusion")) print_fusion(g, store, args.all("targets").empty() ? "" : args.get("targets", "host"), ops);
   if (!args.all("targets").empty()) {
     auto backends = make_backends(parse_backend_list(args.get("targets", "host")));

@@ -36,6 +36,7 @@
 #include "lowering/math_library.h"
 #include "lowering/op_registry.h"
 #include "lowering/ops/op_helpers.h"
+#include "lowering/recurrent_projection.h"
 #include "lowering/recurrent_weight_layout.h"
 
 namespace disco {
@@ -73,27 +74,35 @@ void infer_recurrent(InferContext &c) {
     if (c.has_input(i) && c.dtype(i) != t)
       c.fail("input ", i, " has dtype ", dtype_name(c.dtype(i)), ", X has ", dtype_name(t));
   const bool laid_out = has_transposed_recurrent_weights(c.attrs());
-  if (c.rank(0) != 3 || c.rank(1) != (laid_out ? 4 : 3) || c.rank(2) != (laid_out ? 5 : 3))
-    c.fail("X, W and R must be 3-D, got ", shape_str(c.shape(0)), ", ", shape_str(c.shape(1)), " and ",
-           shape_str(c.shape(2)));
+  // X's projections in place of X and no W (recurrent_projection.h).
+  const bool projected = has_projected_recurrent_input(c.attrs());
+  if (projected && c.has_input(1)) c.fail("internal: a node reading X's projections has a W");
+  if (c.rank(0) != 3 || (!projected && c.rank(1) != (laid_out ? 4 : 3)) || c.rank(2) != (laid_out ? 5 : 3))
+    c.fail("X, W and R must be 3-D, got ", shape_str(c.shape(0)), ", ",
+           projected ? std::string("(projected)") : shape_str(c.shape(1)), " and ", shape_str(c.shape(2)));
   bool batch_first = c.attrs().get_int("layout", 0) != 0;
-  // W and R as the op reads them, [D, G*H, I] and [D, G*H, H], also when
-  // laid out for the kernels (recurrent_weight_layout.h).
+  // R as the op reads it, [D, G*H, H], also when laid out for the kernels
+  // (recurrent_weight_layout.h).
   const Shape &x = c.shape(0);
-  Shape w = c.shape(1), r = c.shape(2);
-  if (laid_out) {
-    w = {w[0], w[1] * w[3], w[2]};
-    r = {r[0], r[1] * r[2] * r[4], r[3]};  // [D, G, H / P, H (k), P (j)]
-  }
+  Shape r = c.shape(2);
+  if (laid_out) r = {r[0], r[1] * r[2] * r[4], r[3]};  // [D, G, H / P, H (k), P (j)]
   Dim T = batch_first ? x[1] : x[0], B = batch_first ? x[0] : x[1], I = x[2];
   Dim D = num_directions(c);
   Dim H = c.attrs().has("hidden_size") ? Dim(c.attrs().get_int("hidden_size")) : r[2];
-  c.require_equal(w[0], D, "W dim 0 must be num_directions");
   c.require_equal(r[0], D, "R dim 0 must be num_directions");
-  c.require_equal(w[1], Dim(G) * H, "W dim 1 must be " + std::to_string(G) + "*hidden_size");
   c.require_equal(r[1], Dim(G) * H, "R dim 1 must be " + std::to_string(G) + "*hidden_size");
-  c.require_equal(w[2], I, "W dim 2 must be X's input size");
   c.require_equal(r[2], H, "R dim 2 must be hidden_size");
+  if (projected) {
+    c.require_equal(I, D * Dim(G) * H,
+                    "the projections' dim 2 must be num_directions*" + std::to_string(G) + "*hidden_size");
+  } else {
+    // W as the op reads it, [D, G*H, I], also when laid out in panels.
+    Shape w = c.shape(1);
+    if (laid_out) w = {w[0], w[1] * w[3], w[2]};
+    c.require_equal(w[0], D, "W dim 0 must be num_directions");
+    c.require_equal(w[1], Dim(G) * H, "W dim 1 must be " + std::to_string(G) + "*hidden_size");
+    c.require_equal(w[2], I, "W dim 2 must be X's input size");
+  }
   auto expect = [&](int i, const Shape &want, const std::string &what) {
     if (!c.has_input(i)) return;
     const Shape &s = c.shape(i);
@@ -215,7 +224,9 @@ void lower_recurrent(LowerContext &c) {
   const int panel = recurrent_panel_width(c.attrs());
   const auto acts = activations(c, kind, D);
 
-  const HTensor &X = c.in(0), &W = c.in(1), &R = c.in(2);
+  // Input 0 is X, or X's projections with W omitted (recurrent_projection.h).
+  const bool projected = has_projected_recurrent_input(c.attrs());
+  const HTensor &X = c.in(0), &R = c.in(2);
   Halide::Type ft = acc_type(X.dtype);
   const Dim &Td = batch_first ? X.shape[1] : X.shape[0];
   const Dim &Bd = batch_first ? X.shape[0] : X.shape[1];
@@ -260,12 +271,6 @@ void lower_recurrent(LowerContext &c) {
     c.add_stage(t, StageKind::Other, 3);
     return [t](const Expr &dd, const Expr &k, const Expr &g) { return t(g, k, dd); };
   };
-  // A template may compute the projection in tiles of gate rows that run
-  // past G*H unless W's panels are those tiles (a width below G*H divides it).
-  const bool tiled_panels = transposed && W.rank() == 4 && W.shape[1].is_const() && W.shape[1].as_const() > 1;
-  auto Wt = [&, read = gate_major(W, "w_by_input")](const Expr &dd, const Expr &k, const Expr &g) {
-    return tiled_panels ? read(dd, k, g) : read(dd, k, clamp_to(g, G * H));
-  };
   // The recurrence's hidden units j are tiles of Lj (the state layout,
   // recurrent_weight_layout.h); its update's j is jflat, over its RVars
   // jparts (lane, tile); j as (lane, panel) of panels P wide.
@@ -308,7 +313,14 @@ void lower_recurrent(LowerContext &c) {
   // The product is a stage of its own (a Reduction), so that a template can
   // compute it tile by tile in registers; rows past the last are read clamped.
   Func xsum = c.func("input_product"), xw = c.func("input_projection");
-  {
+  if (!projected) {
+    const HTensor &W = c.in(1);
+    // A template may compute the projection in tiles of gate rows that run
+    // past G*H unless W's panels are those tiles (a width below G*H divides it).
+    const bool tiled_panels = transposed && W.rank() == 4 && W.shape[1].is_const() && W.shape[1].as_const() > 1;
+    auto Wt = [&, read = gate_major(W, "w_by_input")](const Expr &dd, const Expr &k, const Expr &g) {
+      return tiled_panels ? read(dd, k, g) : read(dd, k, clamp_to(g, G * H));
+    };
     // The direction as the weights' index, promised in [0, D), so that no
     // template's loop over it can widen W's required region: the x86 one's
     // direction fused outside its row tasks (task / tasks-per-direction, an
@@ -326,9 +338,9 @@ void lower_recurrent(LowerContext &c) {
       init = bias(dw, gh) + rb;
     }
     xw(gh, m, d) = init + xsum(gh, m, d);
+    c.add_stage(xsum, StageKind::Reduction, 3);
+    c.add_stage(xw, StageKind::RecurrentInput, 3).directions = D;
   }
-  c.add_stage(xsum, StageKind::Reduction, 3);
-  c.add_stage(xw, StageKind::RecurrentInput, 3).directions = D;
 
   // The recurrence rec(j % Lj, b % Lb, j / Lj, q, b / Lb, d, s), Lj and Lb
   // the state tile (recurrent_weight_layout.h): phase q's sum or state of
@@ -352,8 +364,13 @@ void lower_recurrent(LowerContext &c) {
   auto state_at = [&](int row, const Expr &jj, const Expr &at) { return rec_at(jj, row, at); };
   // xw's rows of rows past the batch are rows X does not have (its reads
   // are clamped).
-  auto xgate = [&](int g, const Expr &jj) {
-    return xw(g * H + jw(jj), row_of(clamp_to(time_of(step, bb, d), T), bb), d);
+  auto xgate = [&](int g, const Expr &jj) -> Expr {
+    const Expr t = clamp_to(time_of(step, bb, d), T);
+    if (projected) {
+      const Expr bc = clamp_to(bb, B), col = (d * G + g) * H + jw(jj);
+      return f(batch_first ? X.at({bc, t, col}) : X.at({t, bc, col}));
+    }
+    return xw(g * H + jw(jj), row_of(t, bb), d);
   };
   auto rbias = [&](int g, const Expr &jj) -> Expr { return c.has_input(3) ? bias(d, G * H + g * H + jw(jj)) : f(0); };
   auto peep = [&](int g, const Expr &jj) -> Expr {
@@ -473,18 +490,22 @@ void lower_recurrent(LowerContext &c) {
   jflat = r[2] * Lj + r[0];
   const Expr jr = jflat, k = r[1], loop = r[3];
   step = r[4];
-  // sum + the chunk's terms of phase `ph`.
-  // From a tile of batch rows on (the template's specialization), the tile
-  // of Lj x Lb lanes is 8 AVX2 vectors (Lb = 4) or 8 AVX-512 ones (Lb = 8),
-  // one chain of FMAs each; a half tile of 4 rows on AVX-512 is 4 vectors,
-  // so each vector's terms go in 2 chains to keep 8 FMAs in flight (FMA
-  // latency, not throughput, bounds one chain per vector; 2 chains: 0.83x
-  // the taggers' time on Zen 4, when the tile was 4 rows,
-  // benchmarks/results/recurrent-2026-12-03.md). Below a tile a statement
-  // holds a row's vectors, so the chunk's terms are summed in kSumChains
-  // interleaved chains added at the end. Each specialization folds the
-  // select to its form.
-  constexpr int kSumChains = 4;  // 8 on AVX-512 measured 1.35x slower (recurrent-2026-12-03.md)
+  // sum + the chunk's terms of phase `ph`, in interleaved chains of FMAs
+  // (FMA latency, not throughput, bounds one chain per vector). What a
+  // statement holds (x86_recurrent_schedule.h):
+  //  - where a row of a tile (Lj units) is one vector (AVX-512), one batch
+  //    row at every batch size (the template unrolls a tile's rows, so each
+  //    R vector, loaded once, serves them all): kSumChains chains. The
+  //    nested vector of a tile's rows, one chain per vector (2 in a half
+  //    tile), took a vbroadcastss + vpermps per term for one of its rows:
+  //    rows unrolled with 4 chains made the taggers' layer kernels 0.89x
+  //    (LSTM) and 0.93-0.98x (GRU) at batch 4 and 8, 2 or 8 chains slower
+  //    (benchmarks/results/recurrent-matmul-2026-12-06.md);
+  //  - with AVX2, from a tile of batch rows on, the tile (2 x 4 vectors),
+  //    one chain each; rows unrolled measured 1.2-1.3x slower there. Below a
+  //    tile, one row, kSumChains chains.
+  // Each specialization folds the select to its form.
+  constexpr int kSumChains = 4;  // 8 measured 1.35x slower for a row (recurrent-2026-12-03.md)
   auto chunk_sum = [&](Expr sum, const Phase &ph) {
     std::vector<Expr> terms;
     for (int kk = 0; kk < chunk; ++kk) {
@@ -507,16 +528,9 @@ void lower_recurrent(LowerContext &c) {
       for (int i = 1; i < n; ++i) all += chains[i];
       return sum + all;
     };
-    // A tile of `rows` batch rows: one chain per vector from 8 vectors on, else 2.
-    auto tile_sum = [&](int rows) {
-      const int n = Lj * rows / c.f32_lanes() >= 8 ? 1 : 2;
-      return chained(chunk >= 2 * n ? n : 1);
-    };
-    Expr tile = tile_sum(Lb);
-    if (chunk < 2 * kSumChains) return tile;
-    Expr rows = chained(kSumChains);
-    if (tile_min < Lb) rows = Halide::select(B >= tile_min, tile_sum(tile_min), rows);  // half tiles
-    return Halide::select(B >= Lb, tile, rows);
+    const Expr row = chained(std::max(1, std::min(kSumChains, chunk / 2)));
+    if (recurrent_row_statements(c.f32_lanes())) return row;
+    return Halide::select(B >= Lb, chained(1), row);
   };
   Expr every_k = Halide::cast(Halide::Bool(), false), row;
   for (int l = 0; l < L; ++l) {

@@ -4,7 +4,9 @@
 // time a step makes a primitive for a new shape, so that one process can
 // hold sessions of either kind (benchmarks/panel_model_ab.cc --switch).
 // DISCO_PADDED_HELD (tensors held padded, onednn_layout.h) is read when the
-// backend compiles: A/B runs take --no-cache.
+// backend compiles, and DISCO_RECURRENT_MATMUL (RNN/GRU/LSTM input
+// projections as oneDNN matmuls, lowering/recurrent_projection.h) when it
+// rewrites the graph: A/B runs of these take --no-cache.
 #pragma once
 #include <cstdlib>
 #include <cstring>

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "lowering/recurrent_projection.h"
 #include "runtime/extern_kernel.h"
 #include "targets/onednn/ab_switch.h"
 #include "targets/onednn/onednn_layout.h"
@@ -272,6 +273,12 @@ class OnednnBackend : public Backend {
   std::string name() const override { return "onednn"; }
   std::vector<SupportRule> rules() const override { return onednn_rules(); }
   int min_region_nodes() const override { return 1; }
+  // The input projections of RNN/GRU/LSTM nodes as MatMuls, which the matmul
+  // rule takes (DISCO_RECURRENT_MATMUL=0: the recurrent kernel's own, for A/B
+  // runs with --no-cache).
+  int prepare_graph(Graph &g) const override {
+    return switched_off("DISCO_RECURRENT_MATMUL") ? 0 : split_recurrent_projections(g);
+  }
   // The runtime glue (onednn_kernels.h) and what it links: oneDNN, its OpenMP threads, C++.
   std::optional<AotGlue> aot_glue() const override {
     AotGlue g;

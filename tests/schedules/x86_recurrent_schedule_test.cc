@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "driver/backend_registry.h"
 #include "driver/compile_model.h"
 #include "runtime/executor.h"
 #include "runtime/npy.h"
@@ -34,20 +35,25 @@ namespace {
 struct Compiled {
   CompiledModel model;
   std::vector<std::string> schedules;  // "recurrent", ... per kernel
+  std::vector<std::string> splits;     // the compile's "split N node(s) for the backends" lines
 };
 
-Compiled compile_on_host(const std::string &path) {
+Compiled compile_for(const std::string &path, std::vector<std::string> backends) {
   CompileOptions o;
   o.use_cache = false;
-  o.backends = {"host"};
-  std::vector<std::string> lines;
+  o.backends = std::move(backends);
+  std::vector<std::string> lines, splits;
   o.progress = [&](const std::string &line) {
     if (line.find("  schedule ") != std::string::npos) lines.push_back(line.substr(line.find("schedule ") + 9));
+    if (line.rfind("split ", 0) == 0) splits.push_back(line);
   };
-  Compiled c{compile_onnx(path, o), {}};
+  Compiled c{compile_onnx(path, o), {}, {}};
   c.schedules = lines;
+  c.splits = splits;
   return c;
 }
+
+Compiled compile_on_host(const std::string &path) { return compile_for(path, {"host"}); }
 
 struct Tagger {
   std::string name;
@@ -69,6 +75,35 @@ TEST_P(RecurrentTemplate, LayersMatchPyTorchAtFourShapesWithOneCompile) {
     auto out = exec.run({read_npy(ref + ".input.npy")});
     testing::expect_close(out[0], read_npy(ref + ".output.npy"),
                           GetParam().name + " at shape set " + std::to_string(k));
+  }
+}
+
+// With oneDNN, each layer's input projection is a oneDNN matmul
+// (lowering/recurrent_projection.h) and the recurrent kernel reads its
+// result: the recurrence alone gets the template, and the biases (Wb + Rb,
+// without GRU's Rb of gate h under linear_before_reset) move into the
+// matmul's Add.
+TEST_P(RecurrentTemplate, LayersAfterOnednnProjectionsMatchPyTorchAtFourShapes) {
+  const std::string base = testing::references_dir() + "/recurrent/" + GetParam().name;
+  Compiled c = compile_for(base + ".onnx", {"onednn", "host"});
+  ASSERT_EQ(c.splits.size(), 1u) << "the layers' projections must be split out for oneDNN";
+  EXPECT_EQ(c.splits[0],
+            "split " + std::to_string(GetParam().layers) + " node(s) for the backends (Backend::prepare_graph)");
+  // Layers whose projections and states have one shape share one kernel.
+  int recurrent = 0;
+  for (const auto &s : c.schedules) {
+    recurrent += s == "recurrent";
+    EXPECT_EQ(s.rfind("generic", 0), std::string::npos) << "a kernel fell back to the generic schedule";
+  }
+  EXPECT_GE(recurrent, 1) << "the layers' recurrences must get the recurrent template";
+  EXPECT_LE(recurrent, GetParam().layers);
+  install_backend_runtimes();  // the matmul steps' glue
+  Executor exec(c.model.plan, c.model.dir);
+  for (int k = 1; k <= 4; ++k) {
+    const std::string ref = base + "." + std::to_string(k);
+    auto out = exec.run({read_npy(ref + ".input.npy")});
+    testing::expect_close(out[0], read_npy(ref + ".output.npy"),
+                          GetParam().name + " after oneDNN projections at shape set " + std::to_string(k));
   }
 }
 
