@@ -121,12 +121,16 @@ struct Stage {
   int phases = 0;
   Halide::Func edge{};
   // Recurrence only: the batch size (a template specializes batches of a
-  // whole tile of rows, lowering/recurrent_weight_layout.h).
+  // whole tile of rows, lowering/recurrent_weight_layout.h), and the fewest
+  // batch rows from which one direction's step has the work to share its
+  // tiles of hidden units between threads (0: never).
   Halide::Expr batch{};
-  // RecurrentInput only: its number of directions (1 or 2), for a template
-  // to bound its direction axis with: one fused into a parallel loop of tasks
-  // leaves bounds inference an extent of about the task count (its buffer
-  // was 267x too big at 12,800 rows of X, 3.5 GB).
+  int parallel_tiles_batch = 0;
+  // RecurrentInput and Recurrence: the number of directions (1 or 2), for a
+  // template to bound its direction axis with (one fused into a parallel
+  // loop of tasks leaves bounds inference an extent of about the task count:
+  // its buffer was 267x too big at 12,800 rows of X, 3.5 GB) and to choose
+  // what a recurrence's threads share.
   int directions = 0;
 };
 

@@ -113,6 +113,15 @@ bool schedule_x86_recurrent(LoweredKernel &k, const Halide::Target &target, Sche
     // taggers' time at batch 4, recurrent-2026-12-04-c.md).
     const int tile_min = kRecurrentTileMinRows;
     const bool row_statements = recurrent_row_statements(lanes);
+    // One direction leaves the directions' parallel loop one task: from
+    // rec->parallel_tiles_batch rows on (whole tiles), each phase's tiles of
+    // hidden units run in parallel instead (a fork and join per phase and
+    // step; each tile writes its own units and reads other units only of
+    // the last phase).
+    auto threads_of = [&](Halide::Stage s, bool tiles) {
+      s.parallel(d);
+      if (tiles) s.parallel(r[2]);
+    };
     auto rows_of_tile = [&](Halide::Stage s, const Var &v) {
       if (row_statements)
         s.unroll(v);
@@ -120,16 +129,22 @@ bool schedule_x86_recurrent(LoweredKernel &k, const Halide::Target &target, Sche
         s.vectorize(v);
     };
     if (rec->batch.defined()) {
-      Halide::Stage full = u.specialize(rec->batch >= rows);
-      full.reorder(r[0], bi, r[1], bo, r[2], r[3], r[4], d).vectorize(r[0]);
-      rows_of_tile(full, bi);
-      full.unroll(r[3]).parallel(d);
+      auto full_tiles = [&](Halide::Stage full, bool tiles) {
+        full.reorder(r[0], bi, r[1], bo, r[2], r[3], r[4], d).vectorize(r[0]);
+        rows_of_tile(full, bi);
+        full.unroll(r[3]);
+        threads_of(full, tiles);
+      };
+      if (rec->parallel_tiles_batch > 0)
+        full_tiles(u.specialize(rec->batch >= std::max(rec->parallel_tiles_batch, rows)), true);
+      full_tiles(u.specialize(rec->batch >= rows), false);
       if (tile_min < rows) {
         Var bio("b_io"), bii("b_ii");
         Halide::Stage half = u.specialize(rec->batch >= tile_min);
         half.split(bi, bio, bii, tile_min).reorder(r[0], bii, r[1], bio, bo, r[2], r[3], r[4], d).vectorize(r[0]);
         rows_of_tile(half, bii);
-        half.unroll(r[3]).parallel(d);
+        half.unroll(r[3]);
+        threads_of(half, false);
       }
     }
     // Smaller batches: a row per statement, rows past the batch skipped.

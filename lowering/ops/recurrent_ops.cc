@@ -26,6 +26,8 @@
 // vars) may sit anywhere inside the phase loop. Constant W and R are laid
 // out at compile time as the kernels read them
 // (lowering/recurrent_weight_layout.h); others are transposed once a run.
+#include <algorithm>
+#include <cmath>
 #include <functional>
 #include <string>
 #include <utility>
@@ -560,7 +562,19 @@ void lower_recurrent(LowerContext &c) {
   // Past a batch's sequence length the state stays as it was.
   if (c.has_input(4)) value = Halide::select(step < seq_len(bb), value, rec_at(jr, row, step));
   rec(r[0], bi, r[2], row, bo, d, step + 1) = value;
-  c.add_stage(rec, StageKind::Recurrence, 5).batch = B;
+  Stage &rec_stage = c.add_stage(rec, StageKind::Recurrence, 5);
+  rec_stage.batch = B;
+  rec_stage.directions = D;
+  // One direction's threads share its step's tiles where the step's
+  // products (2 G H^2 B flops) pay for the fork and join of each of its
+  // 2G + 2 loops many times over: kParallelStepFlops, about 100 us a step on
+  // one core (GRU, H 512: batch 16 1.5x faster on 2 threads; LSTM, H 128:
+  // batch 16, 2 MFLOP a step, 1.6x slower, recurrent-matmul-2026-12-06.md).
+  constexpr double kParallelStepFlops = 16e6;
+  if (D == 1 && Hd.is_const()) {
+    const double per_row = 2.0 * G * static_cast<double>(Hd.as_const()) * static_cast<double>(Hd.as_const());
+    rec_stage.parallel_tiles_batch = static_cast<int>(std::ceil(kParallelStepFlops / std::max(per_row, 1.0)));
+  }
 
   // Outputs.
   auto rec_row = [&](const Expr &oh, int row, const Expr &at) {

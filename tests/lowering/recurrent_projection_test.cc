@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "frontend/graph_builder.h"
+#include "tests/support/gru_reference.h"
 #include "tests/support/jit_eval.h"
 #include "tests/support/tensors.h"
 
@@ -44,45 +45,6 @@ Graph gru(const Weights &wt, bool linear_before_reset) {
                  {"direction", attr_string("bidirectional")},
                  {"linear_before_reset", attr_int(linear_before_reset ? 1 : 0)}}));
   return g.build();
-}
-
-// ONNX's GRU (gates z, r, h; f = Sigmoid, g = Tanh) in double: Y [T, D, B, H].
-std::vector<double> reference_gru(const Weights &wt, const std::vector<float> &x, bool lbr) {
-  std::vector<double> y(static_cast<size_t>(T * D * B * H));
-  auto sigmoid = [](double v) { return 1 / (1 + std::exp(-v)); };
-  for (int64_t d = 0; d < D; ++d)
-    for (int64_t b = 0; b < B; ++b) {
-      std::vector<double> h(H, 0.0);
-      for (int64_t s = 0; s < T; ++s) {
-        const int64_t t = d == 0 ? s : T - 1 - s;
-        // x·W^T + Wb and h·R^T + Rb per gate row.
-        auto xw = [&](int64_t row) {
-          double v = wt.b[static_cast<size_t>(d * 2 * G * H + row)];
-          for (int64_t i = 0; i < I; ++i)
-            v += x[static_cast<size_t>((t * B + b) * I + i)] * wt.w[static_cast<size_t>((d * G * H + row) * I + i)];
-          return v;
-        };
-        auto hr = [&](int64_t row, const std::vector<double> &src) {
-          double v = wt.b[static_cast<size_t>(d * 2 * G * H + G * H + row)];
-          for (int64_t k = 0; k < H; ++k) v += src[k] * wt.r[static_cast<size_t>((d * G * H + row) * H + k)];
-          return v;
-        };
-        std::vector<double> z(H), r(H), rh(H), next(H);
-        for (int64_t j = 0; j < H; ++j) {
-          z[j] = sigmoid(xw(j) + hr(j, h));
-          r[j] = sigmoid(xw(H + j) + hr(H + j, h));
-          rh[j] = r[j] * h[j];
-        }
-        for (int64_t j = 0; j < H; ++j) {
-          const double n =
-              lbr ? std::tanh(xw(2 * H + j) + r[j] * hr(2 * H + j, h)) : std::tanh(xw(2 * H + j) + hr(2 * H + j, rh));
-          next[j] = (1 - z[j]) * n + z[j] * h[j];
-        }
-        h = next;
-        for (int64_t j = 0; j < H; ++j) y[static_cast<size_t>(((t * D + d) * B + b) * H + j)] = h[j];
-      }
-    }
-  return y;
 }
 
 TEST(RecurrentProjection, SplitsTheProjectionIntoAMatMulOfWTransposedAndAnAddOfTheBiases) {
@@ -124,7 +86,7 @@ TEST(RecurrentProjection, ASplitBidirectionalGruMatchesTheOnnxFormulaInDouble) {
     Graph g = gru(wt, lbr);
     ASSERT_EQ(split_recurrent_projections(g), 1);
     auto out = jit_eval(std::move(g), {f32({T, B, I}, x)});
-    const std::vector<double> want = reference_gru(wt, x, lbr);
+    const std::vector<double> want = reference_gru({T, B, I, H, D}, x, wt.w, wt.r, wt.b, lbr);
     ASSERT_EQ(out[0].shape, (std::vector<int64_t>{T, D, B, H}));
     for (size_t i = 0; i < want.size(); ++i)
       EXPECT_NEAR(out[0].as<float>()[i], want[i], 1e-5 + 1e-4 * std::abs(want[i]))

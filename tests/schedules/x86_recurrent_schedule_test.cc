@@ -17,6 +17,7 @@
 // time.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <ostream>
 #include <string>
@@ -24,10 +25,13 @@
 
 #include "driver/backend_registry.h"
 #include "driver/compile_model.h"
+#include "frontend/graph_builder.h"
 #include "runtime/executor.h"
 #include "runtime/npy.h"
+#include "tests/support/gru_reference.h"
 #include "tests/support/model_files.h"
 #include "tests/support/model_references.h"
+#include "tests/support/tensors.h"
 
 namespace disco {
 namespace {
@@ -130,6 +134,47 @@ TEST(RecurrentTemplate, AForwardLayerOverTwelveThousandRowsMatchesPyTorch) {
     for (int64_t j = 0; j < 32; ++j)
       last.mutable_as<float>()[b * 32 + j] = out[0].as<float>()[(b * 200 + 199) * 32 + j];
   testing::expect_close(last, read_npy(base + ".last_step.npy"), "lstm_long's last step");
+}
+
+// One direction with the work to share its step's tiles of hidden units
+// between threads (hidden 512, 16 batch rows: 25 MFLOP a step, past
+// parallel_tiles_batch), run on one and on two threads, against ONNX's GRU in
+// double (tests/support/gru_reference.h), both reset forms: a tile that read
+// another's units of the same phase would differ between the runs and from
+// the reference.
+TEST(RecurrentTemplate, AForwardGruSharingItsTilesBetweenThreadsMatchesTheOnnxFormula) {
+  const testing::GruShape shape{3, 16, 8, 512, 1};
+  auto wave = [](int64_t n, float scale, float shift, float amp) {
+    std::vector<float> v(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = amp * std::sin(scale * static_cast<float>(i) + shift);
+    return v;
+  };
+  const int64_t H = shape.H, G = 3;
+  const auto w = wave(G * H * shape.I, 0.7f, 0.1f, 0.3f), r = wave(G * H * H, 1.3f, 0.2f, 0.05f),
+             b = wave(2 * G * H, 0.9f, 0.3f, 0.2f), x = wave(shape.T * shape.B * shape.I, 0.37f, 0.5f, 1.0f);
+  for (bool lbr : {false, true}) {
+    GraphBuilder g;
+    auto xin = g.input("x", DType::F32, {Dim::symbol("seq"), Dim::symbol("batch"), shape.I});
+    g.output(g.op("GRU",
+                  {xin, g.constant("W", testing::f32({1, G * H, shape.I}, w)),
+                   g.constant("R", testing::f32({1, G * H, H}, r)), g.constant("B", testing::f32({1, 2 * G * H}, b))},
+                  {{"hidden_size", attr_int(H)}, {"linear_before_reset", attr_int(lbr ? 1 : 0)}}));
+    CompileOptions o;
+    o.use_cache = false;
+    o.backends = {"host"};
+    CompiledModel m = compile_graph(g.build(), lbr ? "gru_wide_lbr" : "gru_wide", "", o);
+    const std::vector<double> want = testing::reference_gru(shape, x, w, r, b, lbr);
+    for (int threads : {1, 2}) {
+      Executor exec(m.plan, m.dir);
+      exec.set_num_threads(threads);
+      auto out = exec.run({testing::f32({shape.T, shape.B, shape.I}, x)});
+      ASSERT_EQ(out[0].num_elements(), static_cast<int64_t>(want.size()));
+      double worst = 0;
+      for (size_t i = 0; i < want.size(); ++i)
+        worst = std::max(worst, std::abs(out[0].as<float>()[i] - want[i]) / (1e-5 + 1e-4 * std::abs(want[i])));
+      EXPECT_LE(worst, 1.0) << "lbr " << lbr << ", " << threads << " thread(s): worst element's share of the bound";
+    }
+  }
 }
 
 // Layers started from given (random, non-zero) states: the kernel writes
