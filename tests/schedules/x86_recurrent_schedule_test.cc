@@ -59,6 +59,17 @@ Compiled compile_for(const std::string &path, std::vector<std::string> backends)
 
 Compiled compile_on_host(const std::string &path) { return compile_for(path, {"host"}); }
 
+// The model's outputs at the reference's four input shapes (BASE.k.input.npy)
+// against PyTorch's (BASE.k.output.npy), from one compile.
+void expect_four_shapes_match(const Compiled &c, const std::string &base, const std::string &what) {
+  Executor exec(c.model.plan, c.model.dir);
+  for (int k = 1; k <= 4; ++k) {
+    const std::string ref = base + "." + std::to_string(k);
+    auto out = exec.run({read_npy(ref + ".input.npy")});
+    testing::expect_close(out[0], read_npy(ref + ".output.npy"), what + " at shape set " + std::to_string(k));
+  }
+}
+
 struct Tagger {
   std::string name;
   int layers;
@@ -73,13 +84,7 @@ TEST_P(RecurrentTemplate, LayersMatchPyTorchAtFourShapesWithOneCompile) {
   int recurrent = 0;
   for (const auto &s : c.schedules) recurrent += s == "recurrent";
   EXPECT_EQ(recurrent, GetParam().layers) << "every layer's kernel must get the recurrent template";
-  Executor exec(c.model.plan, c.model.dir);
-  for (int k = 1; k <= 4; ++k) {
-    const std::string ref = base + "." + std::to_string(k);
-    auto out = exec.run({read_npy(ref + ".input.npy")});
-    testing::expect_close(out[0], read_npy(ref + ".output.npy"),
-                          GetParam().name + " at shape set " + std::to_string(k));
-  }
+  expect_four_shapes_match(c, base, GetParam().name);
 }
 
 // With oneDNN, each layer's input projection is a oneDNN matmul
@@ -102,13 +107,7 @@ TEST_P(RecurrentTemplate, LayersAfterOnednnProjectionsMatchPyTorchAtFourShapes) 
   EXPECT_GE(recurrent, 1) << "the layers' recurrences must get the recurrent template";
   EXPECT_LE(recurrent, GetParam().layers);
   install_backend_runtimes();  // the matmul steps' glue
-  Executor exec(c.model.plan, c.model.dir);
-  for (int k = 1; k <= 4; ++k) {
-    const std::string ref = base + "." + std::to_string(k);
-    auto out = exec.run({read_npy(ref + ".input.npy")});
-    testing::expect_close(out[0], read_npy(ref + ".output.npy"),
-                          GetParam().name + " after oneDNN projections at shape set " + std::to_string(k));
-  }
+  expect_four_shapes_match(c, base, GetParam().name + " after oneDNN projections");
 }
 
 INSTANTIATE_TEST_SUITE_P(Taggers, RecurrentTemplate,
