@@ -133,18 +133,24 @@ int cmd_inspect(int argc, char **argv) {
   // Kernels are planned on the rewritten graph, as compiles do.
   if (const int removed = rewrite_graph(g); removed > 0)
     std::printf("rewrites: %d node(s) folded into their neighbours (see lowering/graph_rewrites.h)\n", removed);
-  // And after the backends' own rewrites, where targets are named.
-  if (!args.all("targets").empty()) {
-    if (const int n = prepare_graph_for(make_backends(parse_backend_list(args.get("targets", "host"))), g); n > 0)
+  // And after the backends' own rewrites, where targets are named: one set
+  // of backends and one partition serve the rewrites, the fusion and the
+  // regions' descriptions.
+  const bool targeted = !args.all("targets").empty();
+  const std::string targets = targeted ? args.get("targets", "host") : "";
+  std::vector<std::unique_ptr<Backend>> backends;
+  if (targeted) {
+    backends = make_backends(parse_backend_list(targets));
+    if (const int n = prepare_graph_for(backends, g); n > 0)
       std::printf("backend rewrites: %d node(s) split for the backends (Backend::prepare_graph)\n", n);
   }
-  if (args.flag("fusion")) print_fusion(g, store, args.all("targets").empty() ? "" : args.get("targets", "host"), ops);
-  if (!args.all("targets").empty()) {
-    auto backends = make_backends(parse_backend_list(args.get("targets", "host")));
+  if (args.flag("fusion")) print_fusion(g, store, targets, ops);
+  if (targeted) {
     std::vector<const Backend *> order;
     for (const auto &b : backends) order.push_back(b.get());
-    std::fputs(describe_partition(g, partition_graph(g, store, order)).c_str(), stdout);
-    for (const Backend *b : order) std::fputs(b->describe(g, store, partition_graph(g, store, order).regions).c_str(), stdout);
+    const Partition part = partition_graph(g, store, order);
+    std::fputs(describe_partition(g, part).c_str(), stdout);
+    for (const Backend *b : order) std::fputs(b->describe(g, store, part.regions).c_str(), stdout);
   }
   return 0;
 }

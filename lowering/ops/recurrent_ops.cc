@@ -314,8 +314,9 @@ void lower_recurrent(LowerContext &c) {
   auto bias = [&](const Expr &dd, const Expr &i) { return f(c.in(3).at({dd, i})); };
   // The product is a stage of its own (a Reduction), so that a template can
   // compute it tile by tile in registers; rows past the last are read clamped.
-  Func xsum = c.func("input_product"), xw = c.func("input_projection");
+  Func xw = c.func("input_projection");
   if (!projected) {
+    Func xsum = c.func("input_product");
     const HTensor &W = c.in(1);
     // A template may compute the projection in tiles of gate rows that run
     // past G*H unless W's panels are those tiles (a width below G*H divides it).
