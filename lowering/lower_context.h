@@ -121,11 +121,18 @@ struct Stage {
   int phases = 0;
   Halide::Func edge{};
   // Recurrence only: the batch size (a template specializes batches of a
-  // whole tile of rows, lowering/recurrent_weight_layout.h), and the fewest
+  // whole tile of rows, lowering/recurrent_weight_layout.h), the fewest
   // batch rows from which one direction's step has the work to share its
-  // tiles of hidden units between threads (0: never).
+  // tiles of hidden units between threads (0: never), and the number of
+  // those tiles in a phase (0 where the hidden size is symbolic).
   Halide::Expr batch{};
   int parallel_tiles_batch = 0;
+  int tiles = 0;
+  // Recurrence only: whether the update's RDom runs a tile's phases within
+  // each tile (j % Lj, k, phase, j / Lj, step), not each phase over every
+  // tile (j % Lj, k, j / Lj, phase, step); Halide keeps RVars in their
+  // definition's order.
+  bool phases_within_tiles = false;
   // RecurrentInput and Recurrence: the number of directions (1 or 2), for a
   // template to bound its direction axis with (one fused into a parallel
   // loop of tasks leaves bounds inference an extent of about the task count:

@@ -90,7 +90,11 @@ bool schedule_x86_recurrent(LoweredKernel &k, const Halide::Target &target, Sche
   {
     std::vector<Var> a = st.args();
     Var bi = a[1], bo = a[4], d = a[5];
-    std::vector<RVar> r = st.rvars(1);  // j % Lj, k, j / Lj, phase, step
+    // j % Lj, k, then j / Lj and the phase in the definition's order
+    // (Stage::phases_within_tiles; Halide keeps it), step.
+    std::vector<RVar> r = st.rvars(1);
+    const RVar jtile = rec->phases_within_tiles ? r[3] : r[2], phase = rec->phases_within_tiles ? r[2] : r[3];
+    const RVar inner = r[2], outer = r[3];  // of the tile and phase
     const int rows = recurrent_state_rows(lanes);
     st.compute_root().bound(bi, 0, rows);
     // The initial values (update 0, step 0's rows; the pure definition is
@@ -114,13 +118,20 @@ bool schedule_x86_recurrent(LoweredKernel &k, const Halide::Target &target, Sche
     const int tile_min = kRecurrentTileMinRows;
     const bool row_statements = recurrent_row_statements(lanes);
     // One direction leaves the directions' parallel loop one task: from
-    // rec->parallel_tiles_batch rows on (whole tiles), each phase's tiles of
-    // hidden units run in parallel instead (a fork and join per phase and
-    // step; each tile writes its own units and reads other units only of
-    // the last phase).
+    // rec->parallel_tiles_batch rows on, each phase's tiles of hidden units
+    // run in parallel instead (a fork and join per step where the phases
+    // run within each tile, else per phase and step; each tile writes its
+    // own units and reads other units only of the last phase or step).
+    // The tiles go in two halves, a task each: with a task a tile, OpenMP's
+    // dynamic schedule gave a tile a different thread each step, and its
+    // rows of R no home core's L2 (GRU, H 512, batch 2 on 2 threads: 1.9-2.8
+    // ms against 1.3-1.4 in halves, recurrent-threads-2026-12-06.md). Two
+    // tasks use two threads on a host of more cores.
     auto threads_of = [&](Halide::Stage s, bool tiles) {
       s.parallel(d);
-      if (tiles) s.parallel(r[2]);
+      if (!tiles || rec->tiles < 2) return;
+      RVar half("tiles_half"), tile("tile");
+      s.split(jtile, half, tile, (rec->tiles + 1) / 2, TailStrategy::GuardWithIf).parallel(half);
     };
     auto rows_of_tile = [&](Halide::Stage s, const Var &v) {
       if (row_statements)
@@ -128,27 +139,38 @@ bool schedule_x86_recurrent(LoweredKernel &k, const Halide::Target &target, Sche
       else
         s.vectorize(v);
     };
+    // The fewest batch rows whose steps share their tiles between threads
+    // (0: never).
+    const int shared_from = rec->parallel_tiles_batch;
     if (rec->batch.defined()) {
       auto full_tiles = [&](Halide::Stage full, bool tiles) {
-        full.reorder(r[0], bi, r[1], bo, r[2], r[3], r[4], d).vectorize(r[0]);
+        full.reorder(r[0], bi, r[1], bo, inner, outer, r[4], d).vectorize(r[0]);
         rows_of_tile(full, bi);
-        full.unroll(r[3]);
+        full.unroll(phase);
         threads_of(full, tiles);
       };
-      if (rec->parallel_tiles_batch > 0)
-        full_tiles(u.specialize(rec->batch >= std::max(rec->parallel_tiles_batch, rows)), true);
-      full_tiles(u.specialize(rec->batch >= rows), false);
+      if (shared_from > rows) full_tiles(u.specialize(rec->batch >= shared_from), true);
+      full_tiles(u.specialize(rec->batch >= rows), shared_from > 0 && shared_from <= rows);
       if (tile_min < rows) {
-        Var bio("b_io"), bii("b_ii");
-        Halide::Stage half = u.specialize(rec->batch >= tile_min);
-        half.split(bi, bio, bii, tile_min).reorder(r[0], bii, r[1], bio, bo, r[2], r[3], r[4], d).vectorize(r[0]);
-        rows_of_tile(half, bii);
-        half.unroll(r[3]);
-        threads_of(half, false);
+        auto half_tiles = [&](Halide::Stage half, bool tiles) {
+          Var bio("b_io"), bii("b_ii");
+          half.split(bi, bio, bii, tile_min).reorder(r[0], bii, r[1], bio, bo, inner, outer, r[4], d).vectorize(r[0]);
+          rows_of_tile(half, bii);
+          half.unroll(phase);
+          threads_of(half, tiles);
+        };
+        if (shared_from > tile_min && shared_from < rows) half_tiles(u.specialize(rec->batch >= shared_from), true);
+        half_tiles(u.specialize(rec->batch >= tile_min), shared_from > 0 && shared_from <= tile_min);
       }
     }
     // Smaller batches: a row per statement, rows past the batch skipped.
-    u.reorder(r[0], r[1], bi, bo, r[2], r[3], r[4], d).vectorize(r[0]).unroll(r[3]).parallel(d);
+    auto small = [&](Halide::Stage s, bool tiles) {
+      s.reorder(r[0], r[1], bi, bo, inner, outer, r[4], d).vectorize(r[0]).unroll(phase);
+      threads_of(s, tiles);
+    };
+    if (rec->batch.defined() && shared_from > 1 && shared_from < tile_min)
+      small(u.specialize(rec->batch >= shared_from), true);
+    small(u, shared_from == 1);
   }
 
   // The outputs: copies of state rows, serial (a parallel loop is a

@@ -456,7 +456,7 @@ void lower_recurrent(LowerContext &c) {
     rec(jl, bi, jb, q, bo, d, 0) = init;
   }
 
-  // One step: RDom (jl, k, jb, loop, step), step outermost, over the loops of the
+  // One step: RDom (jl, k, jb, loop, step) or (jl, k, loop, jb, step) (below), step outermost, over the loops of the
   // phases: a product phase's row starts from its init at k = 0 in a loop of
   // its own (so the sums' loop does no select), then sums over every k; an
   // elementwise phase runs at k = 0 only. j is an RVar, not a pure var: the
@@ -488,10 +488,36 @@ void lower_recurrent(LowerContext &c) {
         chunk = n;
         break;
       }
-  Halide::RDom r({{0, Lj}, {0, H / chunk}, {0, (H + Lj - 1) / Lj}, {0, L}, {0, T}}, "rec_r");
-  jparts = {r[0], r[2]};
-  jflat = r[2] * Lj + r[0];
-  const Expr jr = jflat, k = r[1], loop = r[3];
+  // The RDom's order is the step's: for a tile of hidden units, its phases
+  // in turn, where a tile's phases read only its own units and the last
+  // step's h (all but GRU without linear_before_reset, whose h gate sums
+  // over every unit's r * h) and one direction's threads may share the
+  // tiles. A step is then one parallel loop of tiles, not one a phase
+  // (2G + 2), and a fork and join a step pays from a smaller step on
+  // (kParallelStepFlops below): on two threads 1.2-1.6x faster (LSTM, H 128
+  // at batch 16, H 256 and 512 at batch 1 to 8; GRU, H 384 at batch 1 to 8),
+  // on one within 10% either way. Otherwise each phase over every tile in
+  // turn: two directions (a thread each) ran 1-4% faster so (the taggers),
+  // and so does a GRU whose row's step passes kWithinTilesGruRowFlops (H 512
+  // within tiles: 1.08-1.13x one thread's time at batch 16, the same on two;
+  // 1.25x faster on two at batch 2; recurrent-threads-2026-12-06.md).
+  constexpr double kWithinTilesGruRowFlops = 1.1e6;  // H up to 428
+  const bool phases_within_tiles = [&] {
+    if (D != 1 || !Hd.is_const() || (kind == Cell::Gru && !lbr)) return false;
+    const double h = static_cast<double>(Hd.as_const());
+    return kind != Cell::Gru || 2.0 * G * h * h <= kWithinTilesGruRowFlops;
+  }();
+  const int tile_dim = phases_within_tiles ? 3 : 2, loop_dim = phases_within_tiles ? 2 : 3;
+  Halide::Region dims(5);
+  dims[0] = {0, Lj};
+  dims[1] = {0, H / chunk};
+  dims[tile_dim] = {0, (H + Lj - 1) / Lj};
+  dims[loop_dim] = {0, L};
+  dims[4] = {0, T};
+  Halide::RDom r(dims, "rec_r");
+  jparts = {r[0], r[tile_dim]};
+  jflat = r[tile_dim] * Lj + r[0];
+  const Expr jr = jflat, k = r[1], loop = r[loop_dim];
   step = r[4];
   // sum + the chunk's terms of phase `ph`, in interleaved chains of FMAs
   // (FMA latency, not throughput, bounds one chain per vector). What a
@@ -562,19 +588,37 @@ void lower_recurrent(LowerContext &c) {
   }
   // Past a batch's sequence length the state stays as it was.
   if (c.has_input(4)) value = Halide::select(step < seq_len(bb), value, rec_at(jr, row, step));
-  rec(r[0], bi, r[2], row, bo, d, step + 1) = value;
+  rec(r[0], bi, r[tile_dim], row, bo, d, step + 1) = value;
   Stage &rec_stage = c.add_stage(rec, StageKind::Recurrence, 5);
   rec_stage.batch = B;
   rec_stage.directions = D;
-  // One direction's threads share its step's tiles where the step's
-  // products (2 G H^2 B flops) pay for the fork and join of each of its
-  // 2G + 2 loops many times over: kParallelStepFlops, about 100 us a step on
-  // one core (GRU, H 512: batch 16 1.5x faster on 2 threads; LSTM, H 128:
-  // batch 16, 2 MFLOP a step, 1.6x slower, recurrent-matmul-2026-12-06.md).
-  constexpr double kParallelStepFlops = 16e6;
+  rec_stage.phases_within_tiles = phases_within_tiles;
+  // One direction's threads share its step's tiles (in two halves, one a
+  // thread, x86_recurrent_schedule.cc) where a step pays for its forks and
+  // joins many times over:
+  // - where its products (2 G H^2 B flops) reach kParallelStepFlops: with a
+  //   fork and join a phase (2G + 2 a step), 16 MFLOP, about 100 us a step
+  //   on one core (GRU, H 512: batch 16 1.5x faster on 2 threads; LSTM,
+  //   H 128: batch 16, 2 MFLOP a step, 1.6x slower,
+  //   recurrent-matmul-2026-12-06.md); with one a step (phases within
+  //   tiles), 0.5 MFLOP (LSTM, H 128: 1.4x faster at batch 16, 0.26 MFLOP a
+  //   step at batch 1 1.1-1.2x slower; H 256 at batch 1, 0.52 MFLOP, 1.5x
+  //   faster, recurrent-threads-2026-12-06.md);
+  // - at any batch where R (4 G H^2 bytes) reaches kParallelStepBytes, more
+  //   than most of a core's L2 (2 MiB here): a step then streams R from the
+  //   L3, and with two threads each core's L2 holds its half (GRU, H 384 and
+  //   512, batch 1 to 8: 1.4-2.4x faster on 2 threads; LSTM, H 256, R 1 MiB,
+  //   held in one core's L2, at batch 2 with a fork and join a phase: 1.7x
+  //   slower, recurrent-threads-2026-12-06.md).
+  const double kParallelStepFlops = phases_within_tiles ? 0.5e6 : 16e6;
+  constexpr double kParallelStepBytes = 1.5 * (1 << 20);
   if (D == 1 && Hd.is_const()) {
-    const double per_row = 2.0 * G * static_cast<double>(Hd.as_const()) * static_cast<double>(Hd.as_const());
-    rec_stage.parallel_tiles_batch = static_cast<int>(std::ceil(kParallelStepFlops / std::max(per_row, 1.0)));
+    const double h = static_cast<double>(Hd.as_const());
+    const double per_row = 2.0 * G * h * h;
+    rec_stage.parallel_tiles_batch = 4.0 * G * h * h >= kParallelStepBytes
+                                         ? 1
+                                         : static_cast<int>(std::ceil(kParallelStepFlops / std::max(per_row, 1.0)));
+    rec_stage.tiles = static_cast<int>((Hd.as_const() + Lj - 1) / Lj);
   }
 
   // Outputs.

@@ -29,6 +29,7 @@
 #include "runtime/executor.h"
 #include "runtime/npy.h"
 #include "tests/support/gru_reference.h"
+#include "tests/support/lstm_reference.h"
 #include "tests/support/model_files.h"
 #include "tests/support/model_references.h"
 #include "tests/support/tensors.h"
@@ -136,42 +137,97 @@ TEST(RecurrentTemplate, AForwardLayerOverTwelveThousandRowsMatchesPyTorch) {
 }
 
 // One direction with the work to share its step's tiles of hidden units
-// between threads (hidden 512, 16 batch rows: 25 MFLOP a step, past
-// parallel_tiles_batch), run on one and on two threads, against ONNX's GRU in
+// between threads, run on one and on two threads, against ONNX's GRU in
 // double (tests/support/gru_reference.h), both reset forms: a tile that read
 // another's units of the same phase would differ between the runs and from
-// the reference.
+// the reference. Hidden 512 (R 3 MiB, shared at any batch;
+// parallel_tiles_batch) and 400 (25 tiles: halves of 13 and 12; with
+// linear_before_reset, a tile's phases within it, Stage::phases_within_tiles)
+// at 16, 5 and 2 batch rows: the whole, half and one-row tiles of the
+// template.
 TEST(RecurrentTemplate, AForwardGruSharingItsTilesBetweenThreadsMatchesTheOnnxFormula) {
-  const testing::GruShape shape{3, 16, 8, 512, 1};
   auto wave = [](int64_t n, float scale, float shift, float amp) {
     std::vector<float> v(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = amp * std::sin(scale * static_cast<float>(i) + shift);
     return v;
   };
-  const int64_t H = shape.H, G = 3;
-  const auto w = wave(G * H * shape.I, 0.7f, 0.1f, 0.3f), r = wave(G * H * H, 1.3f, 0.2f, 0.05f),
-             b = wave(2 * G * H, 0.9f, 0.3f, 0.2f), x = wave(shape.T * shape.B * shape.I, 0.37f, 0.5f, 1.0f);
-  for (bool lbr : {false, true}) {
+  const int64_t T = 3, I = 8, G = 3;
+  for (int64_t H : {512, 400}) {
+    const auto w = wave(G * H * I, 0.7f, 0.1f, 0.3f), r = wave(G * H * H, 1.3f, 0.2f, 0.05f),
+               b = wave(2 * G * H, 0.9f, 0.3f, 0.2f);
+    for (bool lbr : {false, true}) {
+      GraphBuilder g;
+      auto xin = g.input("x", DType::F32, {Dim::symbol("seq"), Dim::symbol("batch"), I});
+      g.output(g.op("GRU",
+                    {xin, g.constant("W", testing::f32({1, G * H, I}, w)),
+                     g.constant("R", testing::f32({1, G * H, H}, r)), g.constant("B", testing::f32({1, 2 * G * H}, b))},
+                    {{"hidden_size", attr_int(H)}, {"linear_before_reset", attr_int(lbr ? 1 : 0)}}));
+      CompileOptions o;
+      o.use_cache = false;
+      o.backends = {"host"};
+      CompiledModel m = compile_graph(g.build(), "gru_wide_" + std::to_string(H) + (lbr ? "_lbr" : ""), "", o);
+      for (int64_t B : {16, 5, 2}) {
+        const testing::GruShape shape{T, B, I, H, 1};
+        const auto x = wave(T * B * I, 0.37f, 0.5f, 1.0f);
+        const std::vector<double> want = testing::reference_gru(shape, x, w, r, b, lbr);
+        for (int threads : {1, 2}) {
+          Executor exec(m.plan, m.dir);
+          exec.set_num_threads(threads);
+          auto out = exec.run({testing::f32({T, B, I}, x)});
+          ASSERT_EQ(out[0].num_elements(), static_cast<int64_t>(want.size()));
+          double worst = 0;
+          for (size_t i = 0; i < want.size(); ++i)
+            worst = std::max(worst, std::abs(out[0].as<float>()[i] - want[i]) / (1e-5 + 1e-4 * std::abs(want[i])));
+          EXPECT_LE(worst, 1.0) << "hidden " << H << ", batch " << B << ", lbr " << lbr << ", " << threads
+                                << " thread(s): worst element's share of the bound";
+        }
+      }
+    }
+  }
+}
+
+// One forward LSTM layer, whose phases run within each tile
+// (Stage::phases_within_tiles), on one and on two threads against ONNX's LSTM
+// in double (tests/support/lstm_reference.h): hidden 128 (8 tiles, shared
+// from 4 batch rows: 0.13 MFLOP a row) and 72 (5 tiles, the last partial;
+// shared from 13 rows) at 16, 5 and 2 rows. A tile whose phase read another
+// tile's sums, or a state row before its tile wrote it, would differ from the
+// reference.
+TEST(RecurrentTemplate, AForwardLstmSharingItsTilesBetweenThreadsMatchesTheOnnxFormula) {
+  auto wave = [](int64_t n, float scale, float shift, float amp) {
+    std::vector<float> v(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = amp * std::sin(scale * static_cast<float>(i) + shift);
+    return v;
+  };
+  const int64_t T = 4, I = 8, G = 4;
+  for (int64_t H : {128, 72}) {
+    const auto w = wave(G * H * I, 0.7f, 0.1f, 0.3f), r = wave(G * H * H, 1.3f, 0.2f, 0.1f),
+               b = wave(2 * G * H, 0.9f, 0.3f, 0.2f);
     GraphBuilder g;
-    auto xin = g.input("x", DType::F32, {Dim::symbol("seq"), Dim::symbol("batch"), shape.I});
-    g.output(g.op("GRU",
-                  {xin, g.constant("W", testing::f32({1, G * H, shape.I}, w)),
+    auto xin = g.input("x", DType::F32, {Dim::symbol("seq"), Dim::symbol("batch"), I});
+    g.output(g.op("LSTM",
+                  {xin, g.constant("W", testing::f32({1, G * H, I}, w)),
                    g.constant("R", testing::f32({1, G * H, H}, r)), g.constant("B", testing::f32({1, 2 * G * H}, b))},
-                  {{"hidden_size", attr_int(H)}, {"linear_before_reset", attr_int(lbr ? 1 : 0)}}));
+                  {{"hidden_size", attr_int(H)}}));
     CompileOptions o;
     o.use_cache = false;
     o.backends = {"host"};
-    CompiledModel m = compile_graph(g.build(), lbr ? "gru_wide_lbr" : "gru_wide", "", o);
-    const std::vector<double> want = testing::reference_gru(shape, x, w, r, b, lbr);
-    for (int threads : {1, 2}) {
-      Executor exec(m.plan, m.dir);
-      exec.set_num_threads(threads);
-      auto out = exec.run({testing::f32({shape.T, shape.B, shape.I}, x)});
-      ASSERT_EQ(out[0].num_elements(), static_cast<int64_t>(want.size()));
-      double worst = 0;
-      for (size_t i = 0; i < want.size(); ++i)
-        worst = std::max(worst, std::abs(out[0].as<float>()[i] - want[i]) / (1e-5 + 1e-4 * std::abs(want[i])));
-      EXPECT_LE(worst, 1.0) << "lbr " << lbr << ", " << threads << " thread(s): worst element's share of the bound";
+    CompiledModel m = compile_graph(g.build(), "lstm_forward_" + std::to_string(H), "", o);
+    for (int64_t B : {16, 5, 2}) {
+      const testing::LstmShape shape{T, B, I, H, 1};
+      const auto x = wave(T * B * I, 0.37f, 0.5f, 1.0f);
+      const std::vector<double> want = testing::reference_lstm(shape, x, w, r, b);
+      for (int threads : {1, 2}) {
+        Executor exec(m.plan, m.dir);
+        exec.set_num_threads(threads);
+        auto out = exec.run({testing::f32({T, B, I}, x)});
+        ASSERT_EQ(out[0].num_elements(), static_cast<int64_t>(want.size()));
+        double worst = 0;
+        for (size_t i = 0; i < want.size(); ++i)
+          worst = std::max(worst, std::abs(out[0].as<float>()[i] - want[i]) / (1e-5 + 1e-4 * std::abs(want[i])));
+        EXPECT_LE(worst, 1.0) << "hidden " << H << ", batch " << B << ", " << threads
+                              << " thread(s): worst element's share of the bound";
+      }
     }
   }
 }
