@@ -40,10 +40,11 @@ void print_value(const Graph &g, int id, const char *prefix) {
   std::printf("\n");
 }
 
-// The kernels: fusion groups of the host's nodes (every node without
-// --targets), one kernel per unit that a library backend takes.
-// `ops`: the model's op count before graph rewrites, the "one per op" baseline.
-void print_fusion(const Graph &g, const ShapeStore &store, const std::string &targets, int ops) {
+// The kernels: fusion groups of the host's nodes (every node without a
+// partition), one kernel per unit that a library backend takes. `part`: the
+// partition for `targets` (null without --targets). `ops`: the model's op
+// count before graph rewrites, the "one per op" baseline.
+void print_fusion(const Graph &g, const ShapeStore &store, const Partition *part, const std::string &targets, int ops) {
   struct Kernel {
     std::string kind;
     std::vector<int> nodes;
@@ -52,13 +53,10 @@ void print_fusion(const Graph &g, const ShapeStore &store, const std::string &ta
   auto add_groups = [&](const std::vector<FusionGroup> &groups) {
     for (const auto &gr : groups) kernels.push_back({std::string("host ") + group_kind_name(gr.kind), gr.nodes});
   };
-  if (targets.empty()) {
+  if (!part) {
     add_groups(plan_fusion(g, store));
   } else {
-    auto backends = make_backends(parse_backend_list(targets));
-    std::vector<const Backend *> order;
-    for (const auto &b : backends) order.push_back(b.get());
-    for (const Region &r : partition_graph(g, store, order).regions) {
+    for (const Region &r : part->regions) {
       if (r.backend == "host") {
         add_groups(plan_region_fusion(g, store, r.nodes));
         continue;
@@ -66,8 +64,7 @@ void print_fusion(const Graph &g, const ShapeStore &store, const std::string &ta
       for (const Unit &u : r.units) kernels.push_back({r.backend + " " + u.rule, u.nodes});
     }
   }
-  std::printf("fusion%s: %zu kernels (one per op: %d)\n", targets.empty() ? "" : (" for " + targets).c_str(),
-              kernels.size(), ops);
+  std::printf("fusion%s: %zu kernels (one per op: %d)\n", part ? (" for " + targets).c_str() : "", kernels.size(), ops);
   for (size_t i = 0; i < kernels.size(); ++i) {
     std::printf("  k%zu %s:", i, kernels[i].kind.c_str());
     for (int n : kernels[i].nodes) std::printf(" %s", g.nodes[n].name.c_str());
@@ -139,16 +136,17 @@ int cmd_inspect(int argc, char **argv) {
   const bool targeted = !args.all("targets").empty();
   const std::string targets = targeted ? args.get("targets", "host") : "";
   std::vector<std::unique_ptr<Backend>> backends;
+  std::vector<const Backend *> order;
+  Partition part;
   if (targeted) {
     backends = make_backends(parse_backend_list(targets));
     if (const int n = prepare_graph_for(backends, g); n > 0)
       std::printf("backend rewrites: %d node(s) split for the backends (Backend::prepare_graph)\n", n);
-  }
-  if (args.flag("fusion")) print_fusion(g, store, targets, ops);
-  if (targeted) {
-    std::vector<const Backend *> order;
     for (const auto &b : backends) order.push_back(b.get());
-    const Partition part = partition_graph(g, store, order);
+    part = partition_graph(g, store, order);
+  }
+  if (args.flag("fusion")) print_fusion(g, store, targeted ? &part : nullptr, targets, ops);
+  if (targeted) {
     std::fputs(describe_partition(g, part).c_str(), stdout);
     for (const Backend *b : order) std::fputs(b->describe(g, store, part.regions).c_str(), stdout);
   }
