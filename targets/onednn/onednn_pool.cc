@@ -111,29 +111,27 @@ PoolKernel::Entry PoolKernel::make_entry(const std::vector<int64_t> &x, const st
   en.src = Staged::make(x, false, channels_last_input_);
   en.dst = Staged::make(y, true, channels_last_output_);
   const bool undilated = std::all_of(dilation.begin(), dilation.end(), [](int64_t d) { return d == 0; });
+  // disco's own loop (max_pool_avx2.h) over blocked X and Y.
+  auto own = [&](Entry::Own kind, const char *impl) {
+    en.own = kind;
+    en.pool.block = channel_block();
+    en.pool.ih = x[2], en.pool.iw = x[3], en.pool.oh = y[2], en.pool.ow = y[3];
+    en.impl = impl;
+    made_own_kernel();
+    return en;
+  };
   // The primitive's side of X and Y is channels_last_desc (Staged::make), so
   // both are blocked exactly when X's channels (Y's too) fill the blocks.
   if (algorithm_ == dnnl::algorithm::pooling_max && sp == 2 && undilated && max_pool_avx2_cpu() && blocked(x)) {
-    en.own = Entry::Own::Max;
-    en.pool.block = channel_block();
-    en.pool.ih = x[2], en.pool.iw = x[3], en.pool.oh = y[2], en.pool.ow = y[3];
     en.pool.kh = kernel[0], en.pool.kw = kernel[1], en.pool.sh = strides[0], en.pool.sw = strides[1];
     en.pool.pad_top = pad_l[0], en.pool.pad_left = pad_l[1];
-    en.impl = "max pooling blocked avx2";
-    made_own_kernel();
-    return en;
+    return own(Entry::Own::Max, "max pooling blocked avx2");
   }
   const bool average = algorithm_ == dnnl::algorithm::pooling_avg_exclude_padding ||
                        algorithm_ == dnnl::algorithm::pooling_avg_include_padding;
   if (global_ && average && sp == 2 && max_pool_avx2_cpu() && blocked(x) && y[2] == 1 && y[3] == 1 &&
-      !switched_off("DISCO_OWN_GLOBAL_AVG")) {
-    en.own = Entry::Own::GlobalAverage;
-    en.pool.block = channel_block();
-    en.pool.ih = x[2], en.pool.iw = x[3], en.pool.oh = 1, en.pool.ow = 1;
-    en.impl = "global average pooling blocked avx2";
-    made_own_kernel();
-    return en;
-  }
+      !switched_off("DISCO_OWN_GLOBAL_AVG"))
+    return own(Entry::Own::GlobalAverage, "global average pooling blocked avx2");
   auto pd = guarded("create a pooling primitive", [&] {
     return dnnl::pooling_v2_forward::primitive_desc(
         dnnl::pooling_v2_forward::desc(dnnl::prop_kind::forward_inference, algorithm_, en.src.inner.get_desc(),
