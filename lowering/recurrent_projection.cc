@@ -1,6 +1,7 @@
 #include "lowering/recurrent_projection.h"
 
 #include <cstring>
+#include <map>
 #include <string>
 
 #include "frontend/attributes.h"
@@ -59,6 +60,10 @@ bool has_projected_recurrent_input(const AttrReader &attrs) {
 int split_recurrent_projections(Graph &g) {
   int count = 0;
   const size_t original = g.nodes.size();
+  // A W (or B) several nodes read is laid out once: W^T by W, the bias by
+  // (B, whether GRU's Rb of gate h stays out).
+  std::map<int, int> by_input_of;
+  std::map<std::pair<int, bool>, int> bias_of;
   for (size_t id = 0; id < original; ++id) {
     // Copies, not references: nodes and values are appended below.
     const Node n = g.nodes[id];
@@ -93,14 +98,17 @@ int split_recurrent_projections(Graph &g) {
       g.nodes.push_back(std::move(m));
       return out;
     };
-    const std::string wname = g.value(n.inputs[1]).name;
-    const int wt = g.add_constant(fresh_value_name(g, wname + "/by_input"), by_input(w));
-    int p = add_node("MatMul", {n.inputs[0], wt}, "/input_projection");
+    auto [wt, w_first] = by_input_of.emplace(n.inputs[1], -1);
+    if (w_first) wt->second = g.add_constant(fresh_value_name(g, g.value(n.inputs[1]).name + "/by_input"), by_input(w));
+    int p = add_node("MatMul", {n.inputs[0], wt->second}, "/input_projection");
     if (has_bias) {
-      const Value &b = g.value(n.inputs[3]);
-      const int bias =
-          g.add_constant(fresh_value_name(g, b.name + "/projection_bias"), projection_bias(*b.constant, gates, lbr));
-      p = add_node("Add", {p, bias}, "/input_projection_bias");
+      auto [bias, b_first] = bias_of.emplace(std::make_pair(n.inputs[3], lbr), -1);
+      if (b_first) {
+        const Value &b = g.value(n.inputs[3]);  // dangles after add_constant
+        const std::string name = fresh_value_name(g, b.name + "/projection_bias");
+        bias->second = g.add_constant(name, projection_bias(*b.constant, gates, lbr));
+      }
+      p = add_node("Add", {p, bias->second}, "/input_projection_bias");
     }
     Node &node = g.nodes[id];
     node.inputs[0] = p;

@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "frontend/graph_builder.h"
@@ -102,6 +104,37 @@ TEST(RecurrentProjection, LeavesNodesWithoutConstantWeightsAlone) {
   g.output(g.op("GRU", {x, w, r}, {{"hidden_size", attr_int(H)}}));
   Graph graph = g.build();
   EXPECT_EQ(split_recurrent_projections(graph), 0) << "W is a graph input";
+}
+
+// Two GRUs reading one W and one B (a shared-weights encoder run over two
+// inputs) get one W^T and one bias constant between them, as the recurrence's
+// own layouts are made once per weight (transpose_recurrent_weights); a third
+// of the other reset form gets its own bias (Rb of gate h left out).
+TEST(RecurrentProjection, NodesReadingOneWeightShareItsProjectionConstants) {
+  const Weights wt;
+  GraphBuilder gb;
+  auto w = gb.constant("W", f32({D, G * H, I}, wt.w));
+  auto r = gb.constant("R", f32({D, G * H, H}, wt.r));
+  auto b = gb.constant("B", f32({D, 2 * G * H}, wt.b));
+  int inputs = 0;
+  for (int lbr : {0, 0, 1}) {
+    auto x = gb.input("x" + std::to_string(inputs++), DType::F32, {sym("seq"), sym("batch"), I});
+    gb.output(gb.op("GRU", {x, w, r, b},
+                    {{"hidden_size", attr_int(H)},
+                     {"direction", attr_string("bidirectional")},
+                     {"linear_before_reset", attr_int(lbr)}}));
+  }
+  Graph g = gb.build();
+  ASSERT_EQ(split_recurrent_projections(g), 3);
+  std::vector<int> weights, biases;
+  for (const Node &n : g.nodes) {
+    if (n.op_type == "MatMul") weights.push_back(n.inputs[1]);
+    if (n.op_type == "Add") biases.push_back(n.inputs[1]);
+  }
+  ASSERT_EQ(weights.size(), 3u);
+  ASSERT_EQ(biases.size(), 3u);
+  EXPECT_EQ(std::set<int>(weights.begin(), weights.end()).size(), 1u) << "one W^T for the three nodes";
+  EXPECT_EQ(std::set<int>(biases.begin(), biases.end()).size(), 2u) << "a bias for each reset form";
 }
 
 }  // namespace
