@@ -136,6 +136,50 @@ TEST(RecurrentTemplate, AForwardLayerOverTwelveThousandRowsMatchesPyTorch) {
   testing::expect_close(last, read_npy(base + ".last_step.npy"), "lstm_long's last step");
 }
 
+// amp sin(scale i + shift) over n elements: weights and inputs for the
+// one-direction layers below.
+std::vector<float> wave(int64_t n, float scale, float shift, float amp) {
+  std::vector<float> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = amp * std::sin(scale * static_cast<float>(i) + shift);
+  return v;
+}
+
+// One forward layer of `op` (G gates) over x [seq, batch, I] with constant
+// W, R and B, compiled for the host with dynamic seq and batch.
+CompiledModel forward_layer(const std::string &op, int64_t G, int64_t H, int64_t I, const std::vector<float> &w,
+                            const std::vector<float> &r, const std::vector<float> &b, Attributes attrs,
+                            const std::string &name) {
+  GraphBuilder g;
+  auto xin = g.input("x", DType::F32, {Dim::symbol("seq"), Dim::symbol("batch"), I});
+  attrs["hidden_size"] = attr_int(H);
+  g.output(g.op(op,
+                {xin, g.constant("W", testing::f32({1, G * H, I}, w)), g.constant("R", testing::f32({1, G * H, H}, r)),
+                 g.constant("B", testing::f32({1, 2 * G * H}, b))},
+                attrs));
+  CompileOptions o;
+  o.use_cache = false;
+  o.backends = {"host"};
+  return compile_graph(g.build(), name, "", o);
+}
+
+// The layer's output for x [T, B, I] on one and on two threads against the
+// double-precision reference `want`.
+void expect_one_and_two_threads_match(const CompiledModel &m, int64_t T, int64_t B, int64_t I,
+                                      const std::vector<float> &x, const std::vector<double> &want,
+                                      const std::string &what) {
+  for (int threads : {1, 2}) {
+    Executor exec(m.plan, m.dir);
+    exec.set_num_threads(threads);
+    auto out = exec.run({testing::f32({T, B, I}, x)});
+    ASSERT_EQ(out[0].num_elements(), static_cast<int64_t>(want.size()));
+    double worst = 0;
+    for (size_t i = 0; i < want.size(); ++i)
+      worst = std::max(worst, std::abs(out[0].as<float>()[i] - want[i]) / (1e-5 + 1e-4 * std::abs(want[i])));
+    EXPECT_LE(worst, 1.0) << what << ", batch " << B << ", " << threads
+                          << " thread(s): worst element's share of the bound";
+  }
+}
+
 // One direction with the work to share its step's tiles of hidden units
 // between threads, run on one and on two threads, against ONNX's GRU in
 // double (tests/support/gru_reference.h), both reset forms: a tile that read
@@ -146,41 +190,16 @@ TEST(RecurrentTemplate, AForwardLayerOverTwelveThousandRowsMatchesPyTorch) {
 // at 16, 5 and 2 batch rows: the whole, half and one-row tiles of the
 // template.
 TEST(RecurrentTemplate, AForwardGruSharingItsTilesBetweenThreadsMatchesTheOnnxFormula) {
-  auto wave = [](int64_t n, float scale, float shift, float amp) {
-    std::vector<float> v(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = amp * std::sin(scale * static_cast<float>(i) + shift);
-    return v;
-  };
   const int64_t T = 3, I = 8, G = 3;
   for (int64_t H : {512, 400}) {
     const auto w = wave(G * H * I, 0.7f, 0.1f, 0.3f), r = wave(G * H * H, 1.3f, 0.2f, 0.05f),
                b = wave(2 * G * H, 0.9f, 0.3f, 0.2f);
     for (bool lbr : {false, true}) {
-      GraphBuilder g;
-      auto xin = g.input("x", DType::F32, {Dim::symbol("seq"), Dim::symbol("batch"), I});
-      g.output(g.op("GRU",
-                    {xin, g.constant("W", testing::f32({1, G * H, I}, w)),
-                     g.constant("R", testing::f32({1, G * H, H}, r)), g.constant("B", testing::f32({1, 2 * G * H}, b))},
-                    {{"hidden_size", attr_int(H)}, {"linear_before_reset", attr_int(lbr ? 1 : 0)}}));
-      CompileOptions o;
-      o.use_cache = false;
-      o.backends = {"host"};
-      CompiledModel m = compile_graph(g.build(), "gru_wide_" + std::to_string(H) + (lbr ? "_lbr" : ""), "", o);
+      const std::string name = "gru_wide_" + std::to_string(H) + (lbr ? "_lbr" : "");
+      CompiledModel m = forward_layer("GRU", G, H, I, w, r, b, {{"linear_before_reset", attr_int(lbr ? 1 : 0)}}, name);
       for (int64_t B : {16, 5, 2}) {
-        const testing::GruShape shape{T, B, I, H, 1};
         const auto x = wave(T * B * I, 0.37f, 0.5f, 1.0f);
-        const std::vector<double> want = testing::reference_gru(shape, x, w, r, b, lbr);
-        for (int threads : {1, 2}) {
-          Executor exec(m.plan, m.dir);
-          exec.set_num_threads(threads);
-          auto out = exec.run({testing::f32({T, B, I}, x)});
-          ASSERT_EQ(out[0].num_elements(), static_cast<int64_t>(want.size()));
-          double worst = 0;
-          for (size_t i = 0; i < want.size(); ++i)
-            worst = std::max(worst, std::abs(out[0].as<float>()[i] - want[i]) / (1e-5 + 1e-4 * std::abs(want[i])));
-          EXPECT_LE(worst, 1.0) << "hidden " << H << ", batch " << B << ", lbr " << lbr << ", " << threads
-                                << " thread(s): worst element's share of the bound";
-        }
+        expect_one_and_two_threads_match(m, T, B, I, x, testing::reference_gru({T, B, I, H, 1}, x, w, r, b, lbr), name);
       }
     }
   }
@@ -194,40 +213,15 @@ TEST(RecurrentTemplate, AForwardGruSharingItsTilesBetweenThreadsMatchesTheOnnxFo
 // tile's sums, or a state row before its tile wrote it, would differ from the
 // reference.
 TEST(RecurrentTemplate, AForwardLstmSharingItsTilesBetweenThreadsMatchesTheOnnxFormula) {
-  auto wave = [](int64_t n, float scale, float shift, float amp) {
-    std::vector<float> v(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = amp * std::sin(scale * static_cast<float>(i) + shift);
-    return v;
-  };
   const int64_t T = 4, I = 8, G = 4;
   for (int64_t H : {128, 72}) {
     const auto w = wave(G * H * I, 0.7f, 0.1f, 0.3f), r = wave(G * H * H, 1.3f, 0.2f, 0.1f),
                b = wave(2 * G * H, 0.9f, 0.3f, 0.2f);
-    GraphBuilder g;
-    auto xin = g.input("x", DType::F32, {Dim::symbol("seq"), Dim::symbol("batch"), I});
-    g.output(g.op("LSTM",
-                  {xin, g.constant("W", testing::f32({1, G * H, I}, w)),
-                   g.constant("R", testing::f32({1, G * H, H}, r)), g.constant("B", testing::f32({1, 2 * G * H}, b))},
-                  {{"hidden_size", attr_int(H)}}));
-    CompileOptions o;
-    o.use_cache = false;
-    o.backends = {"host"};
-    CompiledModel m = compile_graph(g.build(), "lstm_forward_" + std::to_string(H), "", o);
+    const std::string name = "lstm_forward_" + std::to_string(H);
+    CompiledModel m = forward_layer("LSTM", G, H, I, w, r, b, {}, name);
     for (int64_t B : {16, 5, 2}) {
-      const testing::LstmShape shape{T, B, I, H, 1};
       const auto x = wave(T * B * I, 0.37f, 0.5f, 1.0f);
-      const std::vector<double> want = testing::reference_lstm(shape, x, w, r, b);
-      for (int threads : {1, 2}) {
-        Executor exec(m.plan, m.dir);
-        exec.set_num_threads(threads);
-        auto out = exec.run({testing::f32({T, B, I}, x)});
-        ASSERT_EQ(out[0].num_elements(), static_cast<int64_t>(want.size()));
-        double worst = 0;
-        for (size_t i = 0; i < want.size(); ++i)
-          worst = std::max(worst, std::abs(out[0].as<float>()[i] - want[i]) / (1e-5 + 1e-4 * std::abs(want[i])));
-        EXPECT_LE(worst, 1.0) << "hidden " << H << ", batch " << B << ", " << threads
-                              << " thread(s): worst element's share of the bound";
-      }
+      expect_one_and_two_threads_match(m, T, B, I, x, testing::reference_lstm({T, B, I, H, 1}, x, w, r, b), name);
     }
   }
 }
