@@ -494,7 +494,7 @@ void lower_recurrent(LowerContext &c) {
   // over every unit's r * h) and one direction's threads may share the
   // tiles. A step is then one parallel loop of tiles, not one a phase
   // (2G + 2), and a fork and join a step pays from a smaller step on
-  // (kParallelStepFlops below): on two threads 1.2-1.6x faster (LSTM, H 128
+  // (parallel_step_flops below): on two threads 1.2-1.6x faster (LSTM, H 128
   // at batch 16, H 256 and 512 at batch 1 to 8; GRU, H 384 at batch 1 to 8),
   // on one within 10% either way. Otherwise each phase over every tile in
   // turn: two directions (a thread each) ran 1-4% faster so (the taggers),
@@ -596,7 +596,7 @@ void lower_recurrent(LowerContext &c) {
   // One direction's threads share its step's tiles (in two halves, one a
   // thread, x86_recurrent_schedule.cc) where a step pays for its forks and
   // joins many times over:
-  // - where its products (2 G H^2 B flops) reach kParallelStepFlops: with a
+  // - where its products (2 G H^2 B flops) reach parallel_step_flops: with a
   //   fork and join a phase (2G + 2 a step), 16 MFLOP, about 100 us a step
   //   on one core (GRU, H 512: batch 16 1.5x faster on 2 threads; LSTM,
   //   H 128: batch 16, 2 MFLOP a step, 1.6x slower,
@@ -610,14 +610,14 @@ void lower_recurrent(LowerContext &c) {
   //   512, batch 1 to 8: 1.4-2.4x faster on 2 threads; LSTM, H 256, R 1 MiB,
   //   held in one core's L2, at batch 2 with a fork and join a phase: 1.7x
   //   slower, recurrent-threads-2026-12-06.md).
-  const double kParallelStepFlops = phases_within_tiles ? 0.5e6 : 16e6;
+  const double parallel_step_flops = phases_within_tiles ? 0.5e6 : 16e6;
   constexpr double kParallelStepBytes = 1.5 * (1 << 20);
   if (D == 1 && Hd.is_const()) {
     const double h = static_cast<double>(Hd.as_const());
     const double per_row = 2.0 * G * h * h;
     rec_stage.parallel_tiles_batch = 4.0 * G * h * h >= kParallelStepBytes
                                          ? 1
-                                         : static_cast<int>(std::ceil(kParallelStepFlops / std::max(per_row, 1.0)));
+                                         : static_cast<int>(std::ceil(parallel_step_flops / std::max(per_row, 1.0)));
     rec_stage.tiles = static_cast<int>((Hd.as_const() + Lj - 1) / Lj);
   }
 
