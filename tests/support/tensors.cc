@@ -26,6 +26,10 @@ TensorData f32(std::vector<int64_t> shape, std::vector<float> values) {
   return filled(DType::F32, std::move(shape), values);
 }
 
+TensorData f64(std::vector<int64_t> shape, std::vector<double> values) {
+  return filled(DType::F64, std::move(shape), values);
+}
+
 TensorData f32(std::vector<int64_t> shape, float scale, int offset) {
   const int64_t n = numel(shape);
   return f32(std::move(shape), ramp(n, scale, offset));

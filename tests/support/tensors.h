@@ -17,6 +17,9 @@ namespace disco::testing {
 // A float32 tensor of `shape` holding `values`; a count that does not fill
 // the shape fails the test.
 TensorData f32(std::vector<int64_t> shape, std::vector<float> values);
+// A float64 tensor of `shape` holding `values` (a double-precision
+// reference, compared without rounding it to float32).
+TensorData f64(std::vector<int64_t> shape, std::vector<double> values);
 // A float32 tensor of `shape` holding ramp(numel(shape), scale, offset).
 TensorData f32(std::vector<int64_t> shape, float scale, int offset);
 // A float32 tensor of `shape` holding pseudo-random values in [-scale, scale),
