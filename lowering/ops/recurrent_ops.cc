@@ -488,6 +488,11 @@ void lower_recurrent(LowerContext &c) {
         chunk = n;
         break;
       }
+  // A batch row's products in a step (2 G H^2 flops) and R's bytes (4 G H^2)
+  // where H is constant (0 where not: then no thread shares a direction's
+  // tiles, below).
+  const double h_units = Hd.is_const() ? static_cast<double>(Hd.as_const()) : 0.0;
+  const double row_step_flops = 2.0 * G * h_units * h_units, r_bytes = 4.0 * G * h_units * h_units;
   // The RDom's order is the step's: for a tile of hidden units, its phases
   // in turn, where a tile's phases read only its own units and the last
   // step's h (all but GRU without linear_before_reset, whose h gate sums
@@ -502,11 +507,8 @@ void lower_recurrent(LowerContext &c) {
   // within tiles: 1.08-1.13x one thread's time at batch 16, the same on two;
   // 1.25x faster on two at batch 2; recurrent-threads-2026-12-06.md).
   constexpr double kWithinTilesGruRowFlops = 1.1e6;  // H up to 428
-  const bool phases_within_tiles = [&] {
-    if (D != 1 || !Hd.is_const() || (kind == Cell::Gru && !lbr)) return false;
-    const double h = static_cast<double>(Hd.as_const());
-    return kind != Cell::Gru || 2.0 * G * h * h <= kWithinTilesGruRowFlops;
-  }();
+  const bool phases_within_tiles = D == 1 && Hd.is_const() && !(kind == Cell::Gru && !lbr) &&
+                                   (kind != Cell::Gru || row_step_flops <= kWithinTilesGruRowFlops);
   const int tile_dim = phases_within_tiles ? 3 : 2, loop_dim = phases_within_tiles ? 2 : 3;
   Halide::Region dims(5);
   dims[0] = {0, Lj};
@@ -613,11 +615,10 @@ void lower_recurrent(LowerContext &c) {
   const double parallel_step_flops = phases_within_tiles ? 0.5e6 : 16e6;
   constexpr double kParallelStepBytes = 1.5 * (1 << 20);
   if (D == 1 && Hd.is_const()) {
-    const double h = static_cast<double>(Hd.as_const());
-    const double per_row = 2.0 * G * h * h;
-    rec_stage.parallel_tiles_batch = 4.0 * G * h * h >= kParallelStepBytes
-                                         ? 1
-                                         : static_cast<int>(std::ceil(parallel_step_flops / std::max(per_row, 1.0)));
+    rec_stage.parallel_tiles_batch =
+        r_bytes >= kParallelStepBytes
+            ? 1
+            : static_cast<int>(std::ceil(parallel_step_flops / std::max(row_step_flops, 1.0)));
     rec_stage.tiles = static_cast<int>((Hd.as_const() + Lj - 1) / Lj);
   }
 
