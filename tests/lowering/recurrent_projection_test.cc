@@ -24,15 +24,9 @@ using namespace testing;
 
 constexpr int64_t T = 3, B = 2, I = 3, H = 2, D = 2, G = 3;
 
-std::vector<float> ramp(int64_t n, float scale, float shift) {
-  std::vector<float> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = std::sin(scale * static_cast<float>(i) + shift);
-  return v;
-}
-
 struct Weights {
-  std::vector<float> w = ramp(D * G * H * I, 0.7f, 0.1f), r = ramp(D * G * H * H, 1.3f, 0.2f),
-                     b = ramp(D * 2 * G * H, 0.9f, 0.3f);
+  std::vector<float> w = sine_wave(D * G * H * I, 0.7f, 0.1f), r = sine_wave(D * G * H * H, 1.3f, 0.2f),
+                     b = sine_wave(D * 2 * G * H, 0.9f, 0.3f);
 };
 
 // A bidirectional GRU over x [T, B, I] with constant W, R and B.
@@ -83,7 +77,7 @@ TEST(RecurrentProjection, SplitsTheProjectionIntoAMatMulOfWTransposedAndAnAddOfT
 
 TEST(RecurrentProjection, ASplitBidirectionalGruMatchesTheOnnxFormulaInDouble) {
   const Weights wt;
-  const std::vector<float> x = ramp(T * B * I, 0.37f, 0.5f);
+  const std::vector<float> x = sine_wave(T * B * I, 0.37f, 0.5f);
   for (bool lbr : {false, true}) {
     Graph g = gru(wt, lbr);
     ASSERT_EQ(split_recurrent_projections(g), 1);
@@ -100,7 +94,7 @@ TEST(RecurrentProjection, LeavesNodesWithoutConstantWeightsAlone) {
   GraphBuilder g;
   auto x = g.input("x", DType::F32, {sym("seq"), sym("batch"), I});
   auto w = g.input("W", DType::F32, {1, G * H, I});
-  auto r = g.constant("R", f32({1, G * H, H}, ramp(G * H * H, 1.3f, 0.2f)));
+  auto r = g.constant("R", f32({1, G * H, H}, sine_wave(G * H * H, 1.3f, 0.2f)));
   g.output(g.op("GRU", {x, w, r}, {{"hidden_size", attr_int(H)}}));
   Graph graph = g.build();
   EXPECT_EQ(split_recurrent_projections(graph), 0) << "W is a graph input";

@@ -136,14 +136,6 @@ TEST(RecurrentTemplate, AForwardLayerOverTwelveThousandRowsMatchesPyTorch) {
   testing::expect_close(last, read_npy(base + ".last_step.npy"), "lstm_long's last step");
 }
 
-// amp sin(scale i + shift) over n elements: weights and inputs for the
-// one-direction layers below.
-std::vector<float> wave(int64_t n, float scale, float shift, float amp) {
-  std::vector<float> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = amp * std::sin(scale * static_cast<float>(i) + shift);
-  return v;
-}
-
 // One forward layer of `op` (G gates) over x [seq, batch, I] with constant
 // W, R and B, compiled for the host with dynamic seq and batch.
 CompiledModel forward_layer(const std::string &op, int64_t G, int64_t H, int64_t I, const std::vector<float> &w,
@@ -190,13 +182,14 @@ void expect_one_and_two_threads_match(const CompiledModel &m, int64_t T, int64_t
 TEST(RecurrentTemplate, AForwardGruSharingItsTilesBetweenThreadsMatchesTheOnnxFormula) {
   const int64_t T = 3, I = 8, G = 3;
   for (int64_t H : {512, 400}) {
-    const auto w = wave(G * H * I, 0.7f, 0.1f, 0.3f), r = wave(G * H * H, 1.3f, 0.2f, 0.05f),
-               b = wave(2 * G * H, 0.9f, 0.3f, 0.2f);
+    const auto w = testing::sine_wave(G * H * I, 0.7f, 0.1f, 0.3f),
+               r = testing::sine_wave(G * H * H, 1.3f, 0.2f, 0.05f),
+               b = testing::sine_wave(2 * G * H, 0.9f, 0.3f, 0.2f);
     for (bool lbr : {false, true}) {
       const std::string name = "gru_wide_" + std::to_string(H) + (lbr ? "_lbr" : "");
       CompiledModel m = forward_layer("GRU", G, H, I, w, r, b, {{"linear_before_reset", attr_int(lbr ? 1 : 0)}}, name);
       for (int64_t B : {16, 5, 2}) {
-        const auto x = wave(T * B * I, 0.37f, 0.5f, 1.0f);
+        const auto x = testing::sine_wave(T * B * I, 0.37f, 0.5f);
         expect_one_and_two_threads_match(m, T, B, I, H, x, testing::reference_gru({T, B, I, H, 1}, x, w, r, b, lbr),
                                          name);
       }
@@ -214,12 +207,12 @@ TEST(RecurrentTemplate, AForwardGruSharingItsTilesBetweenThreadsMatchesTheOnnxFo
 TEST(RecurrentTemplate, AForwardLstmSharingItsTilesBetweenThreadsMatchesTheOnnxFormula) {
   const int64_t T = 4, I = 8, G = 4;
   for (int64_t H : {128, 72}) {
-    const auto w = wave(G * H * I, 0.7f, 0.1f, 0.3f), r = wave(G * H * H, 1.3f, 0.2f, 0.1f),
-               b = wave(2 * G * H, 0.9f, 0.3f, 0.2f);
+    const auto w = testing::sine_wave(G * H * I, 0.7f, 0.1f, 0.3f), r = testing::sine_wave(G * H * H, 1.3f, 0.2f, 0.1f),
+               b = testing::sine_wave(2 * G * H, 0.9f, 0.3f, 0.2f);
     const std::string name = "lstm_forward_" + std::to_string(H);
     CompiledModel m = forward_layer("LSTM", G, H, I, w, r, b, {}, name);
     for (int64_t B : {16, 5, 2}) {
-      const auto x = wave(T * B * I, 0.37f, 0.5f, 1.0f);
+      const auto x = testing::sine_wave(T * B * I, 0.37f, 0.5f);
       expect_one_and_two_threads_match(m, T, B, I, H, x, testing::reference_lstm({T, B, I, H, 1}, x, w, r, b), name);
     }
   }

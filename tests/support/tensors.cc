@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "frontend/errors.h"
 
@@ -28,6 +29,12 @@ TensorData f32(std::vector<int64_t> shape, std::vector<float> values) {
 
 TensorData f64(std::vector<int64_t> shape, std::vector<double> values) {
   return filled(DType::F64, std::move(shape), values);
+}
+
+std::vector<float> sine_wave(int64_t n, float scale, float shift, float amp) {
+  std::vector<float> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = amp * std::sin(scale * static_cast<float>(i) + shift);
+  return v;
 }
 
 TensorData f32(std::vector<int64_t> shape, float scale, int offset) {

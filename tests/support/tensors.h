@@ -22,6 +22,9 @@ TensorData f32(std::vector<int64_t> shape, std::vector<float> values);
 TensorData f64(std::vector<int64_t> shape, std::vector<double> values);
 // A float32 tensor of `shape` holding ramp(numel(shape), scale, offset).
 TensorData f32(std::vector<int64_t> shape, float scale, int offset);
+// amp * sin(scale * i + shift) for i in [0, n), in float: smooth, non-zero
+// weights and inputs (the recurrent tests').
+std::vector<float> sine_wave(int64_t n, float scale, float shift, float amp = 1.0f);
 // A float32 tensor of `shape` holding pseudo-random values in [-scale, scale),
 // the same for the same `seed` (a linear congruential generator).
 TensorData random_f32(std::vector<int64_t> shape, uint32_t seed, float scale = 1.0f);
