@@ -27,6 +27,10 @@ struct HTensor {
   int transposed_inner = -1;
   Halide::Func transposed_source{};
   std::vector<int64_t> transposed_perm{};
+  // A Concat along the innermost axis: each element selects its piece, so a
+  // vector that the schedule cannot place within one piece reads every
+  // piece lane by lane (the x86 loop schedule unrolls short rows for it).
+  bool pieces_along_inner = false;
   int rank() const { return static_cast<int>(shape.size()); }
   Halide::Expr at(const std::vector<Halide::Expr> &idx) const;  // idx in ONNX order
 };
@@ -175,6 +179,7 @@ class LowerContext : public NodeContext {
     outputs_.at(i).transposed_source = std::move(source);
     outputs_.at(i).transposed_perm = std::move(perm);
   }
+  void set_pieces_along_inner(int i) { outputs_.at(i).pieces_along_inner = true; }
   // Reads input i broadcast to the output's index space (numpy rules).
   Halide::Expr broadcast_read(int i, const std::vector<Halide::Expr> &out_idx, const Shape &out_shape);
   // Returns the stage, for the fields of its kind (panel, channels_last_weights).

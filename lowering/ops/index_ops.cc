@@ -144,6 +144,7 @@ void lower_concat(LowerContext &c) {
     value = value.defined() ? Halide::select(oi[axis] < c.dim(offsets[*it + 1]), read, value) : read;
   }
   c.define_output(0, v, value);
+  if (parts.size() > 1 && axis + 1 == static_cast<int64_t>(os.size())) c.set_pieces_along_inner(0);
 }
 
 // ---- Slice ------------------------------------------------------------------

@@ -315,6 +315,59 @@ TEST(X86Schedule, LongFoldsAtRootSumInBlocksCloseToFloat64) {
   }
 }
 
+// A rotary embedding's half swap, as LLaMA-style blocks export it:
+// Concat(-x[..., 32:], x[..., :32]) along the innermost axis of 64, times
+// cos. The loop template unrolls the row's 4 vectors, so each vector lies in
+// one piece and reads it densely; as a loop of vectors each lane clamped
+// its own index into both pieces and selected, a gather per lane.
+Graph rotate_half() {
+  GraphBuilder b;
+  const Shape s = {Dim::symbol("b"), Dim(12), Dim::symbol("s"), Dim(64)};
+  auto x = b.input("x", DType::F32, s);
+  auto cos = b.input("cos", DType::F32, s);
+  auto half = [&](int64_t from, int64_t to) {
+    return b.op("Slice", {x, b.constant("starts" + std::to_string(from), i64({1}, {from})),
+                          b.constant("ends" + std::to_string(from), i64({1}, {to})),
+                          b.constant("axes" + std::to_string(from), i64({1}, {-1}))});
+  };
+  auto rotated = b.op("Concat", {b.op("Neg", {half(32, 64)}), half(0, 32)}, {{"axis", attr_int(-1)}});
+  b.output(b.op("Mul", {rotated, cos}));
+  return b.build();
+}
+
+TEST(X86Schedule, ConcatAlongAShortInnermostAxisReadsEachPieceDensely) {
+  std::string stmt;
+  Compiled c = compile_with_stmts(rotate_half(), "rotate_half_stmt", &stmt);
+  // Every vector store of an output reads whole vectors: no select between
+  // the pieces and no clamped lanes ("min(ramp(" is a gather).
+  std::istringstream lines(stmt);
+  int stores = 0;
+  for (std::string line; std::getline(lines, line);) {
+    // A store: the line starts with an output's name and a vector index.
+    const size_t at = line.find_first_not_of(' '), store = line.find("_out0[ramp(");
+    if (at == std::string::npos || store == std::string::npos || line.find(' ', at) < store) continue;
+    ++stores;
+    EXPECT_EQ(line.find("select("), std::string::npos) << line;
+    EXPECT_EQ(line.find("min(ramp("), std::string::npos) << line;
+    EXPECT_EQ(line.find("max(ramp("), std::string::npos) << line;
+  }
+  EXPECT_GT(stores, 0) << "no vector store of an output: the test reads the wrong statements\n" << stmt;
+  Executor exec(c.model.plan, c.model.dir);
+  for (auto [n, len] : {std::pair<int64_t, int64_t>{1, 128}, {2, 5}, {3, 77}}) {
+    const std::vector<int64_t> shape = {n, 12, len, 64};
+    const int64_t count = n * 12 * len * 64;
+    TensorData x = f32(shape, values(count, 6)), cos = f32(shape, values(count, 7));
+    auto out = exec.run({x, cos});
+    ASSERT_EQ(out[0].shape, shape);
+    const float *px = x.as<float>(), *pc = cos.as<float>(), *po = out[0].as<float>();
+    for (int64_t r = 0; r < count / 64; ++r)
+      for (int64_t j = 0; j < 64; ++j) {
+        const float rotated = j < 32 ? -px[r * 64 + j + 32] : px[r * 64 + j - 32];
+        ASSERT_EQ(po[r * 64 + j], rotated * pc[r * 64 + j]) << n << "x12x" << len << "x64 row " << r << " col " << j;
+      }
+  }
+}
+
 TEST(X86Schedule, LoopAndStitchKernelsOfSymbolicShapesHaveSmallAndDenseBranches) {
   EXPECT_EQ(compile(broadcast_add()).schedules, std::vector<std::string>{"loop, branches: small dense"});
   EXPECT_EQ(compile(row_softmax()).schedules, std::vector<std::string>{"stitch, branches: small dense"});
