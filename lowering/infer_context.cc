@@ -60,8 +60,7 @@ Dim InferContext::broadcast_dim(const Dim &a0, const Dim &b0, const std::string 
   if (a == b) return a;
   if (a.is_const(1)) return b;
   if (b.is_const(1)) return a;
-  if (a.is_const() && b.is_const())
-    fail("cannot broadcast ", what, ": ", a.as_const(), " vs ", b.as_const());
+  if (a.is_const() && b.is_const()) fail("cannot broadcast ", what);  // `what` names both extents
   // A side that cannot be 1 fixes the result; the other must match it or be 1.
   std::string msg = where() + ": " + what + " must be equal or 1";
   writable_store_.add_check({RuntimeCheck::Broadcastable, a, b, msg});
@@ -76,7 +75,9 @@ Shape InferContext::broadcast(const Shape &a, const Shape &b) {
   for (size_t i = 0; i < r; ++i) {
     bool ha = i + a.size() >= r, hb = i + b.size() >= r;
     Dim da = ha ? a[i + a.size() - r] : Dim(1), db = hb ? b[i + b.size() - r] : Dim(1);
-    out[i] = broadcast_dim(da, db, "broadcast dim " + std::to_string(i) + " (" + da.str() + " vs " + db.str() + ")");
+    out[i] = broadcast_dim(da, db,
+                           "dim " + std::to_string(i) + " (" + da.str() + " vs " + db.str() + ") of " + shape_str(a) +
+                               " and " + shape_str(b));
   }
   return out;
 }

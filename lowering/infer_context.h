@@ -23,6 +23,7 @@ class InferContext : public NodeContext {
   // a == b, recorded in the store with a run-time check naming this node.
   void require_equal(const Dim &a, const Dim &b, const std::string &what);
   // The numpy-style broadcast of two dims / shapes, with the checks it needs.
+  // `what` names the dims and their extents ("dim 2 (3 vs 4) of [...] and [...]").
   Dim broadcast_dim(const Dim &a, const Dim &b, const std::string &what);
   Shape broadcast(const Shape &a, const Shape &b);
 

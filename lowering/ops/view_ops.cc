@@ -138,6 +138,17 @@ void infer_reshape(InferContext &c) {
   if (infer_at >= 0) {
     if (allowzero && st.canonical(known).is_const(0)) c.fail("allowzero target has both 0 and -1");
     if (st.canonical(known).is_const(0)) c.fail("cannot infer -1 when the other dims multiply to 0");
+    // The other dims a whole multiple (2 or more) of the input's elements:
+    // -1 would be a fraction at every shape with elements, and undefined
+    // at none (a broken export's flatten, as torch 1.13 wrote one for a
+    // stack after a transpose), so no run could succeed.
+    const Dim times = st.canonical(floor_div(known, n_in));
+    if (times.is_const() && times.as_const() >= 2 && st.canonical(floor_mod(known, n_in)).is_const(0)) {
+      Shape target_shown = out;
+      target_shown[infer_at] = -1;
+      c.fail("cannot reshape ", shape_str(in), " to ", shape_str(target_shown), ": the dims other than -1 hold ",
+             times.as_const(), " times the input's ", n_in.str(), " elements");
+    }
     Dim rem = st.canonical(floor_mod(n_in, known));
     if (rem.is_const() && !rem.is_const(0))
       c.fail("cannot reshape ", shape_str(in), " to ", shape_str(out), ": ", n_in.str(), " elements are not a multiple of ",

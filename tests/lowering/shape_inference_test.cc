@@ -138,6 +138,32 @@ TEST(ShapeInference, ReshapeToADifferentConstantElementCountFails) {
   expect_infer_error(gb, "Reshape_0", "element count");
 }
 
+// torch 1.13 exported GPT-J's rotate_every_two (a stack after a transpose)
+// as a flatten whose target repeats dims: [b, 2, 8, s, 32] to
+// [b, 2, 8, -1, 8, s, 32], where -1 would be 1/8 at every shape. The Reshape
+// fails, naming itself; it had inferred b*s*512 / (b*s*4096) and left the
+// error to a later Mul's broadcast.
+TEST(ShapeInference, MinusOneThatWouldBeAFractionAtEveryShapeFails) {
+  GraphBuilder gb(13);
+  auto x = gb.input("x", DType::F32, {b, 2, 8, s, 32});
+  auto target = gb.op("Concat",
+                      {size_of(gb, x, 0, 13), gb.constant("mid", i64({3}, {2, 8, -1})),
+                       gb.constant("eight", i64({1}, {8})), size_of(gb, x, 3, 13), gb.constant("last", i64({1}, {32}))},
+                      attrs({{"axis", attr_int(0)}}));
+  gb.output(gb.op("Reshape", {x, target}));
+  expect_infer_error(gb, "Reshape", "hold 8 times the input's");
+}
+
+// A broadcast that fails at compile time names the dim, both extents and
+// both shapes (it read "cannot broadcast broadcast dim 1 (3 vs 4): 3 vs 4").
+TEST(ShapeInference, ABroadcastOfDifferingConstantsFailsNamingBothShapes) {
+  GraphBuilder gb(13);
+  auto x = gb.input("x", DType::F32, {b, 3});
+  auto y = gb.input("y", DType::F32, {4});
+  gb.output(gb.op("Add", {x, y}));
+  expect_infer_error(gb, "Add", "cannot broadcast dim 1 (3 vs 4) of [b, 3] and [4]");
+}
+
 TEST(ShapeInference, ReshapeWithTwoMinusOnesFails) {
   GraphBuilder gb(13);
   auto x = gb.input("x", DType::F32, {2, 3});
