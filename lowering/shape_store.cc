@@ -67,8 +67,11 @@ void ShapeStore::add_check(RuntimeCheck c) {
 void ShapeStore::assert_equal(const Dim &a0, const Dim &b0, const std::string &why) {
   Dim a = canonical(a0), b = canonical(b0);
   if (a == b) return;
-  if (a.is_const() && b.is_const())
-    fail(why, ": ", a0.str(), " = ", a.as_const(), " but ", b0.str(), " = ", b.as_const());
+  if (a.is_const() && b.is_const()) {
+    // "64 vs 8", or "seq = 64 vs 8" where a side was an expression.
+    auto shown = [](const Dim &d0, const Dim &d) { return d0.is_const() ? d.str() : d0.str() + " = " + d.str(); };
+    fail(why, ": ", shown(a0, a), " vs ", shown(b0, b));
+  }
   add_check({RuntimeCheck::Equal, a0, b0, why});
   equal_log_.push_back(a.str() + " == " + b.str() + "   (" + why + ")");
   // Merge when one side is a bare symbol; otherwise keep it as a product fact.

@@ -55,6 +55,21 @@ TEST(ShapeStore, TwoDifferentConstantsCannotBeEqual) {
     FAIL() << "expected an error";
   } catch (const Error &e) {
     EXPECT_NE(std::string(e.what()).find("Add_1"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("broadcast dim 0: 3 vs 4"), std::string::npos) << e.what();
+  }
+}
+
+// A side that was an expression shows it with its value; it read "64 = 64
+// but 8 = 8" for two constants.
+TEST(ShapeStore, UnequalConstantsShowAnExpressionWithItsValue) {
+  ShapeStore st;
+  st.declare_symbol("s", "input");
+  st.assert_equal(Dim::symbol("s"), Dim(8), "pinned");
+  try {
+    st.assert_equal(Dim::symbol("s") * 8, Dim(32), "node 'MatMul_0' (MatMul): inner dims");
+    FAIL() << "expected an error";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("inner dims: 8*s = 64 vs 32"), std::string::npos) << e.what();
   }
 }
 
