@@ -11,7 +11,10 @@ current folder:
   cd OUT && /usr/bin/python3 .../make_recurrent_probe.py
   build/benchmarks/harness --sweep OUT/sweep.txt --check --skip-static --threads 1,2 --runs 10 --out F
 """
-import torch, numpy as np, torch.nn as nn
+import os, sys
+import torch, torch.nn as nn
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from probe_export import export_probe
 torch.manual_seed(7)
 class Wrap(nn.Module):
     def __init__(self, rnn, head=None):
@@ -27,15 +30,8 @@ models = {
   "gru_h384_seqfirst": (Wrap(nn.GRU(128, 384)), [(30, 2, 128), (30, 1, 128), (20, 8, 128)], {0: "seq", 1: "batch"}),
   "lstm_h512_seqfirst": (Wrap(nn.LSTM(128, 512)), [(30, 2, 128), (30, 1, 128), (20, 8, 128)], {0: "seq", 1: "batch"}),
 }
-lines = []
-for name, (m, shapes, axes) in models.items():
-    m.eval()
+def uniform_weights(m):
     for p in m.parameters():
         with torch.no_grad(): p.uniform_(-0.08, 0.08)
-    xs = [torch.randn(*s) for s in shapes]
-    torch.onnx.export(m, xs[0], f"{name}.onnx", input_names=["x"], output_names=["y"], dynamic_axes={"x": axes, "y": axes}, opset_version=17)
-    for k, x in enumerate(xs, 1):
-        with torch.no_grad(): y = m(x)
-        np.save(f"{name}.{k}.input.npy", x.numpy()); np.save(f"{name}.{k}.output.npy", y.numpy())
-        lines.append(f"{name} {name}.onnx --input x={name}.{k}.input.npy --expect y={name}.{k}.output.npy")
-open("sweep.txt", "w").write("# recurrent models outside the zoo (benchmarks/make_recurrent_probe.py)\n" + "\n".join(lines) + "\n")
+export_probe({name: (m, shapes, axes, axes) for name, (m, shapes, axes) in models.items()},
+             "recurrent models outside the zoo (benchmarks/make_recurrent_probe.py)", uniform_weights)

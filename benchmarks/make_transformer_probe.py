@@ -17,7 +17,10 @@ flattened). torch 1.13 exported it inside this block as a Reshape whose -1
 would be a fraction (ONNX Runtime refuses the model at run time; disco at
 compile time, naming that Reshape).
 """
-import torch, numpy as np, torch.nn as nn, torch.nn.functional as F, math
+import math, os, sys
+import torch, torch.nn as nn, torch.nn.functional as F
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from probe_export import export_probe
 torch.manual_seed(11)
 D, H = 512, 8
 def rotate_half(x):
@@ -69,21 +72,9 @@ class Whisper(nn.Module):
         pos = torch.arange(y.shape[1], dtype=torch.float32)[:, None] * torch.ones(384) / 1000.0
         return self.l(self.n(y + torch.sin(pos)))
 models = {
-  "neox_rotary": (Attn("neox"), [(1, 128, D), (2, 77, D)], {0: "batch", 1: "seq"}),
-  "alibi_block": (Attn("alibi"), [(1, 128, D), (2, 77, D)], {0: "batch", 1: "seq"}),
-  "mixer_block": (Mixer(), [(1, 196, D), (4, 196, D)], {0: "batch"}),
-  "whisper_front": (Whisper(), [(1, 80, 400), (2, 80, 300)], {0: "batch", 2: "t"}),
+  "neox_rotary": (Attn("neox"), [(1, 128, D), (2, 77, D)], {0: "batch", 1: "seq"}, {0: "batch", 1: "seq"}),
+  "alibi_block": (Attn("alibi"), [(1, 128, D), (2, 77, D)], {0: "batch", 1: "seq"}, {0: "batch", 1: "seq"}),
+  "mixer_block": (Mixer(), [(1, 196, D), (4, 196, D)], {0: "batch"}, {0: "batch"}),
+  "whisper_front": (Whisper(), [(1, 80, 400), (2, 80, 300)], {0: "batch", 2: "t"}, {0: "batch", 1: "t2"}),
 }
-lines = []
-for name, (m, shapes, axes) in models.items():
-    m.eval()
-    xs = [torch.randn(*s) for s in shapes]
-    oaxes = {0: "batch"} if name != "mixer_block" else {0: "batch"}
-    if name in ("neox_rotary", "alibi_block"): oaxes = {0: "batch", 1: "seq"}
-    if name == "whisper_front": oaxes = {0: "batch", 1: "t2"}
-    torch.onnx.export(m, xs[0], f"{name}.onnx", input_names=["x"], output_names=["y"], dynamic_axes={"x": axes, "y": oaxes}, opset_version=17)
-    for k, x in enumerate(xs, 1):
-        with torch.no_grad(): y = m(x)
-        np.save(f"{name}.{k}.input.npy", x.numpy()); np.save(f"{name}.{k}.output.npy", y.numpy())
-        lines.append(f"{name} {name}.onnx --input x={name}.{k}.input.npy --expect y={name}.{k}.output.npy")
-open("sweep.txt", "w").write("# transformer blocks outside the zoo (benchmarks/make_transformer_probe.py)\n" + "\n".join(lines) + "\n")
+export_probe(models, "transformer blocks outside the zoo (benchmarks/make_transformer_probe.py)")

@@ -316,6 +316,22 @@ TEST(X86Schedule, LongFoldsAtRootSumInBlocksCloseToFloat64) {
   }
 }
 
+// Runs a kernel of two [n, 12, len, 64] inputs (attention heads) at three
+// shapes and checks each output element against want(x, y, i), i its flat
+// index.
+template <class Want>
+void expect_heads_match(Executor &exec, const Want &want) {
+  for (auto [n, len] : {std::pair<int64_t, int64_t>{1, 128}, {2, 5}, {3, 77}}) {
+    const std::vector<int64_t> dims = {n, 12, len, 64};
+    const int64_t count = n * 12 * len * 64;
+    TensorData x = f32(dims, values(count, 6)), y = f32(dims, values(count, 7));
+    auto out = exec.run({x, y});
+    ASSERT_EQ(out[0].shape, dims);
+    const float *px = x.as<float>(), *py = y.as<float>(), *po = out[0].as<float>();
+    for (int64_t i = 0; i < count; ++i) ASSERT_EQ(po[i], want(px, py, i)) << n << "x12x" << len << "x64, element " << i;
+  }
+}
+
 // A rotary embedding's half swap, as LLaMA-style blocks export it:
 // Concat(-x[..., 32:], x[..., :32]) along the innermost axis of 64, times
 // cos. The loop template unrolls the row's 4 vectors, so each vector lies in
@@ -354,19 +370,10 @@ TEST(X86Schedule, ConcatAlongAShortInnermostAxisReadsEachPieceDensely) {
   }
   EXPECT_GT(stores, 0) << "no vector store of an output: the test reads the wrong statements\n" << stmt;
   Executor exec(c.model.plan, c.model.dir);
-  for (auto [n, len] : {std::pair<int64_t, int64_t>{1, 128}, {2, 5}, {3, 77}}) {
-    const std::vector<int64_t> shape = {n, 12, len, 64};
-    const int64_t count = n * 12 * len * 64;
-    TensorData x = f32(shape, values(count, 6)), cos = f32(shape, values(count, 7));
-    auto out = exec.run({x, cos});
-    ASSERT_EQ(out[0].shape, shape);
-    const float *px = x.as<float>(), *pc = cos.as<float>(), *po = out[0].as<float>();
-    for (int64_t r = 0; r < count / 64; ++r)
-      for (int64_t j = 0; j < 64; ++j) {
-        const float rotated = j < 32 ? -px[r * 64 + j + 32] : px[r * 64 + j - 32];
-        ASSERT_EQ(po[r * 64 + j], rotated * pc[r * 64 + j]) << n << "x12x" << len << "x64 row " << r << " col " << j;
-      }
-  }
+  expect_heads_match(exec, [](const float *x, const float *cos, int64_t i) {
+    const float rotated = i % 64 < 32 ? -x[i + 32] : x[i - 32];
+    return rotated * cos[i];
+  });
 }
 
 // A loop kernel's rows of [b, 12, s, 64] in tasks of nested loops: a task
@@ -392,16 +399,7 @@ TEST(X86Schedule, LoopKernelRowsOfSeveralDimsAreNestedLoopsWithoutDivisions) {
         << "a remainder of an index inside the task's loops: " << body.substr(at, 60) << "\n"
         << stmt.substr(task, end - task);
   Executor exec(c.model.plan, c.model.dir);
-  for (auto [n, len] : {std::pair<int64_t, int64_t>{1, 128}, {2, 5}, {3, 77}}) {
-    const std::vector<int64_t> dims = {n, 12, len, 64};
-    const int64_t count = n * 12 * len * 64;
-    TensorData xs = f32(dims, values(count, 8)), ys = f32(dims, values(count, 9));
-    auto out = exec.run({xs, ys});
-    ASSERT_EQ(out[0].shape, dims);
-    const float *px = xs.as<float>(), *py = ys.as<float>(), *po = out[0].as<float>();
-    for (int64_t i = 0; i < count; ++i)
-      ASSERT_EQ(po[i], std::max(px[i], 0.0f) * py[i]) << n << "x12x" << len << "x64 element " << i;
-  }
+  expect_heads_match(exec, [](const float *x, const float *y, int64_t i) { return std::max(x[i], 0.0f) * y[i]; });
 }
 
 TEST(X86Schedule, LoopAndStitchKernelsOfSymbolicShapesHaveSmallAndDenseBranches) {
