@@ -20,6 +20,8 @@ WinogradUse winograd_use(const WinogradCase &c) {
     return WinogradUse::kNo;
   const int64_t map = std::min(c.out_h, c.out_w), channels = std::min(c.in_channels, c.out_channels);
   if (map >= 16) return WinogradUse::kWhole;
+  const bool whole_256 = c.in_channels % 256 == 0 && c.out_channels % 256 == 0;
+  if (c.threads == 1 && !whole_256) return WinogradUse::kNo;
   if (c.batch == 1) return map >= 7 && channels >= 256 ? WinogradUse::kWhole : WinogradUse::kNo;
   if (c.batch > kPerImageMaxBatch || switched_off("DISCO_WINOGRAD_PER_IMAGE")) return WinogradUse::kNo;
   if ((map >= 10 && channels >= 256) || (map >= 7 && channels >= 512)) return WinogradUse::kPerImage;

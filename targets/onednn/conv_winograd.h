@@ -18,6 +18,13 @@
 // threads; not at 7x7 with 256 channels (1.00-1.07), nor at 5x5 (0.71-1.04),
 // nor with 128 channels on two threads (1.00-1.17)
 // (benchmarks/results/winograd-per-image-2026-12-04.md).
+// On an Intel Xeon (2 MiB of L2 a core), one thread, maps below 16x16: the
+// 2x3 kernels ran channel counts that are not multiples of 256 1.26-2.3x
+// the direct time (384 -> 256 at 13x13, AlexNet's: 1.59-1.63x; 448 -> 384 at
+// 8x8, Inception-v3's: 1.49x; 256 -> 384: 1.26x), where 256, 512 and 768
+// channels ran 0.76-0.99x; two threads read 0.83-1.02 for both kinds
+// (benchmarks/results/winograd-channels-2026-12-06.md). So one thread takes
+// such maps only with both channel counts multiples of 256.
 // Its results differ from direct's by rounding only: the largest difference
 // measured was 3e-6 of the output's largest magnitude (2048 channels in).
 #pragma once
@@ -32,6 +39,7 @@ struct WinogradCase {
   int64_t kernel_h = 0, kernel_w = 0, stride_h = 0, stride_w = 0;
   bool dilated = false;
   int64_t out_h = 0, out_w = 0;  // one image's output map
+  int threads = 1;               // the team that runs it
 };
 
 enum class WinogradUse {

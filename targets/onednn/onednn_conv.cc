@@ -148,7 +148,7 @@ class ConvKernel : public OnednnStep {
   // true where the rule says it pays and oneDNN has a Winograd kernel for it;
   // else false, `en` unchanged. Tried before any direct primitive is made.
   bool make_winograd(const ExternTensor &x, const ExternTensor &w, const void *wdata, const ExternTensor *bias,
-                     const Geometry &g, const Epilogue &e, const memory::dims &wdims, Entry &en);
+                     const Geometry &g, const Epilogue &e, const memory::dims &wdims, int team, Entry &en);
   memory::dims grouped(memory::dims wdims) const;
   // Whether the convolution reads X in non-overlapping windows (see the definition).
   bool patches(const ExternTensor &w, const Geometry &g) const;
@@ -319,7 +319,7 @@ ConvKernel::Entry ConvKernel::make_entry(const ExternTensor &x, const ExternTens
   }
   const void *wdata = g.cropped ? cropped.data() : w.data;
   wdims = grouped(wdims);
-  if (make_winograd(x, w, wdata, bias, g, e, wdims, en)) return en;
+  if (make_winograd(x, w, wdata, bias, g, e, wdims, team, en)) return en;
   // The layouts the primitive sees for X and Y, in the order tried. 2.6 has no
   // JIT kernel for one side blocked and the other nhwc (reference code for the
   // first convolution's 3 channels in and for a squeeze-excitation's 104 -> 26);
@@ -380,10 +380,11 @@ ConvKernel::Entry ConvKernel::make_entry(const ExternTensor &x, const ExternTens
 
 bool ConvKernel::make_winograd(const ExternTensor &x, const ExternTensor &w, const void *wdata,
                                const ExternTensor *bias, const Geometry &g, const Epilogue &e,
-                               const memory::dims &wdims, Entry &en) {
+                               const memory::dims &wdims, int team, Entry &en) {
   if (g.out.size() != 4) return false;
   WinogradCase c;
   c.batch = x.shape[0];
+  c.threads = team;
   c.groups = group_;
   c.in_channels = x.shape[1];
   c.out_channels = g.out[1];

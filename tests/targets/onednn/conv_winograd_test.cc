@@ -31,6 +31,11 @@ WinogradCase batch_of(int64_t n, WinogradCase c) {
   return c;
 }
 
+WinogradCase on_threads(int n, WinogradCase c) {
+  c.threads = n;
+  return c;
+}
+
 TEST(ConvWinograd, RulePicksLargeMapsAndWideSmallOnes) {
   const WinogradUse no = WinogradUse::kNo, whole = WinogradUse::kWhole, per_image = WinogradUse::kPerImage;
   EXPECT_EQ(winograd_use(conv3x3(64, 64, 56, 56)), whole);
@@ -41,6 +46,16 @@ TEST(ConvWinograd, RulePicksLargeMapsAndWideSmallOnes) {
   EXPECT_EQ(winograd_use(conv3x3(512, 512, 5, 5)), no);
   EXPECT_EQ(winograd_use(conv3x3(128, 128, 14, 14)), no);
   EXPECT_EQ(winograd_use(conv3x3(64, 256, 13, 13)), no);
+  // Small maps on one thread: only channel counts that are multiples of 256
+  // (AlexNet's 384 -> 256 at 13x13 ran 1.6x the direct time); on two, any.
+  EXPECT_EQ(winograd_use(conv3x3(384, 256, 13, 13)), no);
+  EXPECT_EQ(winograd_use(conv3x3(448, 384, 8, 8)), no);
+  EXPECT_EQ(winograd_use(conv3x3(256, 384, 13, 13)), no);
+  EXPECT_EQ(winograd_use(conv3x3(512, 256, 13, 13)), whole);
+  EXPECT_EQ(winograd_use(conv3x3(384, 384, 16, 16)), whole);
+  EXPECT_EQ(winograd_use(on_threads(2, conv3x3(384, 256, 13, 13))), whole);
+  EXPECT_EQ(winograd_use(batch_of(2, conv3x3(384, 384, 10, 10))), no);
+  EXPECT_EQ(winograd_use(on_threads(2, batch_of(2, conv3x3(384, 384, 10, 10)))), per_image);
   // Several images: large maps as one primitive; small wide ones one image at a time.
   EXPECT_EQ(winograd_use(batch_of(2, conv3x3(64, 64, 20, 20))), whole);
   EXPECT_EQ(winograd_use(batch_of(2, conv3x3(256, 256, 10, 10))), per_image);
