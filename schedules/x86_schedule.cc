@@ -36,6 +36,8 @@ constexpr int kLongFold = 1 << 18;
 // The most vectors of a loop output's constant innermost dim whose loop is
 // unrolled (vectorize_short_rows).
 constexpr int kUnrolledVectors = 8;
+// The most dims of a loop output whose rows run in nested loops (nested_row_tasks).
+constexpr int kMostNestedDims = 4;
 
 void schedule_pure(Func f, int lanes, bool parallel) {
   auto args = f.args();
@@ -513,7 +515,7 @@ void X86Scheduler::vectorize_short_rows(Func f, const Dim &inner, int lanes) {
   f.vectorize(x, lanes, TailStrategy::GuardWithIf);
 }
 
-// The rows of a loop output of 3 or more dims (every dim but the innermost)
+// The rows of a loop output of 3 or 4 dims (every dim but the innermost)
 // in tasks of about kTaskElements elements, as nested loops: from the
 // second-innermost dim outwards, each dim is split by as many of its indices
 // as the task still has room for, and the outer parts, fused, are the tasks
@@ -521,11 +523,14 @@ void X86Scheduler::vectorize_short_rows(Func f, const Dim &inner, int lanes) {
 // index and split, every row rebuilt its indices from it with a division
 // and a remainder by each symbolic extent (LLaMA's rotary kernels, rows of
 // 64 floats over [batch, 12, seq]: four 32-bit divisions a row, a third of
-// their time).
+// their time). Not past 4 dims: Halide bounds the fused task index's parts
+// by interval arithmetic that allows negative symbolic extents, and at 7
+// dims (ONNX's SoftmaxCrossEntropyLoss tests over [N, C, d1..d5]) the
+// output's required region came out below 0, which its buffer failed.
 Var X86Scheduler::nested_row_tasks(Func f, const Shape &out) {
   const std::vector<Var> args = f.args();
   const int rank = static_cast<int>(args.size());
-  if (rank < 3) return row_tasks(f, extent(out.back()));
+  if (rank < 3 || rank > kMostNestedDims) return row_tasks(f, extent(out.back()));
   Expr room = Halide::max(1, kTaskElements / Halide::max(extent(out.back()), 1));
   std::vector<VarOrRVar> order = {args[0]};
   std::vector<Var> tasks;
