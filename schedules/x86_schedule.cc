@@ -39,6 +39,10 @@ constexpr int kUnrolledVectors = 8;
 // The most dims of a loop output whose rows run in nested loops (nested_row_tasks).
 constexpr int kMostNestedDims = 4;
 
+// How many units of `unit` elements each (rows, planes, tiles) make a
+// parallel task of about kTaskElements elements: at least one.
+Expr units_per_task(const Expr &unit) { return Halide::max(1, kTaskElements / Halide::max(unit, 1)); }
+
 void schedule_pure(Func f, int lanes, bool parallel) {
   auto args = f.args();
   if (args.empty()) return;
@@ -52,7 +56,7 @@ void schedule_pure(Func f, int lanes, bool parallel) {
 // wide, one row per task: 6.6 ns per element on one thread).
 Var row_tasks(Halide::Stage f, const std::vector<Var> &args, const Expr &inner, const Expr &most = Expr()) {
   Var outer = fuse_range(f, args, 1, args.size());
-  Expr rows_per_task = Halide::max(1, kTaskElements / Halide::max(inner, 1));
+  Expr rows_per_task = units_per_task(inner);
   if (most.defined()) rows_per_task = Halide::min(rows_per_task, most);
   Var tile(outer.name() + "_t"), rows(outer.name() + "_r");
   f.split(outer, tile, rows, rows_per_task, TailStrategy::GuardWithIf);
@@ -104,7 +108,7 @@ Var tile_transposed(Halide::Stage s, const std::vector<Var> &args, int lanes, in
   s.vectorize(xi);
   if (unroll) s.unroll(yi);
   Var rows = fuse_range(s, outer, 0, outer.size());
-  Expr per_task = Halide::max(1, kTaskElements / Halide::max(inner * line, 1));
+  Expr per_task = units_per_task(inner * line);
   Var task(rows.name() + "_t"), row(rows.name() + "_r");
   s.split(rows, task, row, per_task, TailStrategy::GuardWithIf).parallel(task);
   return walk_inner ? yo : xo;
@@ -303,7 +307,7 @@ ScheduleReport X86Scheduler::stitch(int row_dims) {
   std::vector<Var> args = y.args();
   std::vector<Expr> row_extents;
   for (int i = 0; i < row_dims; ++i) row_extents.push_back(extent(out[rank - 1 - i]));
-  Expr rows_per_task = Halide::max(1, kTaskElements / Halide::max(product(row_extents), 1));
+  Expr rows_per_task = units_per_task(product(row_extents));
 
   Var tile(args[row_dims].name() + "_t"), row(args[row_dims].name() + "_r");
   y.split(args[row_dims], tile, row, rows_per_task, TailStrategy::GuardWithIf);
@@ -424,7 +428,7 @@ Var X86Scheduler::plane_tasks(Func f, const Shape &out) {
   std::vector<Var> args = f.args();
   f.vectorize(args[0], vector_lanes(f.output_types()[0], target_), TailStrategy::GuardWithIf);
   Var plane = fuse_range(f, args, 2, 4);
-  Expr per_task = Halide::max(1, kTaskElements / Halide::max(extent(out[2]) * extent(out[3]), 1));
+  Expr per_task = units_per_task(extent(out[2]) * extent(out[3]));
   Var task(plane.name() + "_t"), one(plane.name() + "_r");
   f.split(plane, task, one, per_task, TailStrategy::GuardWithIf).parallel(task);
   return one;
@@ -531,7 +535,7 @@ Var X86Scheduler::nested_row_tasks(Func f, const Shape &out) {
   const std::vector<Var> args = f.args();
   const int rank = static_cast<int>(args.size());
   if (rank < 3 || rank > kMostNestedDims) return row_tasks(f, extent(out.back()));
-  Expr room = Halide::max(1, kTaskElements / Halide::max(extent(out.back()), 1));
+  Expr room = units_per_task(extent(out.back()));
   std::vector<VarOrRVar> order = {args[0]};
   std::vector<Var> tasks;
   for (int a = 1; a < rank; ++a) {
@@ -604,7 +608,7 @@ void X86Scheduler::fold_at_root(const Stage &s, int lanes) {
     vectorize_fold(f, LoopLevel::root(), lanes);
     return;
   }
-  Expr rows_per_task = Halide::max(1, kTaskElements / Halide::max(s.fold_extent, 1));
+  Expr rows_per_task = units_per_task(s.fold_extent);
   Var tile(f.name() + "_t"), one(f.name() + "_r");
   // rfactor first: it replaces the update, and the loops below belong to the
   // new one. Each row one vector of partial sums, folded into the row's value
