@@ -25,6 +25,16 @@
 // channels ran 0.76-0.99x; two threads read 0.83-1.02 for both kinds
 // (benchmarks/results/winograd-channels-2026-12-06.md). So one thread takes
 // such maps only with both channel counts multiples of 256.
+// Those tables timed each primitive alone, its operands warm in the caches.
+// Timed inside the models instead (ONEDNN_VERBOSE's times of each conv, the
+// rule on and off, DenseNet-121, GoogLeNet, Inception-v3, ResNet-18/50,
+// SqueezeNet and FCN on this Xeon; benchmarks/results/winograd-in-model-2026-12-06.md),
+// three kinds lost that the alone tables had as wins: 32 output channels
+// (DenseNet's 128 -> 32: 1.36x at 56x56, 1.13x at 28x28; GoogLeNet's 16 -> 32
+// at 28x28: 1.5-2x), unpadded windows (Inception-v3's 32 -> 32 at 147x147 and
+// 80 -> 192 at 71x71: 1.21-1.36x), and one image's 7x7 maps of 512 channels
+// (ResNet's last stage: 1.03-1.09x). Those run direct; the rest of the rule's
+// picks measured 0.57-0.89x in the models too.
 // Its results differ from direct's by rounding only: the largest difference
 // measured was 3e-6 of the output's largest magnitude (2048 channels in).
 #pragma once
@@ -39,6 +49,7 @@ struct WinogradCase {
   int64_t kernel_h = 0, kernel_w = 0, stride_h = 0, stride_w = 0;
   bool dilated = false;
   int64_t out_h = 0, out_w = 0;  // one image's output map
+  bool unpadded = false;         // no padding on any side: the map shrinks by 2
   int threads = 1;               // the team that runs it
 };
 

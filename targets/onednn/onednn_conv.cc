@@ -395,6 +395,8 @@ bool ConvKernel::make_winograd(const ExternTensor &x, const ExternTensor &w, con
   c.dilated = g.dilates[0] != 0 || g.dilates[1] != 0;
   c.out_h = g.out[2];
   c.out_w = g.out[3];
+  c.unpadded = std::all_of(g.pad_begin.begin(), g.pad_begin.end(), [](int64_t p) { return p == 0; }) &&
+               std::all_of(g.pad_end.begin(), g.pad_end.end(), [](int64_t p) { return p == 0; });
   const WinogradUse use = winograd_use(c);
   if (use == WinogradUse::kNo) return false;
   // Its kernels take X and Y blocked (nChw16c); where oneDNN has none for this

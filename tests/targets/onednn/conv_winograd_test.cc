@@ -40,8 +40,18 @@ TEST(ConvWinograd, RulePicksLargeMapsAndWideSmallOnes) {
   const WinogradUse no = WinogradUse::kNo, whole = WinogradUse::kWhole, per_image = WinogradUse::kPerImage;
   EXPECT_EQ(winograd_use(conv3x3(64, 64, 56, 56)), whole);
   EXPECT_EQ(winograd_use(conv3x3(16, 64, 16, 40)), whole);
-  EXPECT_EQ(winograd_use(conv3x3(512, 512, 7, 7)), whole);
   EXPECT_EQ(winograd_use(conv3x3(256, 256, 10, 10)), whole);
+  EXPECT_EQ(winograd_use(conv3x3(32, 64, 147, 147)), whole);
+  // Measured slower inside models: one image's 7x7 maps of 512 channels, 32
+  // output channels at any map, and unpadded windows.
+  EXPECT_EQ(winograd_use(conv3x3(512, 512, 7, 7)), no);
+  EXPECT_EQ(winograd_use(on_threads(2, conv3x3(512, 512, 7, 7))), no);
+  EXPECT_EQ(winograd_use(conv3x3(128, 32, 56, 56)), no);
+  EXPECT_EQ(winograd_use(conv3x3(16, 32, 28, 28)), no);
+  EXPECT_EQ(winograd_use(on_threads(2, conv3x3(128, 32, 56, 56))), no);
+  WinogradCase unpadded = conv3x3(80, 192, 71, 71);
+  unpadded.unpadded = true;
+  EXPECT_EQ(winograd_use(unpadded), no);
   // Measured slower: a 5x5 map, and 9x9 to 14x14 maps of under 256 channels.
   EXPECT_EQ(winograd_use(conv3x3(512, 512, 5, 5)), no);
   EXPECT_EQ(winograd_use(conv3x3(128, 128, 14, 14)), no);
@@ -110,9 +120,12 @@ std::string text(const Dims &d) {
 
 TEST(ConvWinograd, ConvStepsMatchThePlainConvolution) {
   const std::vector<Case> cases = {
-      {{{1, 32, 18, 18}, {32, 32, 3, 3}, 1, 1, false}, true},
-      {{{2, 16, 20, 17}, {48, 16, 3, 3}, 1, 1, true}, true},    // a ResNet block's second conv: residual, then ReLU
-      {{{1, 256, 9, 9}, {256, 256, 3, 3}, 1, 1, true}, true},   // a small map with wide channels
+      {{{1, 32, 18, 18}, {64, 32, 3, 3}, 1, 1, false}, true},
+      {{{2, 16, 20, 17}, {64, 16, 3, 3}, 1, 1, true}, true},    // a ResNet block's second conv: residual, then ReLU
+      {{{1, 64, 20, 20}, {32, 64, 3, 3}, 1, 1, false}, false},  // 32 channels out: direct
+      {{{1, 32, 22, 22}, {64, 32, 3, 3}, 1, 0, false}, false},  // unpadded: direct
+      {{{1, 256, 10, 10}, {256, 256, 3, 3}, 1, 1, true}, true},  // a small map with wide channels
+      {{{1, 512, 7, 7}, {512, 512, 3, 3}, 1, 1, true}, false},   // ResNet's last stage: direct
       {{{1, 32, 8, 8}, {32, 32, 3, 3}, 1, 1, false}, false},    // too small: direct
       {{{1, 32, 36, 36}, {32, 32, 3, 3}, 2, 1, false}, false},  // stride 2: direct
   };
