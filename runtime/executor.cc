@@ -263,6 +263,7 @@ void Executor::init() {
   symbols_ = BoundSymbols(std::move(table));
   temps_.resize(plan_.buffers.size());
   lifetimes_ = temp_lifetimes(plan_);
+  shared_ = shared_buffers(plan_);
   scratch_ = std::make_unique<RunScratch>();
   scratch_->bufs.resize(plan_.buffers.size());
   scratch_->buf_shapes.resize(plan_.buffers.size());
@@ -438,9 +439,10 @@ void Executor::run(const std::vector<TensorData> &inputs, std::vector<TensorData
       bufs[id].set(outputs[b.io_index].mutable_data(), b.dtype, shape);
       return outputs[b.io_index].mutable_data();
     }
-    if (arena_active_ && layout_.offset[id] >= 0) {
-      bufs[id].set(arena_.data() + layout_.offset[id], b.dtype, shape);
-      return arena_.data() + layout_.offset[id];
+    if (arena_active_ && layout_.offset[shared_[id]] >= 0) {
+      uint8_t *at = arena_.data() + layout_.offset[shared_[id]];
+      bufs[id].set(at, b.dtype, shape);
+      return at;
     }
     if (temps_[id].size() < bytes) temps_[id].resize(bytes);
     bufs[id].set(temps_[id].data(), b.dtype, shape);

@@ -98,6 +98,7 @@ class Executor {
   // a host op's output (known only mid-run), each temp gets its own storage.
   bool plan_arena();
   std::vector<BufferLifetime> lifetimes_;
+  std::vector<int> shared_;           // per buffer: the one whose arena bytes it takes (shared_buffers)
   std::vector<int64_t> arena_bytes_;  // the sizes the current layout was made for
   std::optional<std::vector<int64_t>> arena_symbols_;  // the symbols they were evaluated for, once planned
   ArenaLayout layout_;

@@ -4,12 +4,65 @@
 
 namespace disco {
 
+namespace {
+
+bool temp(const Plan &plan, int b) {
+  return b >= 0 && static_cast<size_t>(b) < plan.buffers.size() && plan.buffers[b].kind == PlanBuffer::Temp;
+}
+
+// The input index a step's kOutputReusesInput names, or -1.
+int reused_input(const PlanStep &step) {
+  const auto it = step.params.find(kOutputReusesInput);
+  if (it == step.params.end() || it->second.empty() || it->second.size() > 4) return -1;
+  int k = 0;
+  for (char c : it->second) {
+    if (c < '0' || c > '9') return -1;
+    k = k * 10 + (c - '0');
+  }
+  return k < static_cast<int>(step.inputs.size()) ? k : -1;
+}
+
+}  // namespace
+
+std::vector<int> shared_buffers(const Plan &plan) {
+  const size_t n = plan.buffers.size();
+  std::vector<int> rep(n), first(n, -1), last(n, -1);
+  for (size_t b = 0; b < n; ++b) rep[b] = static_cast<int>(b);
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    auto touch = [&](int b) {
+      if (b < 0 || static_cast<size_t>(b) >= n) return;
+      if (first[b] < 0) first[b] = static_cast<int>(s);
+      last[b] = static_cast<int>(s);
+    };
+    for (int b : plan.steps[s].outputs) touch(b);
+    for (int b : plan.steps[s].inputs) touch(b);
+  }
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    const PlanStep &step = plan.steps[s];
+    const int k = reused_input(step);
+    if (k < 0 || step.outputs.empty()) continue;
+    const int r = step.inputs[k], y = step.outputs[0];
+    if (!temp(plan, r) || !temp(plan, y) || r == y) continue;
+    // The input dies here and is read once here; the output is born here.
+    if (last[r] != static_cast<int>(s) || first[y] != static_cast<int>(s)) continue;
+    if (std::count(step.inputs.begin(), step.inputs.end(), r) != 1) continue;
+    if (std::count(step.inputs.begin(), step.inputs.end(), y) != 0) continue;
+    if (std::count(step.outputs.begin(), step.outputs.end(), r) != 0) continue;
+    const PlanBuffer &rb = plan.buffers[r], &yb = plan.buffers[y];
+    if (rb.dtype != yb.dtype || rb.shape != yb.shape || rb.channel_multiple != yb.channel_multiple) continue;
+    rep[y] = rep[r];
+  }
+  return rep;
+}
+
 std::vector<BufferLifetime> temp_lifetimes(const Plan &plan) {
   std::vector<BufferLifetime> out;
   std::vector<int> index(plan.buffers.size(), -1);
+  const std::vector<int> rep = shared_buffers(plan);
   for (size_t s = 0; s < plan.steps.size(); ++s) {
     auto touch = [&](int b) {
       if (b < 0 || plan.buffers[b].kind != PlanBuffer::Temp) return;
+      b = rep[b];
       if (index[b] < 0) {
         index[b] = static_cast<int>(out.size());
         out.push_back({b, static_cast<int>(s), static_cast<int>(s)});

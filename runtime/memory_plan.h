@@ -13,12 +13,26 @@
 
 namespace disco {
 
+// A step's param naming the input (an index into its inputs) whose bytes its
+// output may take over: the step reads each element of that input before it
+// writes the same element of its output, or reads it apart from the output
+// (a residual that a convolution's or a product's result starts from). The
+// planner shares the two only where the input is a temporary that no later
+// step reads and both have one shape, type and channel padding; otherwise the
+// step runs as it would without the param.
+inline constexpr const char kOutputReusesInput[] = "output_reuses_input";
+
+// Per buffer: the buffer whose bytes it takes (itself where it takes none's),
+// as kOutputReusesInput allows; a chain of such steps shares one buffer's bytes.
+std::vector<int> shared_buffers(const Plan &plan);
+
 struct BufferLifetime {
   int buffer = -1;
   int first = 0, last = 0;  // step indices, inclusive
 };
 
-// Lifetimes of the plan's Temp buffers.
+// Lifetimes of the plan's Temp buffers; buffers that share bytes
+// (shared_buffers) as one, under the first of them.
 std::vector<BufferLifetime> temp_lifetimes(const Plan &plan);
 
 struct ArenaLayout {

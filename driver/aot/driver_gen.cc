@@ -39,6 +39,10 @@ Layout make_layout(const Plan &plan) {
   l.lives = temp_lifetimes(plan);
   l.temp_of.assign(plan.buffers.size(), -1);
   for (size_t t = 0; t < l.lives.size(); ++t) l.temp_of[l.lives[t].buffer] = static_cast<int>(t);
+  // A buffer that takes another's bytes (shared_buffers) takes its arena slot.
+  const std::vector<int> shared = shared_buffers(plan);
+  for (size_t b = 0; b < shared.size(); ++b)
+    if (shared[b] != static_cast<int>(b)) l.temp_of[b] = l.temp_of[shared[b]];
   return l;
 }
 

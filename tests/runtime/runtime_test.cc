@@ -301,5 +301,64 @@ TEST(MemoryPlan, BuffersAliveTogetherNeverOverlapAndDeadOnesLendTheirBytes) {
   EXPECT_LE(a.size, 1024 + 128) << "two live buffers at most";
 }
 
+// in -> t0 -> t1; t2 = step(t1, t0) naming t0 (input 1) as the bytes its output may take.
+Plan residual_plan() {
+  Plan p;
+  auto buf = [&](PlanBuffer::Kind k) {
+    p.buffers.push_back({k, "b" + std::to_string(p.buffers.size()), DType::F32, {Dim::symbol("n"), Dim(8)}, -1});
+    return static_cast<int>(p.buffers.size()) - 1;
+  };
+  const int in = buf(PlanBuffer::Input), t0 = buf(PlanBuffer::Temp), t1 = buf(PlanBuffer::Temp),
+            t2 = buf(PlanBuffer::Temp), out = buf(PlanBuffer::Output);
+  p.steps.push_back({"k0", "", {}, "", {}, "", {in}, {}, {t0}});
+  p.steps.push_back({"k1", "", {}, "", {}, "", {t0}, {}, {t1}});
+  p.steps.push_back({"k2", "", {}, "", {{kOutputReusesInput, "1"}}, "", {t1, t0}, {}, {t2}});
+  p.steps.push_back({"k3", "", {}, "", {}, "", {t2}, {}, {out}});
+  return p;
+}
+
+TEST(MemoryPlan, AResultTakesTheBytesOfAResidualThatDiesAtItsStep) {
+  const Plan p = residual_plan();
+  const std::vector<int> shared = shared_buffers(p);
+  EXPECT_EQ(shared, (std::vector<int>{0, 1, 2, 1, 4})) << "t2 takes t0's bytes";
+  // One lifetime for the two, from t0's write to t2's last read; t1 apart.
+  const auto l = temp_lifetimes(p);
+  ASSERT_EQ(l.size(), 2u);
+  EXPECT_EQ(l[0].buffer, 1);
+  EXPECT_EQ(l[0].first, 0);
+  EXPECT_EQ(l[0].last, 3);
+  EXPECT_EQ(l[1].buffer, 2);
+  const ArenaLayout a = place_buffers(l, {0, 32, 32, 32, 0}, p.buffers.size());
+  EXPECT_NE(a.offset[1], a.offset[2]);
+  EXPECT_EQ(a.offset[3], -1) << "t2 has no placement of its own: the executor reads t0's";
+}
+
+TEST(MemoryPlan, AResidualReadLaterOrTwiceOrShapedOtherwiseKeepsItsBytes) {
+  auto unshared = [](const Plan &p, const std::string &what) {
+    const std::vector<int> shared = shared_buffers(p);
+    for (size_t b = 0; b < shared.size(); ++b) EXPECT_EQ(shared[b], static_cast<int>(b)) << what << ": buffer " << b;
+  };
+  Plan later = residual_plan();
+  later.steps[3].inputs.push_back(1);  // t0 read after the step
+  unshared(later, "read by a later step");
+  Plan twice = residual_plan();
+  twice.steps[2].inputs = {1, 1};  // t0 also as the step's other input
+  unshared(twice, "read twice by the step");
+  Plan shaped = residual_plan();
+  shaped.buffers[3].shape = {Dim::symbol("n"), Dim(16)};
+  unshared(shaped, "another shape");
+  Plan padded = residual_plan();
+  padded.buffers[1].channel_multiple = 16;
+  unshared(padded, "channels padded on one side only");
+  Plan input = residual_plan();
+  input.steps[2].inputs = {2, 0};  // the model's input, not a temporary
+  unshared(input, "a model input");
+  for (const char *bad : {"", "2", "-1", "x", "99999"}) {
+    Plan p = residual_plan();
+    p.steps[2].params[kOutputReusesInput] = bad;
+    unshared(p, std::string("param '") + bad + "'");
+  }
+}
+
 }  // namespace
 }  // namespace disco

@@ -3,7 +3,8 @@
 // 24- and 40-channel results only convolutions read, as X and as a residual,
 // against plain-loop convolutions at several run-time shapes and on one and
 // two threads; the plan holds those results padded, in buffers allocated with
-// the channels rounded up to 16.
+// the channels rounded up to 16, and the residual's result in the residual's
+// own bytes.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 
 #include "driver/session.h"
 #include "frontend/graph_builder.h"
+#include "runtime/memory_plan.h"
 #include "tests/support/onednn_cases.h"
 #include "tests/support/onednn_references.h"
 
@@ -107,6 +109,17 @@ TEST(OnednnPaddedHeld, AnMbconvChainOfTwentyFourAndFortyChannelsMatchesTheRefere
     }
   EXPECT_EQ(padded_steps, 3) << "y1, y4 and y5 are held padded";
   EXPECT_EQ(padded_buffers, 3);
+  // y4 starts from its residual y1, which nothing after reads: it takes y1's bytes.
+  const std::vector<int> shared = shared_buffers(plan);
+  int sharing = 0;
+  for (const PlanStep &st : plan.steps) {
+    if (!st.params.count(kOutputReusesInput)) continue;
+    const int r = st.inputs.at(std::stoul(st.params.at(kOutputReusesInput)));
+    EXPECT_EQ(shared.at(st.outputs.at(0)), shared.at(r)) << st.label;
+    EXPECT_EQ(plan.buffers.at(r).channel_multiple, 16) << st.label << ": the residual y1, held padded";
+    ++sharing;
+  }
+  EXPECT_EQ(sharing, 1) << "the project conv's step";
 }
 
 }  // namespace
