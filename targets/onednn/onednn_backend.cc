@@ -172,25 +172,29 @@ std::set<int> padded_values(const MatchContext &ctx, const std::vector<const One
   return values;
 }
 
-// The operand (an index into u.operands) of a conv's or product's first Add
-// whose operand is held as the result is, or -1: its step starts the result
-// from it (the sum post-op, or the panel product's epilogue reading each
-// element before writing it), so the result may take its bytes where nothing
-// later reads it (memory_plan.h's kOutputReusesInput). ResNet-50 copied 22 MB
-// of residuals into results per run, 2.4% of its time on one thread.
-int residual_operand(const OnednnUnit &u, const std::set<int> &channels_last, const std::set<int> &padded,
-                     const Graph &g) {
-  if (u.anchor != OnednnUnit::Conv && u.anchor != OnednnUnit::MatMul && u.anchor != OnednnUnit::Gemm) return -1;
+// The step input (an index into the step's inputs) whose bytes the unit's
+// result may take where nothing later reads it (memory_plan.h's
+// kOutputReusesInput), or -1. A conv or product starts its result from the
+// operand of its first Add that is held as the result is (the sum post-op,
+// or the panel product's epilogue reading each element before writing it):
+// ResNet-50 copied 22 MB of residuals into results per run, 2.4% of its time
+// on one thread. A per-channel Binary (a squeeze-excitation's scaling) reads
+// X element by element as it writes the result, so its result lands in
+// bytes still in the caches.
+int reused_step_input(const OnednnUnit &u, const std::set<int> &channels_last, const std::set<int> &padded,
+                      const Graph &g) {
   const std::optional<Shape> &out = g.values[u.output].shape;
+  auto held_as_result = [&](int v) {
+    return out && g.values[v].shape == out && channels_last.count(v) == channels_last.count(u.output) &&
+           padded.count(v) == padded.count(u.output);
+  };
+  if (u.anchor == OnednnUnit::Binary) return u.post_ops.empty() && held_as_result(u.anchor_inputs.at(0)) ? 0 : -1;
+  if (u.anchor != OnednnUnit::Conv && u.anchor != OnednnUnit::MatMul && u.anchor != OnednnUnit::Gemm) return -1;
   size_t i = 0;
   for (const OnednnPostOp &op : u.post_ops) {
     if (op.num_operands() == 0) continue;
-    if (op.kind == OnednnPostOp::Add && i < u.operands.size()) {
-      const int v = u.operands[i];
-      if (out && g.values[v].shape == out && channels_last.count(v) == channels_last.count(u.output) &&
-          padded.count(v) == padded.count(u.output))
-        return static_cast<int>(i);
-    }
+    if (op.kind == OnednnPostOp::Add && i < u.operands.size() && held_as_result(u.operands[i]))
+      return static_cast<int>(u.anchor_inputs.size() + i);
     i += static_cast<size_t>(op.num_operands());
   }
   return -1;
@@ -285,8 +289,8 @@ PlanStep unit_step(const OnednnUnit &u, const Region &region, const std::set<int
     }
   }
   for (int vid : u.anchor_inputs) step.inputs.push_back(vid < 0 ? -1 : b.input_buffer(vid));
-  if (const int r = residual_operand(u, channels_last, padded, b.graph()); r >= 0)
-    step.params[kOutputReusesInput] = std::to_string(step.inputs.size() + static_cast<size_t>(r));
+  if (const int r = reused_step_input(u, channels_last, padded, b.graph()); r >= 0)
+    step.params[kOutputReusesInput] = std::to_string(r);
   for (int vid : u.operands) step.inputs.push_back(b.input_buffer(vid));
   for (int vid : unit_outputs(u)) {
     step.outputs.push_back(b.output_buffer(vid));

@@ -1,7 +1,7 @@
 // The oneDNN backend's squeeze-excitation step (onednn.binary): X times (or
 // plus) a per-channel S computed from X, kept in oneDNN's layout between the
-// convolutions around it, against plain-loop references at several run-time
-// shapes; and the Muls it must leave to the host.
+// convolutions around it and written over X, against plain-loop references
+// at several run-time shapes; and the Muls it must leave to the host.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,6 +9,7 @@
 
 #include "driver/session.h"
 #include "frontend/graph_builder.h"
+#include "runtime/memory_plan.h"
 #include "targets/onednn/onednn_kernels.h"
 #include "tests/support/onednn_cases.h"
 #include "tests/support/onednn_references.h"
@@ -53,6 +54,10 @@ void check_se(const Se &se, bool want_binary) {
     EXPECT_EQ(step->params.at("algorithm"), std::string(se.op) == "Mul" ? "mul" : "add");
     EXPECT_EQ(step->params.at("channels_last_inputs"), "0,1") << "X and S come from convolutions";
     EXPECT_EQ(step->params.at("channels_last_output"), "1") << "only a convolution reads the result";
+    // X dies at the step (the pool read it before): the result takes its bytes.
+    EXPECT_EQ(step->params.at(kOutputReusesInput), "0");
+    const std::vector<int> shared = shared_buffers(sess.last_compile().plan);
+    EXPECT_EQ(shared.at(step->outputs.at(0)), shared.at(step->inputs.at(0))) << se.op << ": the result in X's bytes";
   }
   for (Dims xs : {Dims{1, 3, 5, 6}, Dims{2, 3, 4, 3}}) {
     TensorData tx = tensor(xs, 0.5f, 9);
