@@ -748,13 +748,17 @@ void ConvKernel::run_spatial(const ExternCall &call) {
   Epilogue e = epilogue(call, 3, g.out);
   float *dst = static_cast<float *>(y.data);
   if (c == 0) {  // no input channels: the bias, then the epilogue
+    // Aside from Y: an epilogue operand may be Y's own bytes (a residual the
+    // memory plan lets the result take, memory_plan.h), read after the bias is written.
     const int64_t inner = y.num_elements() / (g.out[0] * m);
-    std::vector<float> plain(out_channels_last_ ? static_cast<size_t>(y.num_elements()) : 0);
-    float *out = out_channels_last_ ? plain.data() : dst;
+    std::vector<float> out(static_cast<size_t>(y.num_elements()));
     for (int64_t i = 0; i < y.num_elements(); ++i)
       out[i] = bias ? static_cast<const float *>(bias->data)[(i / inner) % m] : 0.0f;
-    apply_post_ops_scalar(out, g.out, e.ops, e.operands);
-    if (out_channels_last_) copy_to_layout(out, dst, scattered_layout(g.out, kToChannelsLast));
+    apply_post_ops_scalar(out.data(), g.out, e.ops, e.operands);
+    if (out_channels_last_)
+      copy_to_layout(out.data(), dst, scattered_layout(g.out, kToChannelsLast));
+    else
+      std::memcpy(dst, out.data(), out.size() * sizeof(float));
     return;
   }
   const EltwiseTail tail = take_eltwise_tail(e);  // computed below, over the primitive's result

@@ -111,6 +111,19 @@ TEST(OnednnKernels, AConvolutionWithoutInputChannelsGivesTheEpilogueOfTheBias) {
   for (int64_t i = 0; i < y.num_elements(); ++i) EXPECT_EQ(y.as<float>()[i], (i / 9) % 2 == 0 ? 0.5f : 0.0f) << i;
 }
 
+TEST(OnednnKernels, AConvolutionWithoutInputChannelsAddsAResidualHeldInItsOwnResult) {
+  // The memory plan may give Y the residual's bytes (memory_plan.h's kOutputReusesInput).
+  auto k = make_kernel("onednn.conv", conv_params("1,1", "0,0,0,0", "1", "add,relu:0"));
+  TensorData x(DType::F32, {1, 0, 2, 2}), w(DType::F32, {2, 0, 1, 1}), bias = testing::f32({2}, {0.5f, -1.0f});
+  TensorData y = testing::f32({1, 2, 2, 2}, {1.0f, -2.0f, 3.0f, -0.25f, 4.0f, 0.5f, 2.0f, -3.0f});
+  const std::vector<float> residual = values(y);
+  std::vector<ExternTensor> ins{view(x), view(w, true), view(bias), view(y)}, outs{view(y)};
+  SymbolValues syms;
+  k->run(ExternCall{ins, outs, syms});
+  for (int64_t i = 0; i < y.num_elements(); ++i)
+    EXPECT_EQ(y.as<float>()[i], std::max(residual[i] + bias.as<float>()[i / 4], 0.0f)) << i;
+}
+
 TEST(OnednnKernels, RepeatedLinearAndClipWithOtherParametersKeepTheirOwnParameters) {
   // oneDNN 2.6 would run both linears (and both clips) with one parameter set.
   auto k = make_kernel(
