@@ -1,6 +1,9 @@
 #include "runtime/memory_plan.h"
 
 #include <algorithm>
+#include <optional>
+
+#include "frontend/checked_size.h"
 
 namespace disco {
 
@@ -13,13 +16,9 @@ bool temp(const Plan &plan, int b) {
 // The input index a step's kOutputReusesInput names, or -1.
 int reused_input(const PlanStep &step) {
   const auto it = step.params.find(kOutputReusesInput);
-  if (it == step.params.end() || it->second.empty() || it->second.size() > 4) return -1;
-  int k = 0;
-  for (char c : it->second) {
-    if (c < '0' || c > '9') return -1;
-    k = k * 10 + (c - '0');
-  }
-  return k < static_cast<int>(step.inputs.size()) ? k : -1;
+  if (it == step.params.end()) return -1;
+  const std::optional<int64_t> k = parse_count(it->second);
+  return k && *k < static_cast<int64_t>(step.inputs.size()) ? static_cast<int>(*k) : -1;
 }
 
 }  // namespace
