@@ -6,7 +6,8 @@
 // DISCO_PADDED_HELD (tensors held padded, onednn_layout.h) is read when the
 // backend compiles, and DISCO_RECURRENT_MATMUL (RNN/GRU/LSTM input
 // projections as oneDNN matmuls, lowering/recurrent_projection.h) when it
-// rewrites the graph: A/B runs of these take --no-cache.
+// rewrites the graph, and DISCO_RECURRENCE_STEP (their recurrences as
+// onednn.recurrence steps) when it matches: A/B runs of these take --no-cache.
 #pragma once
 #include <cstdlib>
 #include <cstring>

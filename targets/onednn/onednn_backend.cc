@@ -246,7 +246,15 @@ PlanStep unit_step(const OnednnUnit &u, const Region &region, const std::set<int
     step.params["channels_last_outputs"] = join_ints(kept);
     step.params["channel_map"] = join_ints(map);
   }
-  if (u.anchor == OnednnUnit::Gather) {
+  if (u.anchor == OnednnUnit::Recurrence) {
+    step.extern_call = "onednn.recurrence";
+    step.params["cell"] = u.recurrence_cell;
+    step.params["directions"] = std::to_string(u.recurrence_directions);
+    step.params["reverse"] = u.recurrence_reverse ? "1" : "0";
+    step.params["hidden"] = std::to_string(u.recurrence_hidden);
+    step.params["layout"] = std::to_string(u.recurrence_layout);
+    step.params["results"] = join_ints(u.recurrence_results);
+  } else if (u.anchor == OnednnUnit::Gather) {
     step.extern_call = "onednn.channel_gather";
   } else if (u.anchor == OnednnUnit::Concat) {
     step.extern_call = "onednn.concat";

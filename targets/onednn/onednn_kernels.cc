@@ -9,6 +9,7 @@ namespace disco {
 std::unique_ptr<ExternKernel> make_onednn_concat_kernel(const PlanStep &step);  // onednn_concat.cc
 std::unique_ptr<ExternKernel> make_onednn_binary_kernel(const PlanStep &step);  // onednn_binary.cc
 std::unique_ptr<ExternKernel> make_onednn_channel_gather_kernel(const PlanStep &step);  // onednn_channel_gather.cc
+std::unique_ptr<ExternKernel> make_onednn_recurrence_kernel(const PlanStep &step);      // onednn_recurrence.cc
 
 void install_onednn_runtime() {
   static std::once_flag once;
@@ -20,6 +21,7 @@ void install_onednn_runtime() {
     registry.add("onednn.concat", make_onednn_concat_kernel);
     registry.add("onednn.binary", make_onednn_binary_kernel);
     registry.add("onednn.channel_gather", make_onednn_channel_gather_kernel);
+    registry.add("onednn.recurrence", make_onednn_recurrence_kernel);
   });
 }
 

@@ -582,7 +582,8 @@ std::vector<SupportRule> onednn_rules() {
               if (!match_anchor(ctx, node, u, &why)) return decline(why);
               if (u.outputs.empty()) u.output = ctx.node(node).outputs[0];  // a Gather names its own
               const bool alone = u.anchor == OnednnUnit::Pool || u.anchor == OnednnUnit::Concat ||
-                                 u.anchor == OnednnUnit::Binary || u.anchor == OnednnUnit::Gather;
+                                 u.anchor == OnednnUnit::Binary || u.anchor == OnednnUnit::Gather ||
+                                 u.anchor == OnednnUnit::Recurrence;
               if (!alone) match_epilogue(ctx, node, u);
               if (u.anchor == OnednnUnit::Concat) {
                 match_concat_epilogue(ctx, node, u);
@@ -611,7 +612,10 @@ std::vector<SupportRule> onednn_rules() {
           rule("onednn.channel_gather", "Reshape", match_channel_shuffle),
           rule("onednn.concat", "Concat", match_channel_concat),
           rule("onednn.binary", "Mul", match_channel_scale),
-          rule("onednn.binary", "Add", match_channel_scale)};
+          rule("onednn.binary", "Add", match_channel_scale),
+          rule("onednn.recurrence", "LSTM", match_recurrence),
+          rule("onednn.recurrence", "GRU", match_recurrence),
+          rule("onednn.recurrence", "RNN", match_recurrence)};
 }
 
 }  // namespace disco

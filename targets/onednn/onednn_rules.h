@@ -34,9 +34,11 @@ constexpr int kOnednnMaxRank = 12;
 constexpr int kOnednnMaxPostOps = 16;
 
 struct OnednnUnit : MatchPayload {
-  enum Anchor { MatMul, Gemm, Conv, Pool, Concat, Binary, Gather } anchor = MatMul;
+  enum Anchor { MatMul, Gemm, Conv, Pool, Concat, Binary, Gather, Recurrence } anchor = MatMul;
   std::vector<int> nodes;          // anchor first, then the epilogue in graph order
-  std::vector<int> anchor_inputs;  // MatMul/Gemm: A, B; Conv: X, W, bias (-1 when absent); Pool: X; Concat, Gather: all; Binary: X, S
+  std::vector<int>
+      anchor_inputs;  // MatMul/Gemm: A, B; Conv: X, W, bias (-1 when absent); Pool: X; Concat, Gather: all; Binary: X,
+                      // S; Recurrence: projections, R, B, initial_h, initial_c (-1 when absent)
   // MatMul: operands read in place through a Reshape and Transpose (anchor_inputs
   // then hold what those read), and a Transpose (and Reshape) of the result
   // written in place (`output` is then their result). See onednn_view.h.
@@ -67,6 +69,12 @@ struct OnednnUnit : MatchPayload {
   };
   std::vector<int> outputs;
   std::vector<std::vector<Source>> channel_sources;
+  // Recurrence (onednn_recurrence_rule.cc): `outputs` are those of Y, Y_h,
+  // Y_c the node has; recurrence_results their positions among the three.
+  std::vector<int64_t> recurrence_results;
+  std::string recurrence_cell;  // "rnn", "gru" or "lstm"
+  int64_t recurrence_directions = 1, recurrence_hidden = 0, recurrence_layout = 0;
+  bool recurrence_reverse = false;
 };
 
 // One rule per anchor op; each takes a unit with its OnednnUnit as the payload.
@@ -85,5 +93,9 @@ bool match_channel_scale(const MatchContext &ctx, int node, OnednnUnit &u, std::
 // makes its input (anchor Concat) or without (anchor Reshape), and the Slices
 // along the channels that are all its readers: one channel gather.
 bool match_channel_shuffle(const MatchContext &ctx, int node, OnednnUnit &u, std::string *why);
+
+// An RNN, GRU or LSTM node that reads its input projections, in the forms
+// recurrent_cell.h computes (onednn_recurrence_rule.cc).
+bool match_recurrence(const MatchContext &ctx, int node, OnednnUnit &u, std::string *why);
 
 }  // namespace disco

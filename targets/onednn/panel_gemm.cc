@@ -2,40 +2,12 @@
 
 #include <immintrin.h>
 
+#include "targets/onednn/avx512_ops.h"
 #include "targets/onednn/panel_math.h"
 
 namespace disco {
 
 namespace {
-
-// panel_math.h's operations on 16 floats.
-struct Avx512 {
-  static __m512 splat(float v) { return _mm512_set1_ps(v); }
-  static __m512 add(__m512 a, __m512 b) { return _mm512_add_ps(a, b); }
-  static __m512 sub(__m512 a, __m512 b) { return _mm512_sub_ps(a, b); }
-  static __m512 mul(__m512 a, __m512 b) { return _mm512_mul_ps(a, b); }
-  static __m512 div(__m512 a, __m512 b) { return _mm512_div_ps(a, b); }
-  static __m512 fmadd(__m512 a, __m512 b, __m512 c) { return _mm512_fmadd_ps(a, b, c); }
-  static __m512 min(__m512 a, __m512 b) { return _mm512_min_ps(a, b); }
-  static __m512 max(__m512 a, __m512 b) { return _mm512_max_ps(a, b); }
-  static __m512 abs(__m512 a) { return _mm512_abs_ps(a); }
-  static __m512 high_bits(__m512 a) {
-    const __m512i mask = _mm512_set1_epi32(static_cast<int>(math_coefficients::kHalfMantissaMask));
-    return _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(a), mask));
-  }
-  static __m512 round(__m512 a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
-  static __m512 scale(__m512 a, __m512 k) { return _mm512_scalef_ps(a, k); }
-  // a 2^k where s >= least, else 0: zero-masked lanes are not computed, so they cost no underflow assist.
-  static __m512 scale_or_zero(__m512 a, __m512 k, __m512 s, float least) {
-    return _mm512_maskz_scalef_ps(_mm512_cmp_ps_mask(s, _mm512_set1_ps(least), _CMP_GE_OQ), a, k);
-  }
-  static __m512 select_negative(__m512 c, __m512 a, __m512 b) {
-    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(c, _mm512_setzero_ps(), _CMP_LT_OQ), b, a);
-  }
-  static __m512 keep_nan(__m512 x, __m512 y) {
-    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), y, x);
-  }
-};
 
 inline __m512 operand_at(const PanelOp &op, int64_t r, int64_t n) {
   const float *p = op.operand + r * op.row_stride + n * op.col_stride;

@@ -78,6 +78,25 @@ inline V sigmoid(V x) {
   return Ops::keep_nan(x, Ops::div(Ops::select_negative(x, e, one), Ops::add(one, e)));
 }
 
+// tanh |x| = E / (E + 2), E = e^(2|x|) - 1 with |x| clamped to 10 (where
+// tanh rounds to 1), as math::tanh computes it (expm1 from exp's remainder
+// polynomial: E = 2^k (e^r - 1) + (2^k - 1)), the sign put back by a
+// select: within an ulp or two of the host kernels' tanh (tanh(-0) gives +0
+// here). The recurrent cells' gates (recurrent_cell.h) take it.
+template <class Ops, class V>
+inline V tanh(V x) {
+  namespace mc = math_coefficients;
+  const V a = Ops::mul(Ops::min(Ops::abs(x), Ops::splat(10.0f)), Ops::splat(2.0f));
+  const V k = Ops::round(Ops::mul(a, Ops::splat(mc::kLog2e)));
+  V r = Ops::fmadd(k, Ops::splat(-mc::kLn2Hi), a);  // exact
+  r = Ops::fmadd(k, Ops::splat(-mc::kLn2Lo), r);
+  const V em1 = Ops::fmadd(Ops::mul(r, r), horner<Ops>(r, mc::kExpRemainder), r);  // e^r - 1
+  const V two_k = Ops::scale(Ops::splat(1.0f), k);
+  const V e = Ops::fmadd(two_k, em1, Ops::sub(two_k, Ops::splat(1.0f)));
+  const V t = Ops::div(e, Ops::add(e, Ops::splat(2.0f)));
+  return Ops::keep_nan(x, Ops::select_negative(x, Ops::sub(Ops::splat(0.0f), t), t));
+}
+
 // The panel products' epilogue (panel_gemm.h's PanelOp steps, in order) on
 // `count` vectors, step by step: each step runs over all of them before the
 // next starts, so that a core overlaps their long dependency chains (GELU's

@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -92,10 +93,14 @@ TEST_P(RecurrentTemplate, LayersMatchPyTorchAtFourShapesWithOneCompile) {
 // (lowering/recurrent_projection.h) and the recurrent kernel reads its
 // result: the recurrence alone gets the template, and the biases (Wb + Rb,
 // without GRU's Rb of gate h under linear_before_reset) move into the
-// matmul's Add.
+// matmul's Add. The oneDNN backend's own recurrence step
+// (onednn.recurrence) is switched off for this (DISCO_RECURRENCE_STEP=0,
+// read when the backend matches), so that the host's template runs.
 TEST_P(RecurrentTemplate, LayersAfterOnednnProjectionsMatchPyTorchAtFourShapes) {
   const std::string base = testing::references_dir() + "/recurrent/" + GetParam().name;
+  ::setenv("DISCO_RECURRENCE_STEP", "0", 1);
   Compiled c = compile_for(base + ".onnx", {"onednn", "host"});
+  ::unsetenv("DISCO_RECURRENCE_STEP");
   ASSERT_EQ(c.splits.size(), 1u) << "the layers' projections must be split out for oneDNN";
   EXPECT_EQ(c.splits[0],
             "split " + std::to_string(GetParam().layers) + " node(s) for the backends (Backend::prepare_graph)");
@@ -109,6 +114,20 @@ TEST_P(RecurrentTemplate, LayersAfterOnednnProjectionsMatchPyTorchAtFourShapes) 
   EXPECT_LE(recurrent, GetParam().layers);
   install_backend_runtimes();  // the matmul steps' glue
   expect_four_shapes_match(c, base, GetParam().name + " after oneDNN projections");
+}
+
+// By default the oneDNN backend takes each layer's recurrence too, as an
+// onednn.recurrence step (targets/onednn/recurrent_cell.h): no Halide
+// recurrent kernel is left, and the numbers are PyTorch's.
+TEST_P(RecurrentTemplate, LayersAsOnednnRecurrenceStepsMatchPyTorchAtFourShapes) {
+  const std::string base = testing::references_dir() + "/recurrent/" + GetParam().name;
+  Compiled c = compile_for(base + ".onnx", {"onednn", "host"});
+  int steps = 0;
+  for (const PlanStep &s : c.model.plan.steps) steps += s.extern_call == "onednn.recurrence";
+  EXPECT_EQ(steps, GetParam().layers) << "each layer's recurrence must be an onednn.recurrence step";
+  for (const auto &s : c.schedules) EXPECT_NE(s, "recurrent") << "a layer's recurrence stayed on the host";
+  install_backend_runtimes();
+  expect_four_shapes_match(c, base, GetParam().name + " as onednn.recurrence steps");
 }
 
 INSTANTIATE_TEST_SUITE_P(Taggers, RecurrentTemplate,
@@ -243,6 +262,26 @@ TEST_P(RecurrentTemplateFromStates, GivenInitialStatesMatchPyTorchAtBatchOneAndS
     for (const auto &n : GetParam().inputs) in.push_back(read_npy(ref + "." + n + ".npy"));
     auto out = exec.run(in);
     testing::expect_close(out[0], read_npy(ref + ".output.npy"), GetParam().name + " at shape set " + std::to_string(k));
+  }
+}
+
+// The same layers as onednn.recurrence steps: the step copies the given
+// states into its own and writes Y from them.
+TEST_P(RecurrentTemplateFromStates, GivenInitialStatesMatchPyTorchAsOnednnRecurrenceSteps) {
+  const std::string base = testing::references_dir() + "/recurrent/" + GetParam().name;
+  Compiled c = compile_for(base + ".onnx", {"onednn", "host"});
+  int steps = 0;
+  for (const PlanStep &s : c.model.plan.steps) steps += s.extern_call == "onednn.recurrence";
+  EXPECT_EQ(steps, 1) << "the layer's recurrence must be an onednn.recurrence step";
+  install_backend_runtimes();
+  Executor exec(c.model.plan, c.model.dir);
+  for (int k = 1; k <= 2; ++k) {
+    const std::string ref = base + "." + std::to_string(k);
+    std::vector<TensorData> in;
+    for (const auto &n : GetParam().inputs) in.push_back(read_npy(ref + "." + n + ".npy"));
+    auto out = exec.run(in);
+    testing::expect_close(out[0], read_npy(ref + ".output.npy"),
+                          GetParam().name + " at shape set " + std::to_string(k));
   }
 }
 
