@@ -9,8 +9,9 @@
 // statement and stores its sums after every 16 terms of k, about 70-80
 // GFLOP/s on the taggers' steps (batch 4 and 8, H 256) of this machine's
 // 212; a register tile of a batch chunk by all of a tile's gates, summed
-// over the whole k before the cell's update, runs the same steps at 120-140
-// (recurrent-cell-2026-12-07.md).
+// over the whole k before the cell's update, runs the same steps at about
+// 105, the gates' sigmoids and tanhs included (benchmarks/results/
+// recurrent-cell-2026-12-07.md).
 //
 // Layouts. R per direction is packed at load time (pack_recurrent_weights)
 // as [tiles][H (k)][G][W]: W hidden units (one vector) of each gate, so a
