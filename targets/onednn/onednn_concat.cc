@@ -24,6 +24,7 @@
 #include <cstring>
 #include <vector>
 
+#include "targets/onednn/float_copy.h"
 #include "targets/onednn/onednn_cache.h"
 #include "targets/onednn/onednn_layout.h"
 #include "targets/onednn/onednn_step.h"
@@ -86,7 +87,7 @@ class ConcatKernel : public OnednnStep {
   // How one input gets into the result.
   struct Part {
     // Its channels: `run` floats per image at `at` in the result's image (in
-    // whole blocks where the result is blocked). Contiguous: a memcpy of them.
+    // whole blocks where the result is blocked). Contiguous: a copy of them (float_copy.h).
     bool contiguous = false;
     int64_t run = 0, at = 0;
     memory src, dst;  // otherwise: a reorder into the result's sub-memory
@@ -221,7 +222,7 @@ void ConcatKernel::run(const ExternCall &call) {
       for (int64_t n = 0; n < y.shape[0] && to > from; ++n) {
         float *out = dst + n * en->image + p.at;
         if (f.empty() || nhwc)
-          std::memcpy(out + from, src + n * p.run + from, static_cast<size_t>(to - from) * sizeof(float));
+          copy_floats(out + from, src + n * p.run + from, to - from);
         else
           affine_run(f, out + from, src + n * p.run + from, p.at + from, to - from, spatial, block);
       }

@@ -29,6 +29,7 @@
 #include "targets/onednn/conv_regions.h"
 #include "targets/onednn/conv_winograd.h"
 #include "targets/onednn/eltwise_tail.h"
+#include "targets/onednn/float_copy.h"
 #include "targets/onednn/onednn_cache.h"
 #include "targets/onednn/onednn_layout.h"
 #include "targets/onednn/onednn_step.h"
@@ -801,7 +802,8 @@ void ConvKernel::run_spatial(const ExternCall &call) {
     if (en->sum_copy)
       copy(en->sum_copy, en->sum_user.user, en->dst.inner);
     else if (res != en->dst.inner.get_data_handle())
-      std::memcpy(en->dst.inner.get_data_handle(), res, en->dst.inner.get_desc().get_size());
+      copy_floats(static_cast<float *>(en->dst.inner.get_data_handle()), static_cast<const float *>(res),
+                  static_cast<int64_t>(en->dst.inner.get_desc().get_size() / sizeof(float)));
   }
   use_team(team);
   if (en->boxes.empty()) execute_images(*en);

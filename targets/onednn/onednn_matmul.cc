@@ -19,6 +19,7 @@
 #include "targets/onednn/ab_switch.h"
 #include "targets/onednn/onednn_cache.h"
 #include "targets/onednn/onednn_layout.h"
+#include "targets/onednn/float_copy.h"
 #include "targets/onednn/onednn_step.h"
 #include "targets/onednn/onednn_view.h"
 #include "targets/onednn/panel_gemm.h"
@@ -747,7 +748,8 @@ void MatmulKernel::run(const ExternCall &call) {
     mem.set_data_handle(unaliased(data, mem.get_desc().get_size(), i));
   }
   if (en->sum >= 0 && e.operands[en->sum].data != product_dst)
-    std::memcpy(product_dst, e.operands[en->sum].data, static_cast<size_t>(y.num_elements()) * sizeof(float));
+    copy_floats(static_cast<float *>(product_dst), static_cast<const float *>(e.operands[en->sum].data),
+                y.num_elements());
   execute(en->prim, en->args);
   scatter();
   ran(en->impl);
