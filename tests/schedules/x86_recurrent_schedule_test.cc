@@ -249,20 +249,25 @@ void PrintTo(const StartedLayer &l, std::ostream *os) { *os << l.name; }
 
 class RecurrentTemplateFromStates : public ::testing::TestWithParam<StartedLayer> {};
 
+// The layer's output at both reference shapes (BASE.k.NAME.npy for each input) against PyTorch's.
+void expect_started_layer_matches(const Compiled &c, const std::string &base, const StartedLayer &layer) {
+  Executor exec(c.model.plan, c.model.dir);
+  for (int k = 1; k <= 2; ++k) {
+    const std::string ref = base + "." + std::to_string(k);
+    std::vector<TensorData> in;
+    for (const auto &n : layer.inputs) in.push_back(read_npy(ref + "." + n + ".npy"));
+    auto out = exec.run(in);
+    testing::expect_close(out[0], read_npy(ref + ".output.npy"), layer.name + " at shape set " + std::to_string(k));
+  }
+}
+
 TEST_P(RecurrentTemplateFromStates, GivenInitialStatesMatchPyTorchAtBatchOneAndSix) {
   const std::string base = testing::references_dir() + "/recurrent/" + GetParam().name;
   Compiled c = compile_on_host(base + ".onnx");
   int recurrent = 0;
   for (const auto &s : c.schedules) recurrent += s == "recurrent";
   EXPECT_EQ(recurrent, 1) << "the layer's kernel must get the recurrent template";
-  Executor exec(c.model.plan, c.model.dir);
-  for (int k = 1; k <= 2; ++k) {
-    const std::string ref = base + "." + std::to_string(k);
-    std::vector<TensorData> in;
-    for (const auto &n : GetParam().inputs) in.push_back(read_npy(ref + "." + n + ".npy"));
-    auto out = exec.run(in);
-    testing::expect_close(out[0], read_npy(ref + ".output.npy"), GetParam().name + " at shape set " + std::to_string(k));
-  }
+  expect_started_layer_matches(c, base, GetParam());
 }
 
 // The same layers as onednn.recurrence steps: the step copies the given
@@ -274,15 +279,7 @@ TEST_P(RecurrentTemplateFromStates, GivenInitialStatesMatchPyTorchAsOnednnRecurr
   for (const PlanStep &s : c.model.plan.steps) steps += s.extern_call == "onednn.recurrence";
   EXPECT_EQ(steps, 1) << "the layer's recurrence must be an onednn.recurrence step";
   install_backend_runtimes();
-  Executor exec(c.model.plan, c.model.dir);
-  for (int k = 1; k <= 2; ++k) {
-    const std::string ref = base + "." + std::to_string(k);
-    std::vector<TensorData> in;
-    for (const auto &n : GetParam().inputs) in.push_back(read_npy(ref + "." + n + ".npy"));
-    auto out = exec.run(in);
-    testing::expect_close(out[0], read_npy(ref + ".output.npy"),
-                          GetParam().name + " at shape set " + std::to_string(k));
-  }
+  expect_started_layer_matches(c, base, GetParam());
 }
 
 INSTANTIATE_TEST_SUITE_P(Layers, RecurrentTemplateFromStates,
