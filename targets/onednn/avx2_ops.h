@@ -19,7 +19,8 @@ struct Avx2 {
   using V = __m256;
   static constexpr int kLanes = 8;
   static constexpr int kRegisters = 16;
-  // The first `n` lanes at p (all 8 from 8 on); the rest 0, unread.
+  // The first `n` lanes at p (all 8 from 8 on, none below 1); the rest 0, neither read nor
+  // written (a panel's columns past the product's last).
   static __m256i lanes(int64_t n) {
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n < 0   ? 0
                                                                  : n > 8 ? 8
@@ -66,10 +67,5 @@ struct Avx2 {
   }
   static __m256 keep_nan(__m256 x, __m256 y) { return _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q)); }
 };
-
-// Of 8 columns from p, the first `cols` (all when 8 or more, none below 1):
-// the last panel's columns past n are neither read nor written.
-inline __m256 load8(const float *p, int64_t cols) { return Avx2::load(p, cols); }
-inline void store8(float *p, __m256 v, int64_t cols) { Avx2::store(p, v, cols); }
 
 }  // namespace disco

@@ -17,7 +17,8 @@ struct Avx512 {
   using V = __m512;
   static constexpr int kLanes = 16;
   static constexpr int kRegisters = 32;
-  // The first `n` lanes at p (all 16 from 16 on); the rest 0, unread.
+  // The first `n` lanes at p (all 16 from 16 on, none below 1); the rest 0, neither read nor
+  // written (a panel's columns past the product's last).
   static __m512 load(const float *p, int64_t n) {
     return n >= 16 ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << (n < 0 ? 0 : n)) - 1), p);
   }

@@ -46,11 +46,11 @@ class RecurrenceKernel : public OnednnStep {
     for (size_t r : results_)
       check(r <= 2 && (r < 2 || kind_ == RecurrentCellKind::Lstm), "results names output ", r, " of the node");
     if (panel_gemm_cpu()) {
-      lanes_ = 16, step_ = recurrent_step_avx512, impl_ = "recurrence disco avx512";
+      lanes_ = 16, step_ = recurrent_step_avx512, impl_name_ = "recurrence disco avx512";
     } else if (panel_gemm_avx2_cpu()) {
-      lanes_ = 8, step_ = recurrent_step_avx2, impl_ = "recurrence disco avx2";
+      lanes_ = 8, step_ = recurrent_step_avx2, impl_name_ = "recurrence disco avx2";
     } else {
-      lanes_ = 1, step_ = recurrent_step_scalar, impl_ = "recurrence disco scalar";
+      lanes_ = 1, step_ = recurrent_step_scalar, impl_name_ = "recurrence disco scalar";
     }
   }
   size_t cached_shapes() const override { return 0; }
@@ -68,7 +68,7 @@ class RecurrenceKernel : public OnednnStep {
   std::vector<size_t> results_;
   int lanes_ = 16;
   void (*step_)(const RecurrentCell &, int64_t, int64_t, int64_t, int64_t, const float *, float *, float *) = nullptr;
-  std::string impl_;
+  std::string impl_name_;               // what ran(), per the CPU's ISA
   const float *packed_from_ = nullptr;  // the constant R that packed_ holds
   std::vector<float> packed_storage_, states_, rbh_;
   float *packed_ = nullptr;  // in packed_storage_, 64-byte aligned
@@ -193,7 +193,7 @@ void RecurrenceKernel::run(const ExternCall &call) {
       if (yh) std::memcpy(yh + state_at(d, b), buffer(d, T % 2) + b * P, sizeof(float) * H);
       if (yc) std::memcpy(yc + state_at(d, b), buffer(d, 2) + b * P, sizeof(float) * H);
     }
-  ran(impl_);
+  ran(impl_name_);
 }
 
 }  // namespace

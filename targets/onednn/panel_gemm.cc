@@ -67,12 +67,7 @@ void compute_panel(const PanelGemm &g, int64_t p, const float *next_panel) {
 }  // namespace
 
 void panel_eltwise(float *data, int64_t n, const PanelOp *ops, int num_ops) {
-  auto mask = [](int64_t count) {
-    return count >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << count) - 1);
-  };
-  panel_math::eltwise_pass<Avx512, __m512, 16>(
-      data, n, ops, num_ops, [&](const float *p, int64_t count) { return _mm512_maskz_loadu_ps(mask(count), p); },
-      [&](float *p, __m512 v, int64_t count) { _mm512_mask_storeu_ps(p, mask(count), v); });
+  panel_math::eltwise_pass<Avx512, __m512, 16>(data, n, ops, num_ops, Avx512::load, Avx512::store);
 }
 
 void panel_gemm(const PanelGemm &g, int64_t first, int64_t last) {

@@ -33,7 +33,7 @@ constexpr int64_t kGroup = 8;       // panels per group: each reads the rows' K 
 
 inline __m256 operand_at(const PanelOp &op, int64_t r, int64_t n, int64_t cols) {
   const float *p = op.operand + r * op.row_stride + n * op.col_stride;
-  return op.col_stride == 0 ? _mm256_set1_ps(*p) : load8(p, cols);
+  return op.col_stride == 0 ? _mm256_set1_ps(*p) : Avx2::load(p, cols);
 }
 
 // A tile: R rows from `row` times K [k0, k0 + kn) of the panel at column
@@ -69,8 +69,8 @@ inline void tile(const PanelGemm &g, int64_t row, int64_t k0, int64_t kn, const 
   __m256 v[2 * R];
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
-    v[2 * r] = first ? c0[r] : _mm256_add_ps(c0[r], load8(y + r * g.ldy, cols));
-    v[2 * r + 1] = first ? c1[r] : _mm256_add_ps(c1[r], load8(y + r * g.ldy + 8, cols - 8));
+    v[2 * r] = first ? c0[r] : _mm256_add_ps(c0[r], Avx2::load(y + r * g.ldy, cols));
+    v[2 * r + 1] = first ? c1[r] : _mm256_add_ps(c1[r], Avx2::load(y + r * g.ldy + 8, cols - 8));
   }
   // The epilogue step by step over the whole tile (panel_math::epilogue_each),
   // inlined: called per vector, GELU's chain ran latency-bound, one vector
@@ -85,8 +85,8 @@ inline void tile(const PanelGemm &g, int64_t row, int64_t k0, int64_t kn, const 
     });
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
-    store8(y + r * g.ldy, v[2 * r], cols);
-    store8(y + r * g.ldy + 8, v[2 * r + 1], cols - 8);
+    Avx2::store(y + r * g.ldy, v[2 * r], cols);
+    Avx2::store(y + r * g.ldy + 8, v[2 * r + 1], cols - 8);
   }
 }
 
@@ -130,7 +130,7 @@ void compute_group(const PanelGemm &g, int64_t p0, int64_t p1) {
 }  // namespace
 
 void panel_eltwise_avx2(float *data, int64_t n, const PanelOp *ops, int num_ops) {
-  panel_math::eltwise_pass<Avx2, __m256, 8>(data, n, ops, num_ops, load8, store8);
+  panel_math::eltwise_pass<Avx2, __m256, 8>(data, n, ops, num_ops, Avx2::load, Avx2::store);
 }
 
 void panel_gemm_avx2(const PanelGemm &g, int64_t first, int64_t last) {

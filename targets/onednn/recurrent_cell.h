@@ -13,11 +13,12 @@
 // 105, the gates' sigmoids and tanhs included (benchmarks/results/
 // recurrent-cell-2026-12-07.md).
 //
-// Layouts. R per direction is packed at load time (pack_recurrent_weights)
-// as [tiles][H (k)][G][W]: W hidden units (one vector) of each gate, so a
-// tile's update has its i, o, f, c (or z, r, h) sums of the same units in
-// registers. States are [B][tiles * W] (padding lanes zero, never read as
-// k). The projections are [T, B, D*G*H] (layout 0) or [B, T, D*G*H].
+// Layouts. R per direction is packed once (RecurrenceKernel::pack in
+// onednn_recurrence.cc) as [tiles][H (k)][G][W]: W hidden units (one
+// vector) of each gate, so a tile's update has its i, o, f, c (or z, r, h)
+// sums of the same units in registers. States are [B][tiles * W] (padding
+// lanes zero, never read as k). The projections are [T, B, D*G*H] (layout
+// 0) or [B, T, D*G*H].
 //
 // The ISA files (recurrent_cell_avx512.cc, recurrent_cell_avx2.cc) are built
 // for their ISAs and hold no library code; call each only where its CPU
@@ -29,7 +30,7 @@ namespace disco {
 
 enum class RecurrentCellKind { Rnn, Gru, Lstm };
 
-inline int recurrent_gates(RecurrentCellKind k) {
+constexpr int recurrent_gates(RecurrentCellKind k) {
   return k == RecurrentCellKind::Rnn ? 1 : k == RecurrentCellKind::Gru ? 3 : 4;
 }
 

@@ -23,7 +23,7 @@ template <class Ops, RecurrentCellKind K, int R>
 inline void tile_rows(const RecurrentCell &c, int64_t d, int64_t t, int64_t b0, int64_t tile, const float *h_prev,
                       float *h_next, float *cell) {
   using V = typename Ops::V;
-  constexpr int G = K == RecurrentCellKind::Rnn ? 1 : K == RecurrentCellKind::Gru ? 3 : 4;
+  constexpr int G = recurrent_gates(K);
   constexpr int W = Ops::kLanes;
   const int64_t H = c.hidden, P = c.padded(), j0 = tile * W, n = H - j0 < W ? H - j0 : W;
   // The sums h·R^T of the tile's units of every gate, over all of k.
@@ -79,7 +79,7 @@ inline void tile_rows(const RecurrentCell &c, int64_t d, int64_t t, int64_t b0, 
 template <class Ops, RecurrentCellKind K>
 inline void chunk(const RecurrentCell &c, int64_t d, int64_t t, int64_t b0, int rows, int64_t tile, const float *h_prev,
                   float *h_next, float *cell) {
-  constexpr int G = K == RecurrentCellKind::Rnn ? 1 : K == RecurrentCellKind::Gru ? 3 : 4;
+  constexpr int G = recurrent_gates(K);
   constexpr int M = max_rows<Ops>(G);
   switch (rows) {
 #define DISCO_RECURRENT_ROWS(n)                                                          \
@@ -109,7 +109,7 @@ inline void chunk(const RecurrentCell &c, int64_t d, int64_t t, int64_t b0, int 
 template <class Ops, RecurrentCellKind K>
 inline void step_of(const RecurrentCell &c, int64_t d, int64_t t, int64_t tile_begin, int64_t tile_end,
                     const float *h_prev, float *h_next, float *cell) {
-  constexpr int G = K == RecurrentCellKind::Rnn ? 1 : K == RecurrentCellKind::Gru ? 3 : 4;
+  constexpr int G = recurrent_gates(K);
   constexpr int M = max_rows<Ops>(G);
   const int64_t B = c.batch, chunks = (B + M - 1) / M;
   for (int64_t tile = tile_begin; tile < tile_end; ++tile) {
